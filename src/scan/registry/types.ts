@@ -1,0 +1,69 @@
+/**
+ * The contract between the registry client (src/scan/registry/) and its users: the scanner,
+ * the guard (HEAD of candidates and high-water marks, build times) and `pawl run`.
+ */
+
+/** A parsed, normalised image repository reference (no tag, no digest). */
+export interface RepositoryRef {
+  /** As the user wrote it, for messages: `ghcr.io/org/app`, `nginx`. */
+  original: string;
+  /** Registry host[:port] as named (`docker.io`, `localhost:5000`). */
+  registry: string;
+  /** Where requests go: `https://registry-1.docker.io`, `http://127.0.0.1:5000`. */
+  baseUrl: string;
+  /** Repository path: `library/nginx`, `org/app`. */
+  path: string;
+  /** Canonical `registry/path` (Docker's familiar names expanded), used as the store key. */
+  canonical: string;
+}
+
+/** One recorded HTTP response of a tag listing, with credentials and tokens redacted. */
+export interface RecordedResponse {
+  method: string;
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  /** Truncated to the configured size. */
+  body: string;
+  at: string;
+  durationMs: number;
+}
+
+export interface TagList {
+  tags: string[];
+  pages: number;
+  /** Every HTTP request made, authentication included. */
+  requests: number;
+  responses: RecordedResponse[];
+}
+
+export interface ManifestHead {
+  exists: boolean;
+  digest?: string;
+  mediaType?: string;
+}
+
+export interface RegistryClient {
+  /** Complete or throws: never a partial list (SPEC §2, issue 3). */
+  listTags(repo: RepositoryRef, opts?: { signal?: AbortSignal }): Promise<TagList>;
+  /** HEAD /v2/<path>/manifests/<tag>; 404 → exists false; other failures throw. */
+  headManifest(repo: RepositoryRef, reference: string, opts?: { signal?: AbortSignal }): Promise<ManifestHead>;
+  /**
+   * Build time of the image a tag or digest names (SPEC §4 order): null when the registry
+   * has no usable time. Results are cached by digest by the caller-supplied cache.
+   */
+  buildTime(repo: RepositoryRef, reference: string, opts?: { signal?: AbortSignal }): Promise<BuildTime | null>;
+}
+
+export interface BuildTime {
+  digest: string;
+  created: Date;
+  /** Which field it came from: `annotation`, `config`, `label`, `index-child`. */
+  source: string;
+}
+
+/** Build times are immutable per digest; the store implements this so rescans fetch nothing. */
+export interface BuildTimeCache {
+  get(digest: string): BuildTime | null | undefined;
+  set(digest: string, value: BuildTime | null): void;
+}
