@@ -1,0 +1,58 @@
+/** Pure comparison of a scan's tag list with the previous good one (no I/O). */
+import { createHash } from 'node:crypto';
+import type { Anomaly } from './types.js';
+
+/** A count drop is an anomaly only when it is both large in proportion and in absolute terms. */
+export const COUNT_DROP_MIN_RATIO = 0.1;
+export const COUNT_DROP_MIN_TAGS = 5;
+
+/** Code-unit order: stable across locales, and what the checksum is defined over. */
+export function sortTags(tags: Iterable<string>): string[] {
+  return [...new Set(tags)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** sha256 (hex) of the sorted, de-duplicated tags joined by `\n`. */
+export function tagListChecksum(tags: Iterable<string>): string {
+  return createHash('sha256').update(sortTags(tags).join('\n')).digest('hex');
+}
+
+export interface TagDiff {
+  added: string[];
+  removed: string[];
+  anomalies: Anomaly[];
+}
+
+/** `previous` is null when there is no earlier good scan: nothing can be missing then. */
+export function diffTags(previous: readonly string[] | null, current: readonly string[]): TagDiff {
+  const now = new Set(current);
+  const anomalies: Anomaly[] = [];
+  if (now.size === 0) anomalies.push({ kind: 'empty' });
+  if (previous === null) return { added: sortTags(now), removed: [], anomalies };
+  const before = new Set(previous);
+  const added = sortTags([...now].filter((t) => !before.has(t)));
+  const removed = sortTags([...before].filter((t) => !now.has(t)));
+  if (removed.length > 0) anomalies.push({ kind: 'tags-missing', count: removed.length, tags: removed });
+  const drop = before.size - now.size;
+  if (drop >= COUNT_DROP_MIN_TAGS && drop >= before.size * COUNT_DROP_MIN_RATIO) {
+    anomalies.push({ kind: 'count-drop', from: before.size, to: now.size });
+  }
+  return { added, removed, anomalies };
+}
+
+/** One line for tables and logs. */
+export function describeAnomaly(a: Anomaly, maxNames = 10): string {
+  switch (a.kind) {
+    case 'empty':
+      return 'empty: the registry listed no tags';
+    case 'tags-missing':
+      return `tags-missing: ${a.count} tag${a.count === 1 ? '' : 's'} gone (${abbreviate(a.tags, maxNames)})`;
+    case 'count-drop':
+      return `count-drop: ${a.from} → ${a.to} tags`;
+  }
+}
+
+/** `a, b, c … and 12 more` */
+export function abbreviate(names: readonly string[], max = 10): string {
+  if (names.length <= max) return names.join(', ');
+  return `${names.slice(0, max).join(', ')} … and ${names.length - max} more`;
+}

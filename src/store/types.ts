@@ -1,0 +1,162 @@
+/**
+ * What the state store records (SPEC §7). The store is a cache of observations: every
+ * consumer must behave safely when it returns nothing (a deleted or fresh state directory).
+ */
+import type { RecordedResponse } from '../scan/registry/types.js';
+
+/** Something unusual about a scan's tag list, next to the previous good scan of the same image. */
+export type Anomaly =
+  | { kind: 'empty' }
+  /** Tags of the previous good scan now absent. `tags` holds every name, sorted. */
+  | { kind: 'tags-missing'; count: number; tags: string[] }
+  /** The count fell by at least COUNT_DROP_MIN_TAGS and at least COUNT_DROP_MIN_RATIO of the previous count. */
+  | { kind: 'count-drop'; from: number; to: number };
+
+export type ScanOutcome = 'ok' | 'failed' | 'running';
+
+export interface ScanRecord {
+  id: number;
+  /** The ImageRepository, `ns/name`. */
+  repository: string;
+  image: string;
+  startedAt: Date;
+  endedAt: Date | null;
+  /** `running` until finishScan (or forever, if the process died mid-scan). */
+  outcome: ScanOutcome;
+  error: string | null;
+  /** Null unless the scan was good. */
+  tagCount: number | null;
+  /** sha256 (hex) of the sorted tags joined by `\n`; null unless the scan was good. */
+  checksum: string | null;
+  added: string[];
+  removed: string[];
+  anomalies: Anomaly[];
+  requests: number;
+}
+
+export interface ScanResult {
+  outcome: 'ok' | 'failed';
+  error?: string;
+  /** Required when outcome is `ok`. */
+  tags?: string[];
+  requests: number;
+  /** Recorded tag-list responses (already redacted by the client); failed scans may carry some too. */
+  responses?: RecordedResponse[];
+  endedAt: Date;
+}
+
+export interface TagInfo {
+  firstSeen: Date;
+  lastSeen: Date;
+  digest: string | null;
+  /** Present in the first good scan of this repository's image: its first-seen time is unknown (SPEC §4). */
+  initial: boolean;
+}
+
+export interface RawScanResponses {
+  scanId: number;
+  startedAt: Date;
+  outcome: ScanOutcome;
+  responses: RecordedResponse[];
+  /** Some responses or bodies were cut to keep the store within its byte bound. */
+  truncated: boolean;
+}
+
+export interface PendingRegression {
+  candidate: string;
+  count: number;
+  firstAt: Date;
+  lastAt: Date;
+}
+
+export interface PolicyState {
+  specHash: string;
+  highWater: string | null;
+  highWaterAt: Date | null;
+  pending: PendingRegression | null;
+}
+
+export interface SelectionRecord {
+  id: number;
+  policy: string;
+  at: Date;
+  candidate: string | null;
+  error: string | null;
+}
+
+export type RunKind = 'run' | 'rollback' | 'release' | 'dry-run';
+
+export interface RunRecord {
+  id: number;
+  at: Date;
+  kind: RunKind;
+  endedAt: Date | null;
+  /** Whatever finishRun stored (parsed JSON); null while running. */
+  result: unknown;
+}
+
+export interface Decision {
+  automation: string;
+  file: string;
+  line: number;
+  setter: string;
+  policy: string;
+  current: string;
+  candidate: string | null;
+  reason: string;
+  detail: string;
+  action: 'write' | 'keep';
+}
+
+export interface DecisionRecord extends Decision {
+  id: number;
+  runId: number;
+  runKind: RunKind;
+  /** When the run began. */
+  at: Date;
+}
+
+export interface DecisionFilter {
+  policy?: string;
+  runId?: number;
+  /** Newest first; default 100. */
+  limit?: number;
+}
+
+export type EventKind = 'downgrade-blocked' | 'stale-scan' | 'regression-accepted' | 'candidate-missing' | 'pin' | (string & {});
+
+export interface PawlEvent {
+  at: Date;
+  kind: EventKind;
+  policy?: string;
+  repository?: string;
+  detail: Record<string, unknown>;
+}
+
+export interface EventRecord {
+  id: number;
+  at: Date;
+  kind: string;
+  policy: string | null;
+  repository: string | null;
+  detail: Record<string, unknown>;
+}
+
+export interface EventFilter {
+  kind?: string;
+  policy?: string;
+  repository?: string;
+  /** Only events at or after this time. */
+  since?: Date;
+  /** Newest first; default 100. */
+  limit?: number;
+}
+
+export interface StoreOptions {
+  /** Scans per repository whose raw responses are kept (default 5). */
+  rawScansKept?: number;
+  /** Upper bound on the stored raw responses of one scan, in bytes of JSON (default 1 MiB). */
+  rawBytesPerScan?: number;
+  /** SQLite busy timeout in ms, for a CLI next to `pawl serve` (default 5000). */
+  busyTimeoutMs?: number;
+}
