@@ -1,0 +1,67 @@
+/** Shared shapes of the guard (SPEC §4): decisions, pins and the events the store records. */
+
+export type MarkerField = 'image' | 'tag' | 'name' | 'digest';
+
+export type Reason =
+  | 'no-candidate'
+  | 'up-to-date'
+  | 'pinned'
+  | 'downgrade-blocked'
+  | 'equivalent'
+  | 'undecidable'
+  | 'candidate-missing'
+  | 'upgrade'
+  | 'retarget';
+
+/** How two values were ordered: the policy's own order, or image build times. */
+export type OrderedBy = 'policy' | 'build-time';
+
+export interface Decision {
+  action: 'write' | 'keep';
+  reason: Reason;
+  /** One sentence for a person, naming both values and the ordering used. */
+  detail: string;
+  /** Which order decided (absent when no ordering was needed). */
+  orderedBy?: OrderedBy;
+  /**
+   * Set on a `write` decided without the HEAD that `verifyCandidate` requires: the caller
+   * must HEAD the candidate and decide again with `candidateExists`. Never set on `keep`.
+   */
+  needsCandidateCheck?: boolean;
+}
+
+/** A compare function: >0 when a is newer, 0 equally new, null when the two cannot be ordered. */
+export type Order = (a: string, b: string) => number | null;
+
+/** A marked line held by a person (SPEC §4 "Pins"). Produced by pins.ts from Git history. */
+export interface Pin {
+  /** The value the line is pinned at (the marker's value at HEAD). */
+  value: string;
+  /** The value before the pinning commit. */
+  previous: string;
+  commit: string;
+  author: { name: string; email: string };
+  /** Committer time of the pinning commit: releases first seen after it lift the pin. */
+  time: Date;
+  subject: string;
+  /** `rollback`: a commit with pawl's rollback trailers; `manual`: a person's backwards edit. */
+  kind: 'rollback' | 'manual';
+  /** `Pawl-Reason` of a rollback commit. */
+  reason?: string;
+  /** How the backwards move was established (absent for a rollback commit that could not be ordered). */
+  orderedBy?: OrderedBy;
+}
+
+/**
+ * Events for `store.recordEvent` (the daemon exposes them as metrics and on the dashboard).
+ * The guard knows no policy names or files in its pure steps; the caller fills `policy`
+ * (and, for marker events, `file`/`line`) via the constructors in events.ts.
+ */
+export type GuardEvent =
+  | { kind: 'stale-scan'; policy?: string; selected: string; highWater: string; highWaterExists: boolean; pendingCount?: number }
+  | { kind: 'regression-accepted'; policy?: string; from: string; to: string; confirmations: number; spanMs: number }
+  | { kind: 'downgrade-blocked'; policy?: string; file?: string; line?: number; current: string; candidate: string; detail: string }
+  | { kind: 'candidate-missing'; policy?: string; file?: string; line?: number; current: string; candidate: string; detail: string }
+  | { kind: 'pin'; policy?: string; file?: string; line?: number; current: string; candidate: string; commit: string; detail: string };
+
+export type GuardEventKind = GuardEvent['kind'];

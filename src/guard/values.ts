@@ -1,0 +1,56 @@
+/** Reading marker values into the parts the guard orders (pure). */
+import type { MarkerField } from './types.js';
+
+export interface MarkerValue {
+  /** As written in the file. */
+  value: string;
+  /** The tag the value carries or pairs with; null when none (a `:name` line, or `nginx@sha256:…`). */
+  tag: string | null;
+  /** The image name the value carries or pairs with. */
+  name: string | null;
+  digest?: string | null;
+}
+
+/**
+ * Splits a marker value by its field: `image` is `name[:tag][@digest]` (a port in the registry
+ * host is not a tag: the tag is after the last `/`), `tag`, `name`, `digest` are one part each.
+ */
+export function parseMarkerValue(field: MarkerField, value: string): MarkerValue {
+  const v = value.trim();
+  switch (field) {
+    case 'tag':
+      return { value, tag: v, name: null, digest: null };
+    case 'name':
+      return { value, tag: null, name: v, digest: null };
+    case 'digest':
+      return { value, tag: null, name: null, digest: v };
+    case 'image': {
+      const at = v.indexOf('@');
+      const ref = at >= 0 ? v.slice(0, at) : v;
+      const digest = at >= 0 ? v.slice(at + 1) : null;
+      const slash = ref.lastIndexOf('/');
+      const colon = ref.lastIndexOf(':');
+      if (colon > slash) return { value, name: ref.slice(0, colon), tag: ref.slice(colon + 1), digest };
+      return { value, name: ref, tag: null, digest };
+    }
+  }
+}
+
+/**
+ * Docker's familiar names (`nginx`, `docker.io/nginx`, `index.docker.io/library/nginx`) name one
+ * image; a retarget must not fire between spellings of the same repository.
+ */
+export function canonicalImageName(name: string): string {
+  const parts = name.trim().split('/');
+  const first = parts[0] ?? '';
+  const hasHost = parts.length > 1 && (first.includes('.') || first.includes(':') || first === 'localhost');
+  let host = hasHost ? first.toLowerCase() : 'docker.io';
+  const path = hasHost ? parts.slice(1) : parts;
+  if (host === 'index.docker.io' || host === 'registry-1.docker.io') host = 'docker.io';
+  if (host === 'docker.io' && path.length === 1) path.unshift('library');
+  return `${host}/${path.join('/')}`;
+}
+
+export function sameImageName(a: string, b: string): boolean {
+  return canonicalImageName(a) === canonicalImageName(b);
+}
