@@ -1,0 +1,194 @@
+/**
+ * Finding Flux's setter markers: a scalar followed on its own line by a comment
+ * `# {"$imagepolicy": "NAMESPACE:POLICY[:tag|:name|:digest]"}`.
+ *
+ * Positions come from the `yaml` Document API (node ranges); nothing here
+ * re-serialises a document, so callers can splice the original text.
+ */
+import { isCollection, parseDocument, visit, type Scalar } from 'yaml';
+
+export type SetterField = 'image' | 'tag' | 'name' | 'digest';
+
+/** How the scalar is written in the file; a rewrite keeps it where it can. */
+export type ScalarStyle = 'plain' | 'single' | 'double' | 'block';
+
+export interface Marker {
+  /** Path relative to the repository root, '/' separators. */
+  file: string;
+  /** 1-based line of the scalar. */
+  line: number;
+  /** As written in the marker: "ns:policy" or "ns:policy:tag". */
+  setter: string;
+  policy: { namespace: string; name: string };
+  field: SetterField;
+  /** The scalar's current value (decoded, before tag resolution, as Flux's kyaml sees it). */
+  value: string;
+  /**
+   * Source range of the scalar token in the file text, quotes included, anchors and tags
+   * excluded. Offsets index the JS string passed to `findMarkers` (UTF-16 units), which is
+   * what splicing that string needs.
+   */
+  start: number;
+  end: number;
+  style: ScalarStyle;
+  /** The scalar sits inside a flow collection (`[…]`/`{…}`), where `,[]{}` need quoting. */
+  inFlow: boolean;
+}
+
+/** The screening token: Flux only parses files whose text contains it. */
+export const MARKER_TOKEN = '"$imagepolicy"';
+
+const FIELDS: ReadonlySet<string> = new Set(['tag', 'name', 'digest']);
+
+/** Splits a setter name the way Flux defines them: `ns:policy` and `ns:policy:{tag,name,digest}`. */
+export function parseSetterName(
+  setter: string,
+): { policy: { namespace: string; name: string }; field: SetterField } | null {
+  const parts = setter.split(':');
+  const [namespace, name, suffix] = parts;
+  if (namespace === undefined || name === undefined || namespace === '' || name === '') return null;
+  if (parts.length === 2) return { policy: { namespace, name }, field: 'image' };
+  if (parts.length === 3 && suffix !== undefined && FIELDS.has(suffix)) {
+    return { policy: { namespace, name }, field: suffix as SetterField };
+  }
+  return null;
+}
+
+/**
+ * Reads a comment body the way kyaml's fieldmeta does: leading `#`s trimmed, the rest must be
+ * a JSON object of strings with a non-empty `$imagepolicy`. Anything else is an ordinary comment.
+ */
+export function setterFromComment(comment: string): string | null {
+  if (!comment.includes(MARKER_TOKEN)) return null;
+  const body = comment.replace(/^#+/, '');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
+  const entries = Object.entries(parsed);
+  if (entries.some(([, v]) => typeof v !== 'string')) return null;
+  const setter = (parsed as Record<string, string>)['$imagepolicy'];
+  return setter ? setter : null;
+}
+
+/** The comment that ends the line at `pos`, if only blanks stand between. */
+function trailingComment(text: string, pos: number): string | null {
+  let i = pos;
+  while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+  if (text[i] !== '#' || (i === pos && pos > 0)) return null;
+  let j = text.indexOf('\n', i);
+  if (j < 0) j = text.length;
+  if (text[j - 1] === '\r') j--;
+  return text.slice(i + 1, j);
+}
+
+function styleOf(type: Scalar['type']): ScalarStyle {
+  switch (type) {
+    case 'QUOTE_SINGLE':
+      return 'single';
+    case 'QUOTE_DOUBLE':
+      return 'double';
+    case 'BLOCK_FOLDED':
+    case 'BLOCK_LITERAL':
+      return 'block';
+    default:
+      return 'plain';
+  }
+}
+
+/** Start offsets of the chunks that begin at a `---` line; YAML forbids such a line inside any node. */
+function documentChunks(text: string): number[] {
+  const starts = [0];
+  // Directives belong to the document after them; splitting around them would orphan them.
+  if (/^%/m.test(text)) return starts;
+  const re = /^---(?=[ \t\r\n]|$)/gm;
+  for (let m = re.exec(text); m; m = re.exec(text)) if (m.index > 0) starts.push(m.index);
+  return starts;
+}
+
+/** 1-based line numbers for offsets, from a table of line starts built once per file. */
+export class LineIndex {
+  private readonly starts: number[] = [0];
+  constructor(text: string) {
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) this.starts.push(i + 1);
+  }
+  line(offset: number): number {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  }
+}
+
+/**
+ * The markers in one file. A file that does not parse yields no markers and an error naming
+ * the line, so the caller can report it (Flux lists such files as problems and leaves them).
+ *
+ * Only the documents (`---` chunks) whose text contains the marker token are parsed: the
+ * others cannot hold a marker, and parsing YAML is the expensive part of a scan. A syntax
+ * error in a document without markers therefore goes unreported (Flux would refuse the whole
+ * file); the documents that are rewritten are always fully parsed.
+ */
+export function findMarkers(text: string, file: string): { markers: Marker[]; error: string | null } {
+  const markers: Marker[] = [];
+  if (!text.includes(MARKER_TOKEN)) return { markers, error: null };
+  let lines: LineIndex | undefined;
+  const lineOf = (offset: number): number => (lines ??= new LineIndex(text)).line(offset);
+  const starts = documentChunks(text);
+  for (let c = 0; c < starts.length; c++) {
+    const from = starts[c]!;
+    const to = starts[c + 1] ?? text.length;
+    const chunk = from === 0 && to === text.length ? text : text.slice(from, to);
+    if (!chunk.includes(MARKER_TOKEN)) continue;
+    const doc = parseDocument(chunk, { prettyErrors: false, keepSourceTokens: false });
+    const err = doc.errors[0];
+    if (err) {
+      const line = lineOf(from + (err.pos[0] ?? 0));
+      return { markers: [], error: `line ${line}: ${err.message.replace(/\s+at line \d+, column \d+:?[\s\S]*$/, '')}` };
+    }
+    visit(doc, {
+      Scalar: (key, node, path) => {
+        if (key === 'key' || !node.range) return;
+        const [s, e] = node.range;
+        const style = styleOf(node.type);
+        // A block scalar's comment follows its header (`| # …`), not its content.
+        const commentAt = style === 'block' ? headerEnd(chunk, s) : e;
+        const comment = trailingComment(chunk, commentAt);
+        if (comment === null) return;
+        const setter = setterFromComment(comment);
+        if (setter === null) return;
+        const parsed = parseSetterName(setter);
+        if (!parsed) return;
+        const raw: unknown = (node as Scalar & { source?: unknown }).source;
+        const value = typeof raw === 'string' ? raw : typeof node.value === 'string' ? node.value : String(node.value);
+        markers.push({
+          file,
+          line: lineOf(from + s),
+          setter,
+          policy: parsed.policy,
+          field: parsed.field,
+          value,
+          start: from + s,
+          end: from + e,
+          style,
+          inFlow: path.some((p) => isCollection(p) && p.flow === true),
+        });
+      },
+    });
+  }
+  return { markers, error: null };
+}
+
+/** End of a block scalar's header indicators (`|`, `>`, chomping, indentation digits). */
+function headerEnd(text: string, start: number): number {
+  let i = start;
+  while (i < text.length && /[|>+\-0-9]/.test(text[i]!)) i++;
+  return i;
+}

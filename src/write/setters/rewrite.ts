@@ -1,0 +1,149 @@
+/**
+ * Byte-exact rewriting: the new value replaces only the marked scalar's token; every other
+ * byte of the file (comments, blank lines, indentation, line endings, BOM) is kept.
+ */
+import { parse } from 'yaml';
+import type { Marker } from './markers.js';
+
+export interface ImageValue {
+  name: string;
+  tag: string;
+  digest?: string;
+}
+
+/** What Flux writes for a marker (internal/update/setters.go: one setter per part of LatestRef). */
+export function valueFor(marker: Marker, image: ImageValue): string {
+  switch (marker.field) {
+    case 'image':
+      return imageString(image);
+    case 'tag':
+      // Flux's `:tag` setter gets LatestRef.Tag alone, even when the policy has a digest.
+      return image.tag;
+    case 'name':
+      return image.name;
+    case 'digest':
+      return image.digest ?? '';
+  }
+}
+
+/** `name[:tag][@digest]`, as image-reflector's ImageRef.String(). */
+export function imageString(image: ImageValue): string {
+  let s = image.name;
+  if (image.tag) s += `:${image.tag}`;
+  if (image.digest) s += `@${image.digest}`;
+  return s;
+}
+
+/**
+ * Splits `name:tag[@digest]` like Flux's testutil.ImageToRef: the digest is what follows the
+ * last `@`, the tag what follows the last `:` of the rest — unless that `:` comes before the
+ * last `/`, where it is a registry port. Throws on an empty name, a missing tag or a malformed
+ * digest, with the input in the message.
+ */
+export function parseImage(s: string): ImageValue {
+  const bad = (why: string): never => {
+    throw new Error(`invalid image "${s}": ${why} (expected NAME:TAG or NAME:TAG@ALGORITHM:HEX)`);
+  };
+  if (s.trim() !== s || s === '' || /\s/.test(s)) bad('empty or contains white space');
+  let rest = s;
+  let digest: string | undefined;
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    digest = rest.slice(at + 1);
+    rest = rest.slice(0, at);
+    if (!/^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/.test(digest)) bad(`digest "${digest}" is not ALGORITHM:HEX`);
+  }
+  const colon = rest.lastIndexOf(':');
+  if (colon < 0 || colon < rest.lastIndexOf('/')) bad('no tag');
+  const name = rest.slice(0, colon);
+  const tag = rest.slice(colon + 1);
+  if (name === '') bad('no name');
+  if (tag === '') bad('empty tag');
+  return digest === undefined ? { name, tag } : { name, tag, digest };
+}
+
+const plainCache = new Map<string, boolean>();
+
+/**
+ * Whether `value` can be written as a plain scalar and read back as the same string, under the
+ * YAML 1.2 core schema and YAML 1.1 (which Kubernetes tooling still uses: `yes`, `0777`,
+ * `2024-01-01`…). `inFlow` adds the flow indicators.
+ */
+export function plainIsSafe(value: string, inFlow: boolean): boolean {
+  if (inFlow && /[,[\]{}]/.test(value)) return false;
+  let ok = plainCache.get(value);
+  if (ok === undefined) {
+    ok = computePlainSafe(value);
+    if (plainCache.size > 10_000) plainCache.clear();
+    plainCache.set(value, ok);
+  }
+  return ok;
+}
+
+function computePlainSafe(value: string): boolean {
+  if (value === '' || value !== value.trim() || /[\r\n\t]/.test(value)) return false;
+  // Indicators that start other tokens, and the two sequences that end a plain scalar.
+  if (/^[-?:,[\]{}#&*!|>'"%@`]/.test(value) || value.includes(': ') || value.includes(' #') || value.endsWith(':')) {
+    return false;
+  }
+  if (/^(?:---|\.\.\.)/.test(value)) return false;
+  try {
+    const core: unknown = parse(`k: ${value}\n`, { schema: 'core', uniqueKeys: false });
+    const v11: unknown = parse(`k: ${value}\n`, { version: '1.1' });
+    const read = (x: unknown): unknown => (x && typeof x === 'object' ? (x as Record<string, unknown>)['k'] : undefined);
+    return read(core) === value && read(v11) === value;
+  } catch {
+    return false;
+  }
+}
+
+/** YAML double-quoted form; JSON's escapes are a subset of YAML's. */
+export function doubleQuoted(value: string): string {
+  return JSON.stringify(value);
+}
+
+function singleQuoted(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** The token that replaces `marker`'s scalar so that it reads back as `value`, in the original style where possible. */
+export function renderScalar(marker: Pick<Marker, 'style' | 'inFlow'>, value: string): string {
+  switch (marker.style) {
+    case 'single':
+      return /[\r\n]/.test(value) ? doubleQuoted(value) : singleQuoted(value);
+    case 'double':
+      return doubleQuoted(value);
+    case 'plain':
+    case 'block':
+      return plainIsSafe(value, marker.inFlow) ? value : doubleQuoted(value);
+  }
+}
+
+/**
+ * Splices new values into `text`. Each edit replaces exactly the bytes of its marker's scalar
+ * token; a block scalar (`key: | # marker`) becomes a flow scalar on its header line, its
+ * comment and line break kept. Edits must not overlap (markers never do).
+ */
+export function rewrite(text: string, edits: readonly { marker: Marker; value: string }[]): string {
+  const sorted = [...edits].sort((a, b) => a.marker.start - b.marker.start);
+  const parts: string[] = [];
+  let pos = 0;
+  for (const { marker, value } of sorted) {
+    if (marker.start < pos) throw new Error(`${marker.file}:${marker.line}: overlapping setter edits`);
+    parts.push(text.slice(pos, marker.start));
+    if (value === marker.value) {
+      parts.push(text.slice(marker.start, marker.end));
+    } else if (marker.style === 'block') {
+      const nl = text.indexOf('\n', marker.start);
+      const headerLineEnd = nl < 0 ? text.length : nl + 1;
+      let indicators = marker.start;
+      while (indicators < headerLineEnd && /[|>+\-0-9]/.test(text[indicators]!)) indicators++;
+      parts.push(renderScalar({ style: 'plain', inFlow: false }, value), text.slice(indicators, Math.min(headerLineEnd, marker.end)));
+    } else {
+      parts.push(renderScalar(marker, value));
+    }
+    pos = marker.end;
+  }
+  parts.push(text.slice(pos));
+  return parts.join('');
+}

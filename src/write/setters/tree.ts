@@ -1,0 +1,175 @@
+/**
+ * Flux's file discovery for setters (internal/update/filereader.go): `*.yaml`, `*.yml` and
+ * files named `Kustomization` under the update path, screened for the marker token before
+ * parsing. Nothing outside the repository root is read or handed back for writing.
+ */
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { UsageError } from '../../util/errors.js';
+import { MARKER_TOKEN, findMarkers, type Marker } from './markers.js';
+
+export interface ScannedFile {
+  /** Relative to the repository root, '/' separators. */
+  file: string;
+  /** Absolute, symlinks resolved: where a rewrite goes. */
+  path: string;
+  text: string;
+  markers: Marker[];
+}
+
+export interface FileProblem {
+  file: string;
+  message: string;
+}
+
+export interface ScanResult {
+  /** Every file that contains the marker token and parsed, in path order (markers may be empty). */
+  files: ScannedFile[];
+  /** Files that could not be read or parsed. */
+  errors: FileProblem[];
+  /** Skipped on purpose, e.g. a symlink that points out of the repository. */
+  warnings: FileProblem[];
+}
+
+const TOKEN = Buffer.from(MARKER_TOKEN);
+const READ_CONCURRENCY = 64;
+
+/** Rejects an `update.path` that is absolute or climbs with `..`; returns it normalised ('' for the root). */
+export function checkUpdatePath(updatePath: string): string {
+  const p = updatePath.replace(/\\/g, '/');
+  if (isAbsolute(updatePath) || p.startsWith('/') || /^[A-Za-z]:/.test(p)) {
+    throw new UsageError(`update.path "${updatePath}" is absolute; give a path relative to the repository root`);
+  }
+  const segments = p.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.includes('..')) {
+    throw new UsageError(`update.path "${updatePath}" contains ".."; it must stay inside the repository`);
+  }
+  return segments.join('/');
+}
+
+function isCandidate(name: string): boolean {
+  return name.endsWith('.yaml') || name.endsWith('.yml') || name === 'Kustomization';
+}
+
+function inside(root: string, p: string): boolean {
+  const r = relative(root, p);
+  return r === '' || (!r.startsWith('..') && !isAbsolute(r));
+}
+
+function toRel(root: string, p: string): string {
+  return relative(root, p).split(sep).join('/');
+}
+
+function errCode(err: unknown): string | undefined {
+  return err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}
+
+interface Candidate {
+  /** The path as found in the tree (relative), for messages. */
+  found: string;
+  /** Real path to read and write. */
+  real: string;
+  viaLink: boolean;
+}
+
+/**
+ * Walks `updatePath` under `root` and parses the files that contain the marker token. Symlinked
+ * directories are not followed (as Flux's filepath.Walk); a symlinked file is read only when its
+ * target is inside the root (a dangling one is skipped silently, one pointing outside with a
+ * warning). `.git` is never entered.
+ */
+export async function scanTree(root: string, updatePath: string): Promise<ScanResult> {
+  const rel = checkUpdatePath(updatePath);
+  const realRoot = await realpath(root);
+  const result: ScanResult = { files: [], errors: [], warnings: [] };
+  let start: string;
+  try {
+    start = await realpath(join(realRoot, rel));
+  } catch (err) {
+    throw new UsageError(`update path "${updatePath}" does not exist under ${root} (${errCode(err) ?? String(err)})`);
+  }
+  if (!inside(realRoot, start)) {
+    throw new UsageError(`update path "${updatePath}" resolves outside the repository (${start}); refusing to touch it`);
+  }
+
+  const candidates: Candidate[] = [];
+  const startStat = await stat(start);
+  if (startStat.isDirectory()) await walk(realRoot, start, candidates, result);
+  else candidates.push({ found: toRel(realRoot, start), real: start, viaLink: false });
+
+  // A file reached both directly and through a symlink is processed once, under its own name.
+  candidates.sort((a, b) => Number(a.viaLink) - Number(b.viaLink) || (a.found < b.found ? -1 : a.found > b.found ? 1 : 0));
+  const seen = new Set<string>();
+  const unique = candidates.filter((c) => (seen.has(c.real) ? false : (seen.add(c.real), true)));
+
+  const scanned: (ScannedFile | null)[] = new Array<ScannedFile | null>(unique.length).fill(null);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < unique.length; i = next++) {
+      const c = unique[i]!;
+      const file = toRel(realRoot, c.real);
+      let buf: Buffer;
+      try {
+        buf = await readFile(c.real);
+      } catch (err) {
+        result.errors.push({ file, message: `cannot read: ${errCode(err) ?? String(err)}` });
+        continue;
+      }
+      if (buf.indexOf(TOKEN) < 0) continue;
+      const text = buf.toString('utf8');
+      const { markers, error } = findMarkers(text, file);
+      if (error !== null) {
+        result.errors.push({ file, message: `not valid YAML, left untouched: ${error}` });
+        continue;
+      }
+      scanned[i] = { file, path: c.real, text, markers };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, unique.length) }, worker));
+  result.files = scanned.filter((f): f is ScannedFile => f !== null).sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  result.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  return result;
+}
+
+async function walk(realRoot: string, dir: string, out: Candidate[], result: ScanResult): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    result.errors.push({ file: toRel(realRoot, dir) || '.', message: `cannot list directory: ${errCode(err) ?? String(err)}` });
+    return;
+  }
+  const subdirs: Promise<void>[] = [];
+  for (const e of entries) {
+    const abs = join(dir, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== '.git') subdirs.push(walk(realRoot, abs, out, result));
+    } else if (e.isFile()) {
+      if (isCandidate(e.name)) out.push({ found: toRel(realRoot, abs), real: abs, viaLink: false });
+    } else if (e.isSymbolicLink() && isCandidate(e.name)) {
+      subdirs.push(followLink(realRoot, abs, out, result));
+    }
+  }
+  await Promise.all(subdirs);
+}
+
+async function followLink(realRoot: string, abs: string, out: Candidate[], result: ScanResult): Promise<void> {
+  const found = toRel(realRoot, abs);
+  let target: string;
+  try {
+    target = await realpath(abs);
+  } catch {
+    return; // dangling (or a loop): Flux skips it without a word
+  }
+  if (!inside(realRoot, target)) {
+    result.warnings.push({ file: found, message: `symlink points outside the repository (${target}); skipped` });
+    return;
+  }
+  try {
+    if (!(await stat(target)).isFile()) return;
+  } catch {
+    return;
+  }
+  out.push({ found, real: target, viaLink: true });
+}
