@@ -1,0 +1,203 @@
+/**
+ * The reflector half of pawl: list an ImageRepository's tags, drop excluded ones and record
+ * the observation. A scan is complete or it failed (SPEC §2): a failure stores no tags, and the
+ * previous good scan stays current.
+ */
+import { RE2JS } from 're2js';
+import type { ImageRepository } from '../config/types.js';
+import { refKey } from '../config/types.js';
+import type { Store, Anomaly } from '../store/index.js';
+import { describeAnomaly } from '../store/index.js';
+import type { Logger } from '../util/log.js';
+import { errorMessage } from '../util/errors.js';
+import type { RecordedResponse, RegistryClient, RepositoryRef } from './registry/types.js';
+
+export type { Anomaly };
+
+/** One entry of `repositories[]` in `pawl run --json` and `pawl scan --json` (SPEC §5). */
+export interface ScanReport {
+  /** `ns/name` of the ImageRepository. */
+  name: string;
+  image: string;
+  /** Tags of the last good scan (this one when it succeeded). */
+  tags: number;
+  /** False when suspended, or when the scan failed. */
+  scanned: boolean;
+  suspended: boolean;
+  anomalies: Anomaly[];
+  error: string | null;
+  added: string[];
+  removed: string[];
+  requests: number;
+}
+
+export interface ScanDeps {
+  client: RegistryClient;
+  store: Store;
+  now?: () => Date;
+  log: Logger;
+  signal?: AbortSignal;
+  /** Turns `spec.image` (and `insecure`) into the client's reference. */
+  reference: (repo: ImageRepository) => RepositoryRef;
+}
+
+/** Compiles `exclusionList` (Go RE2, unanchored). The config loader has validated the patterns. */
+export function exclusionFilter(patterns: readonly string[]): (tag: string) => boolean {
+  const compiled = patterns.map((p) => RE2JS.compile(p));
+  return (tag) => !compiled.some((re) => re.matcher(tag).find());
+}
+
+/** What a failed listing carried, if the client attached it to the error (responses, request count). */
+function failureDetails(err: unknown): { requests: number; responses: RecordedResponse[] } {
+  const e = err as { requests?: unknown; responses?: unknown } | null;
+  const requests = typeof e?.requests === 'number' ? e.requests : 0;
+  const responses = Array.isArray(e?.responses) ? (e.responses as RecordedResponse[]) : [];
+  return { requests, responses };
+}
+
+/** Settles with the listing, or rejects when `signal` aborts, should a client not honour it. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e as Error);
+      },
+    );
+  });
+}
+
+function timeoutMessage(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Promise<ScanReport> {
+  const name = refKey(repo.metadata);
+  const image = repo.spec.image;
+  const now = deps.now ?? (() => new Date());
+  const known = () => deps.store.lastGoodScan(name);
+  const base = { name, image, anomalies: [] as Anomaly[], added: [] as string[], removed: [] as string[] };
+  if (repo.spec.suspend) {
+    deps.log.info({ repository: name }, 'scan skipped: the ImageRepository is suspended');
+    return { ...base, tags: known()?.tagCount ?? 0, scanned: false, suspended: true, error: null, requests: 0 };
+  }
+
+  const id = deps.store.beginScan(name, image, now());
+  const started = performance.now();
+  // A ref'd timer rather than AbortSignal.timeout: the deadline must hold even when nothing else keeps the process alive.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new Error('timeout')), repo.spec.timeout);
+  const timeout = deadline.signal;
+  const signal = deps.signal ? AbortSignal.any([deps.signal, timeout]) : timeout;
+  try {
+    const ref = deps.reference(repo);
+    const list = await untilAborted(deps.client.listTags(ref, { signal }), signal);
+    // A listing that resolves after the deadline is still too late: no half-timed data.
+    if (signal.aborted) throw signal.reason;
+    const keep = exclusionFilter(repo.spec.exclusionList);
+    const tags = list.tags.filter(keep);
+    const rec = deps.store.finishScan(id, {
+      outcome: 'ok',
+      tags,
+      requests: list.requests,
+      responses: list.responses,
+      endedAt: now(),
+    });
+    const ms = Math.round(performance.now() - started);
+    deps.log.info(
+      { repository: name, tags: rec.tagCount, excluded: list.tags.length - tags.length, pages: list.pages, requests: list.requests, ms },
+      'scanned',
+    );
+    for (const a of rec.anomalies) deps.log.warn({ repository: name, anomaly: a.kind }, describeAnomaly(a));
+    return {
+      ...base,
+      tags: rec.tagCount ?? 0,
+      scanned: true,
+      suspended: false,
+      anomalies: rec.anomalies,
+      error: null,
+      added: rec.added,
+      removed: rec.removed,
+      requests: rec.requests,
+    };
+  } catch (err) {
+    let message: string;
+    if (timeout.aborted && !deps.signal?.aborted) {
+      message = `scan of ${image} timed out after ${timeoutMessage(repo.spec.timeout)} (spec.timeout of ImageRepository ${name})`;
+    } else if (deps.signal?.aborted) {
+      message = `scan of ${image} was cancelled`;
+    } else {
+      message = errorMessage(err);
+    }
+    const details = failureDetails(err);
+    deps.store.finishScan(id, { outcome: 'failed', error: message, requests: details.requests, responses: details.responses, endedAt: now() });
+    deps.log.warn({ repository: name, error: message }, 'scan failed; the previous tags stay current');
+    return { ...base, tags: known()?.tagCount ?? 0, scanned: false, suspended: false, error: message, requests: details.requests };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Whether a repository should be scanned now: never scanned (for its current image), or its
+ * last finished scan (good or failed) began at least `spec.interval` ago. Suspended: never due.
+ * Failed scans count, so a broken registry is retried once per interval, not on every run.
+ */
+export function isScanDue(repo: ImageRepository, store: Store, now: Date): boolean {
+  if (repo.spec.suspend) return false;
+  const last = store.lastFinishedScan(refKey(repo.metadata));
+  if (!last || last.image !== repo.spec.image) return true;
+  return now.getTime() - last.startedAt.getTime() >= repo.spec.interval;
+}
+
+/** Scans with at most `concurrency` in flight; reports come back in the order of `repos`. */
+export async function scanRepositories(
+  repos: readonly ImageRepository[],
+  deps: Omit<ScanDeps, 'client'> & { client: RegistryClient | ((repo: ImageRepository) => RegistryClient) },
+  opts: { concurrency?: number; onDone?: (report: ScanReport, done: number, total: number) => void } = {},
+): Promise<ScanReport[]> {
+  const reports: ScanReport[] = new Array<ScanReport>(repos.length);
+  const width = Math.max(1, Math.min(opts.concurrency ?? 4, repos.length));
+  let next = 0;
+  let done = 0;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      const repo = repos[i];
+      if (repo === undefined) return;
+      const client = typeof deps.client === 'function' ? deps.client(repo) : deps.client;
+      let report: ScanReport;
+      try {
+        report = await scanRepository(repo, { ...deps, client });
+      } catch (err) {
+        // The store itself failed (disk full, locked): report it against this repository.
+        report = {
+          name: refKey(repo.metadata),
+          image: repo.spec.image,
+          tags: 0,
+          scanned: false,
+          suspended: repo.spec.suspend,
+          anomalies: [],
+          error: errorMessage(err),
+          added: [],
+          removed: [],
+          requests: 0,
+        };
+      }
+      reports[i] = report;
+      opts.onDone?.(report, ++done, repos.length);
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return reports;
+}
