@@ -1,4 +1,42 @@
 import type { Command } from 'commander';
+import { withGlobalOptions, writeJson, writeLine } from '../context.js';
+import { action } from '../action.js';
+import { loadConfig, KIND_NAMES, configMapOf } from '../../config/load.js';
+import { formatProblem } from '../../util/errors.js';
 
-/** Placeholder until the command is built. */
-export function register(_program: Command): void {}
+export function register(program: Command): void {
+  withGlobalOptions(
+    program
+      .command('validate')
+      .description('load and check all configuration objects; report every problem with file:line (exit 2 on errors)'),
+  ).action(
+    action(async (ctx) => {
+      const { config, problems } = await loadConfig(ctx.options.config);
+      const objects: Record<string, number> = {};
+      for (const kind of KIND_NAMES) objects[kind] = config[configMapOf(kind)].size;
+      const errors = problems.filter((p) => p.severity === 'error').length;
+      const warnings = problems.length - errors;
+      if (ctx.options.json) {
+        writeJson(ctx, {
+          objects,
+          problems: problems.map((p) => ({
+            file: p.location.file,
+            line: p.location.line ?? null,
+            object: p.object ?? null,
+            severity: p.severity,
+            message: p.message,
+          })),
+        });
+      } else {
+        for (const p of problems) writeLine(ctx, formatProblem(p));
+        const counts = KIND_NAMES.filter((k) => objects[k]! > 0).map((k) => `${objects[k]} ${k}`);
+        const plural = (n: number, w: string): string => `${n} ${w}${n === 1 ? '' : 's'}`;
+        writeLine(
+          ctx,
+          `${errors > 0 ? 'invalid' : 'valid'}: ${counts.length ? counts.join(', ') : 'no objects'}; ${plural(errors, 'error')}, ${plural(warnings, 'warning')}`,
+        );
+      }
+      return errors > 0 ? 2 : 0;
+    }),
+  );
+}

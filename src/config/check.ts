@@ -1,0 +1,158 @@
+import type { Problem } from '../util/errors.js';
+import { valueAt } from './issues.js';
+import { selectPolicies } from './resolve.js';
+import { closest } from './suggest.js';
+import type { Config, Kind, PawlObject, Secret } from './types.js';
+import type { SourceDoc } from './yaml-source.js';
+
+/**
+ * An object of a kind pawl reads, valid or not: references are checked from the raw
+ * document so that a policy with a bad range still hears that its repository is missing.
+ */
+export interface Loaded {
+  kind: Kind;
+  namespace: string;
+  name: string;
+  raw: unknown;
+  doc: SourceDoc;
+  /** Set when the object passed validation. */
+  obj?: PawlObject;
+}
+
+interface Ref {
+  path: PropertyKey[];
+  kind: Kind;
+  namespace: string;
+  name: string;
+  /** Checks the target once found; returns what is wrong with it. */
+  needs?: (target: unknown) => string | undefined;
+}
+
+const MAP_OF: Record<Kind, keyof Config> = {
+  ImageRepository: 'imageRepositories',
+  ImagePolicy: 'imagePolicies',
+  ImageUpdateAutomation: 'automations',
+  GitRepository: 'gitRepositories',
+  Receiver: 'receivers',
+  Secret: 'secrets',
+};
+
+const RECEIVER_TARGETS = new Set<string>(['ImageRepository', 'ImagePolicy', 'ImageUpdateAutomation', 'GitRepository']);
+
+function str(raw: unknown, path: PropertyKey[]): string | undefined {
+  const v = valueAt(raw, path);
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** The references an object makes, read from its raw document. */
+function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) => void): Ref[] {
+  const refs: Ref[] = [];
+  const { raw, namespace: ns } = l;
+  const add = (path: PropertyKey[], kind: Kind, nsPath?: PropertyKey[], needs?: Ref['needs']): void => {
+    const name = str(raw, path);
+    if (name === undefined) return;
+    const namespace = (nsPath && str(raw, nsPath)) || ns;
+    refs.push({ path, kind, namespace, name, ...(needs ? { needs } : {}) });
+  };
+  switch (l.kind) {
+    case 'ImageRepository':
+      add(['spec', 'secretRef', 'name'], 'Secret');
+      add(['spec', 'certSecretRef', 'name'], 'Secret');
+      break;
+    case 'ImagePolicy':
+      add(['spec', 'imageRepositoryRef', 'name'], 'ImageRepository', ['spec', 'imageRepositoryRef', 'namespace']);
+      break;
+    case 'ImageUpdateAutomation': {
+      const sourceKind = valueAt(raw, ['spec', 'sourceRef', 'kind']);
+      if (sourceKind === undefined || sourceKind === 'GitRepository') {
+        add(['spec', 'sourceRef', 'name'], 'GitRepository', ['spec', 'sourceRef', 'namespace']);
+      }
+      add(['spec', 'git', 'commit', 'signingKey', 'secretRef', 'name'], 'Secret');
+      break;
+    }
+    case 'GitRepository':
+      add(['spec', 'secretRef', 'name'], 'Secret');
+      break;
+    case 'Receiver': {
+      const secretName = str(raw, ['spec', 'secretRef', 'name']);
+      add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) =>
+        'token' in (s as Secret).data
+          ? undefined
+          : `Secret ${ns}/${secretName} has no "token" key; a Receiver needs one (data.token or stringData.token)`,
+      );
+      const resources = valueAt(raw, ['spec', 'resources']);
+      if (Array.isArray(resources)) {
+        resources.forEach((_, i) => {
+          const kind = str(raw, ['spec', 'resources', i, 'kind']);
+          if (kind === undefined) return;
+          if (!RECEIVER_TARGETS.has(kind)) {
+            warn(['spec', 'resources', i, 'kind'], `pawl does not act on ${kind}; this resource is ignored`);
+            return;
+          }
+          if (str(raw, ['spec', 'resources', i, 'name']) === '*') return;
+          add(['spec', 'resources', i, 'name'], kind as Kind, ['spec', 'resources', i, 'namespace']);
+        });
+      }
+      break;
+    }
+    case 'Secret':
+      break;
+  }
+  return refs;
+}
+
+/**
+ * References between objects: each must name an object that exists (in the same namespace
+ * unless the field allows another). An object that failed its own validation is not
+ * reported a second time as missing.
+ */
+export function checkReferences(
+  config: Config,
+  loaded: Loaded[],
+  invalid: Set<string>,
+  encrypted: Set<string>,
+): Problem[] {
+  const problems: Problem[] = [];
+  const names = new Map<Kind, Set<string>>();
+  for (const l of loaded) {
+    let set = names.get(l.kind);
+    if (!set) names.set(l.kind, (set = new Set()));
+    set.add(`${l.namespace}/${l.name}`);
+  }
+  const namesOf = (kind: Kind): Set<string> => names.get(kind) ?? new Set();
+  for (const l of loaded) {
+    const object = `${l.kind} ${l.namespace}/${l.name}`;
+    const report = (path: PropertyKey[], message: string, severity: Problem['severity'] = 'error'): void => {
+      problems.push({ location: { file: l.doc.file, line: l.doc.lineOf(path) }, object, severity, message });
+    };
+    for (const r of referencesOf(l, (p, m) => report(p, m, 'warning'))) {
+      const key = `${r.namespace}/${r.name}`;
+      const map = config[MAP_OF[r.kind]] as Map<string, unknown>;
+      const target = map.get(key);
+      if (target !== undefined) {
+        const wrong = r.needs?.(target);
+        if (wrong) report(r.path, wrong);
+        continue;
+      }
+      if (invalid.has(`${r.kind}/${key}`)) continue;
+      if (r.kind === 'Secret' && encrypted.has(key)) {
+        report(r.path, `Secret ${key} is SOPS-encrypted and pawl cannot read it; give pawl a decrypted copy`);
+        continue;
+      }
+      const near = closest(key, namesOf(r.kind), 3);
+      const hint = near.length ? ` Did you mean ${near.join(', ')}?` : '';
+      report(r.path, `${r.kind} ${key} not found.${hint} Define it or fix the name.`);
+    }
+    if (l.obj?.kind === 'ImageUpdateAutomation' && selectPolicies(config, l.obj).length === 0) {
+      const selector = l.obj.spec.policySelector;
+      report(
+        selector ? ['spec', 'policySelector'] : ['spec'],
+        selector
+          ? `policySelector matches no ImagePolicy in namespace ${l.namespace}; this automation will change nothing`
+          : `there is no ImagePolicy in namespace ${l.namespace}; this automation will change nothing`,
+        'warning',
+      );
+    }
+  }
+  return problems;
+}

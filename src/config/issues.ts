@@ -1,0 +1,144 @@
+import type { z } from 'zod';
+import { closest } from './suggest.js';
+
+/** `spec.filterTags.pattern`, `spec.exclusionList[1]`, `data[".dockerconfigjson"]`. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(String(seg))) out += (out ? '.' : '') + String(seg);
+    else out += `[${JSON.stringify(String(seg))}]`;
+  }
+  return out;
+}
+
+export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const seg of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[seg];
+  }
+  return v;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  switch (typeof v) {
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'a boolean';
+    case 'object':
+      return 'a mapping';
+    default:
+      return typeof v;
+  }
+}
+
+const EXPECTED: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+  object: 'a mapping',
+  array: 'a list',
+  record: 'a mapping',
+};
+
+/**
+ * One zod issue as a sentence about the user's field. Never quotes the input value:
+ * it may be a Secret's.
+ */
+export function issueMessage(issue: z.core.$ZodIssue, root: unknown): string {
+  const where = fieldPath(issue.path);
+  // "spec.x is …", "spec.x must …" read as sentences; anything else after a colon.
+  const sentence = issue.code === 'custom' && /^(is|must|needs|has) /.test(issue.message);
+  const prefix = where ? (sentence || issue.code === 'too_small' ? `${where} ` : `${where}: `) : '';
+  const actual = valueAt(root, issue.path);
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (actual === undefined) return `${where || 'value'} is required`;
+      const expected = EXPECTED[issue.expected] ?? issue.expected;
+      const hint = issue.expected === 'string' && (typeof actual === 'number' || typeof actual === 'boolean') ? ' (quote it)' : '';
+      return `${prefix}expected ${expected}, got ${describe(actual)}${hint}`;
+    }
+    case 'too_small':
+      if (issue.origin === 'string') return `${prefix}must not be empty`;
+      if (issue.origin === 'array') return `${prefix}needs at least ${String(issue.minimum)} item(s)`;
+      return `${prefix}must be at least ${String(issue.minimum)}`;
+    case 'too_big':
+      return `${prefix}must be at most ${String(issue.maximum)}`;
+    case 'invalid_value':
+      return `${prefix}must be ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
+    case 'not_multiple_of':
+      return `${prefix}must be a multiple of ${String(issue.divisor)}`;
+    default:
+      return `${prefix}${issue.message}`;
+  }
+}
+
+interface Def {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+}
+
+export interface FieldWarning {
+  path: PropertyKey[];
+  message: string;
+}
+
+/**
+ * Fields the schema does not know (a typo must not pass in silence) and fields pawl accepts
+ * but ignores. Walks the raw value alongside the schema; zod itself strips unknown keys.
+ */
+export function fieldWarnings(schema: z.ZodType, value: unknown, kind: string): FieldWarning[] {
+  const out: FieldWarning[] = [];
+  const walk = (s: z.ZodType, v: unknown, path: PropertyKey[]): void => {
+    let cur = s;
+    for (;;) {
+      const meta = cur.meta() as { pawlIgnored?: string } | undefined;
+      if (meta?.pawlIgnored && v !== undefined) {
+        out.push({ path, message: `${fieldPath(path)} is ignored: ${meta.pawlIgnored}` });
+        return;
+      }
+      const def = cur._zod.def as unknown as Def;
+      if (def.innerType) {
+        cur = def.innerType;
+        continue;
+      }
+      if (def.type === 'pipe' && def.in) {
+        cur = def.in;
+        continue;
+      }
+      if (def.type === 'object' && def.shape && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+        const known = Object.keys(def.shape);
+        for (const [key, child] of Object.entries(v)) {
+          const sub = def.shape[key];
+          if (sub) {
+            walk(sub, child, [...path, key]);
+            continue;
+          }
+          const near = closest(key, known.filter((k) => k !== 'status'), 1);
+          const hint = near.length ? `; did you mean ${near[0]}?` : '';
+          out.push({
+            path: [...path, key],
+            message: `unknown field ${fieldPath([...path, key])} in ${kind} (ignored)${hint}`,
+          });
+        }
+        return;
+      }
+      if (def.type === 'array' && def.element && Array.isArray(v)) {
+        v.forEach((item, i) => walk(def.element!, item, [...path, i]));
+      }
+      return;
+    }
+  };
+  walk(schema, value, []);
+  return out;
+}

@@ -1,0 +1,199 @@
+import { readFile } from 'node:fs/promises';
+import type { z } from 'zod';
+import { ConfigError, type Problem } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { formatProblem } from '../util/errors.js';
+import { checkReferences, type Loaded } from './check.js';
+import { loadExternalChecks } from './external.js';
+import { configFiles } from './files.js';
+import { fieldWarnings, issueMessage } from './issues.js';
+import { GIT_API_VERSIONS, gitRepositorySchema } from './schema/gitrepository.js';
+import { imagePolicySchema } from './schema/imagepolicy.js';
+import { IMAGE_API_VERSIONS, imageRepositorySchema } from './schema/imagerepository.js';
+import { imageUpdateAutomationSchema } from './schema/imageupdateautomation.js';
+import { RECEIVER_API_VERSIONS, receiverSchema } from './schema/receiver.js';
+import { secretSchema } from './schema/secret.js';
+import { parseDocuments, type SourceDoc } from './yaml-source.js';
+import type { Config, Kind, PawlObject } from './types.js';
+
+interface KindInfo {
+  apiVersions: readonly string[];
+  schema: z.ZodType;
+  map: keyof Config;
+}
+
+const KINDS: Record<Kind, KindInfo> = {
+  ImageRepository: { apiVersions: IMAGE_API_VERSIONS, schema: imageRepositorySchema, map: 'imageRepositories' },
+  ImagePolicy: { apiVersions: IMAGE_API_VERSIONS, schema: imagePolicySchema, map: 'imagePolicies' },
+  ImageUpdateAutomation: { apiVersions: IMAGE_API_VERSIONS, schema: imageUpdateAutomationSchema, map: 'automations' },
+  GitRepository: { apiVersions: GIT_API_VERSIONS, schema: gitRepositorySchema, map: 'gitRepositories' },
+  Receiver: { apiVersions: RECEIVER_API_VERSIONS, schema: receiverSchema, map: 'receivers' },
+  Secret: { apiVersions: ['v1'], schema: secretSchema, map: 'secrets' },
+};
+
+export const KIND_NAMES = Object.keys(KINDS) as Kind[];
+
+/** Which map of `Config` holds objects of a kind. */
+export function configMapOf(kind: Kind): keyof Config {
+  return KINDS[kind].map;
+}
+
+export function emptyConfig(): Config {
+  return {
+    imageRepositories: new Map(),
+    imagePolicies: new Map(),
+    automations: new Map(),
+    gitRepositories: new Map(),
+    receivers: new Map(),
+    secrets: new Map(),
+  };
+}
+
+const group = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+
+// A file naming one of these kinds is probably meant for pawl, so failing to parse it is an error;
+// other unparsable files (Helm templates in a Flux repository) only get a warning.
+const MENTIONS_PAWL_KIND = /\bkind:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
+
+export interface LoadResult {
+  config: Config;
+  /** Every problem found, errors and warnings, in file order. */
+  problems: Problem[];
+}
+
+/**
+ * Reads every object from the `-c` paths, validates and defaults it, and checks the references
+ * between objects. Never stops at the first problem. Throws only UsageError (no paths, a path
+ * that does not exist); unreadable files are problems.
+ */
+export async function loadConfig(paths: string[]): Promise<LoadResult> {
+  const files = await configFiles(paths);
+  await loadExternalChecks();
+  const problems: Problem[] = [];
+  const config = emptyConfig();
+  const loaded: Loaded[] = [];
+  /** `Kind/ns/name` of objects that failed validation: references to them are not reported again. */
+  const invalid = new Set<string>();
+  /** `ns/name` of SOPS-encrypted Secrets, which pawl cannot read. */
+  const encrypted = new Set<string>();
+
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      problems.push({ location: { file }, severity: 'error', message: `cannot read: ${(err as Error).message}` });
+      continue;
+    }
+    const { docs, errors } = parseDocuments(file, text);
+    const parseSeverity = MENTIONS_PAWL_KIND.test(text) ? 'error' : 'warning';
+    for (const e of errors) {
+      problems.push({
+        location: { file, line: e.line },
+        severity: parseSeverity,
+        message:
+          parseSeverity === 'error'
+            ? `not valid YAML: ${e.message}`
+            : `not valid YAML (${e.message}); skipped, it holds no objects pawl reads`,
+      });
+    }
+    for (const doc of docs) loadDocument(doc, { config, problems, loaded, invalid, encrypted });
+  }
+  problems.push(...checkReferences(config, loaded, invalid, encrypted));
+  return { config, problems: sortProblems(problems) };
+}
+
+/**
+ * `loadConfig`, then throws ConfigError when any problem is an error; warnings are logged
+ * (when a logger is given) and returned.
+ */
+export async function loadConfigOrThrow(
+  paths: string[],
+  log?: Logger,
+): Promise<{ config: Config; warnings: Problem[] }> {
+  const { config, problems } = await loadConfig(paths);
+  if (problems.some((p) => p.severity === 'error')) throw new ConfigError(problems);
+  for (const w of problems) log?.warn(formatProblem(w));
+  return { config, warnings: problems };
+}
+
+interface Sink {
+  config: Config;
+  problems: Problem[];
+  loaded: Loaded[];
+  invalid: Set<string>;
+  encrypted: Set<string>;
+}
+
+function loadDocument(doc: SourceDoc, sink: Sink): void {
+  const v = doc.value;
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return;
+  const raw = v as Record<string, unknown>;
+  // A kubectl List: its items are objects too.
+  if (raw.kind === 'List' && raw.apiVersion === 'v1' && Array.isArray(raw.items)) {
+    raw.items.forEach((item, i) =>
+      loadDocument({ ...doc, value: item, lineOf: (p) => doc.lineOf(['items', i, ...p]), line: doc.lineOf(['items', i]) }, sink),
+    );
+    return;
+  }
+  const { kind, apiVersion } = raw;
+  if (typeof kind !== 'string' || typeof apiVersion !== 'string' || !(kind in KINDS)) return;
+  const info = KINDS[kind as Kind];
+  const meta = (raw.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  const ns = typeof meta.namespace === 'string' ? meta.namespace : 'default';
+  const name = typeof meta.name === 'string' ? meta.name : '?';
+  const object = `${kind} ${ns}/${name}`;
+  const problem = (path: readonly PropertyKey[], message: string, severity: Problem['severity'] = 'error'): void => {
+    sink.problems.push({ location: { file: doc.file, line: doc.lineOf(path) }, object, severity, message });
+  };
+
+  if (!info.apiVersions.includes(apiVersion)) {
+    // Same kind name in another API group (another project's CRD) is none of pawl's business.
+    const ourGroups = new Set(info.apiVersions.map(group));
+    if (ourGroups.has(group(apiVersion))) {
+      problem(['apiVersion'], `apiVersion ${apiVersion} is not supported for ${kind}; use one of ${info.apiVersions.join(', ')}`);
+      sink.invalid.add(`${kind}/${ns}/${name}`);
+    }
+    return;
+  }
+  if (kind === 'Secret' && raw.sops !== null && typeof raw.sops === 'object') {
+    problem([], 'is SOPS-encrypted; pawl cannot read it and skips it (give pawl a decrypted copy if it needs this Secret)', 'warning');
+    sink.encrypted.add(`${ns}/${name}`);
+    return;
+  }
+
+  for (const w of fieldWarnings(info.schema, raw, kind)) problem(w.path, w.message, 'warning');
+  const parsed = info.schema.safeParse(raw);
+  const entry: Loaded = { kind: kind as Kind, namespace: ns, name, raw, doc };
+  sink.loaded.push(entry);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problem(issue.path, issueMessage(issue, raw));
+    sink.invalid.add(`${kind}/${ns}/${name}`);
+    return;
+  }
+  const obj = { ...(parsed.data as object), source: { file: doc.file, line: doc.line } } as PawlObject;
+  const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+  const map = sink.config[info.map] as Map<string, PawlObject>;
+  const first = map.get(key);
+  if (first) {
+    problem(
+      ['metadata', 'name'],
+      `${kind} ${key} is defined twice (first at ${first.source.file}:${first.source.line}); rename or remove one`,
+    );
+    return;
+  }
+  map.set(key, obj);
+  entry.obj = obj;
+}
+
+function sortProblems(problems: Problem[]): Problem[] {
+  return problems
+    .map((p, i) => ({ p, i }))
+    .sort(
+      (a, b) =>
+        (a.p.location.file < b.p.location.file ? -1 : a.p.location.file > b.p.location.file ? 1 : 0) ||
+        (a.p.location.line ?? 0) - (b.p.location.line ?? 0) ||
+        a.i - b.i,
+    )
+    .map((x) => x.p);
+}

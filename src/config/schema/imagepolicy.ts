@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { compileRegex } from '../../select/regex.js';
+import { parseSemverRange } from '../../select/strategies/semver.js';
+import { DEFAULT_GUARD, type GuardSpec, type PolicyChoice } from '../types.js';
+import { duration, metadata, namespacedRef, oneOf, throwsToIssue, tolerated } from './common.js';
+
+const ORDER = oneOf(['asc', 'desc'] as const, { caseInsensitive: true });
+const STRATEGIES = ['semver', 'alphabetical', 'numerical', 'newestBuild'] as const;
+
+const policyChoice = z
+  .object({
+    semver: z
+      .object({
+        range: z.string().check((ctx) => {
+          const problem = throwsToIssue(() => parseSemverRange(ctx.value));
+          if (problem) {
+            ctx.issues.push({
+              code: 'custom',
+              input: ctx.value,
+              message: `"${ctx.value}" is not a valid semver range (${problem}); e.g. ">=1.0.0", "^2.3", "1.x"`,
+            });
+          }
+        }),
+      })
+      .optional(),
+    alphabetical: z.object({ order: ORDER.default('asc') }).optional(),
+    numerical: z.object({ order: ORDER.default('asc') }).optional(),
+    newestBuild: z.object({}).optional(),
+  })
+  .superRefine((p, ctx) => {
+    const given = STRATEGIES.filter((s) => p[s] !== undefined);
+    if (given.length === 0) {
+      ctx.addIssue({ code: 'custom', message: `needs one of ${STRATEGIES.join(', ')}, e.g. semver: {range: ">=1.0.0"}` });
+    } else if (given.length > 1) {
+      ctx.addIssue({ code: 'custom', message: `has ${given.join(' and ')}; a policy uses exactly one of them, keep one` });
+    }
+    // Also when a strategy itself is invalid, so that every problem is reported in one go.
+  }, { when: (payload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value) })
+  .transform((p): PolicyChoice => {
+    if (p.semver) return { strategy: 'semver', range: p.semver.range };
+    if (p.alphabetical) return { strategy: 'alphabetical', order: p.alphabetical.order };
+    if (p.numerical) return { strategy: 'numerical', order: p.numerical.order };
+    return { strategy: 'newestBuild' };
+  });
+
+const guard = z
+  .object({
+    downgrades: oneOf(['Block', 'Allow'] as const).default(DEFAULT_GUARD.downgrades),
+    compare: oneOf(['Policy', 'BuildTime'] as const).default(DEFAULT_GUARD.compare),
+    manualEdits: oneOf(['Respect', 'Override'] as const).default(DEFAULT_GUARD.manualEdits),
+    staleScan: z
+      .object({
+        confirmations: z.number().int().min(1).default(DEFAULT_GUARD.staleScan.confirmations),
+        window: duration().default(DEFAULT_GUARD.staleScan.window),
+      })
+      .default({ ...DEFAULT_GUARD.staleScan }),
+    verifyCandidate: z.boolean().default(DEFAULT_GUARD.verifyCandidate),
+  })
+  .default(() => structuredClone(DEFAULT_GUARD))
+  .transform((g): GuardSpec => g);
+
+export const imagePolicySchema = z
+  .object({
+  apiVersion: z.string(),
+  kind: z.literal('ImagePolicy'),
+  metadata,
+  spec: z
+    .object({
+      imageRepositoryRef: namespacedRef,
+      policy: policyChoice,
+      filterTags: z
+        .object({
+          pattern: z
+            .string()
+            .default('')
+            .check((ctx) => {
+              const problem = throwsToIssue(() => compileRegex(ctx.value));
+              if (problem) {
+                ctx.issues.push({
+                  code: 'custom',
+                  input: ctx.value,
+                  message: `not a valid RE2 regular expression: ${problem}`,
+                });
+              }
+            }),
+          extract: z.string().default(''),
+        })
+        .optional(),
+      digestReflectionPolicy: oneOf(['Never', 'IfNotPresent', 'Always'] as const).default('Never'),
+      interval: duration({ positive: true }).optional(),
+      guard,
+    })
+    .superRefine((s, ctx) => {
+      // Flux's own CEL rules: interval exactly when digests are re-read on a schedule.
+      if (s.interval !== undefined && s.digestReflectionPolicy !== 'Always') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['interval'],
+          message: 'is only accepted when digestReflectionPolicy is Always; remove it or set digestReflectionPolicy: Always',
+        });
+      }
+      if (s.interval === undefined && s.digestReflectionPolicy === 'Always') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['digestReflectionPolicy'],
+          message: 'Always needs spec.interval (how often to re-read digests), e.g. interval: 10m',
+        });
+      }
+    }),
+  status: tolerated,
+})
+  .transform((o) => ({
+    ...o,
+    spec: {
+      ...o.spec,
+      imageRepositoryRef: {
+        namespace: o.spec.imageRepositoryRef.namespace ?? o.metadata.namespace,
+        name: o.spec.imageRepositoryRef.name,
+      },
+    },
+  }));

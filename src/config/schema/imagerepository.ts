@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { compileRegex } from '../../select/regex.js';
+import { imageRepositoryProblem } from '../imageref.js';
+import { duration, ignored, localRef, metadata, throwsToIssue, tolerated } from './common.js';
+
+export const IMAGE_API_VERSIONS = [
+  'image.toolkit.fluxcd.io/v1',
+  'image.toolkit.fluxcd.io/v1beta2',
+  'image.toolkit.fluxcd.io/v1beta1',
+  'image.pawl.dev/v1alpha1',
+] as const;
+
+export const DEFAULT_EXCLUSION_LIST = ['^.*\\.sig$'];
+const FLUX_PROVIDERS = ['generic', 'aws', 'azure', 'gcp'] as const;
+
+export const imageRepositorySchema = z.object({
+  apiVersion: z.string(),
+  kind: z.literal('ImageRepository'),
+  metadata,
+  spec: z.object({
+    image: z.string().check((ctx) => {
+      const problem = imageRepositoryProblem(ctx.value);
+      if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+    }),
+    interval: duration({ positive: true }),
+    timeout: duration({ positive: true }).default(60_000),
+    secretRef: localRef.optional(),
+    certSecretRef: localRef.optional(),
+    insecure: z.boolean().default(false),
+    exclusionList: z
+      .array(
+        z.string().check((ctx) => {
+          const problem = throwsToIssue(() => compileRegex(ctx.value));
+          if (problem) {
+            ctx.issues.push({ code: 'custom', message: `not a valid RE2 regular expression: ${problem}`, input: ctx.value });
+          }
+        }),
+      )
+      .default(() => [...DEFAULT_EXCLUSION_LIST]),
+    suspend: z.boolean().default(false),
+    provider: z
+      .string()
+      .default('generic')
+      .transform((p, ctx): 'generic' => {
+        if (p === 'generic') return p;
+        const known = (FLUX_PROVIDERS as readonly string[]).includes(p);
+        ctx.issues.push({
+          code: 'custom',
+          input: p,
+          message: known
+            ? `provider "${p}" is not supported by pawl yet; use "generic" with a secretRef holding registry credentials`
+            : `"${p}" is not one of ${FLUX_PROVIDERS.join(', ')} (and pawl supports only "generic" for now)`,
+        });
+        return z.NEVER;
+      }),
+    serviceAccountName: ignored('pawl does not read Kubernetes service accounts; use secretRef'),
+    proxySecretRef: ignored('pawl does not support registry proxies yet'),
+    accessFrom: tolerated,
+  }),
+  status: tolerated,
+});
