@@ -1,0 +1,172 @@
+/**
+ * Go/RE2 regular expressions for `filterTags.pattern` and `exclusionList`.
+ *
+ * re2js is a port of Go's regexp/syntax (by way of RE2/J), so it accepts the same syntax
+ * (`(?P<name>…)`, `(?i)`, `\d`, `\pL`, `\Q…\E`, repeat counts up to 1000) and rejects what
+ * Go rejects (look-around, back-references). It matches in time linear in the input, so a
+ * pattern such as `^(a+)+$` cannot stall a scan the way a backtracking engine would.
+ */
+import { RE2JS } from 're2js';
+
+export interface Re2 {
+  /** The pattern as written. */
+  readonly source: string;
+  /** Unanchored search, like Go's `Regexp.MatchString`. */
+  test(s: string): boolean;
+  /**
+   * Go's `FindStringSubmatchIndex` followed by `Regexp.ExpandString(template)`: `$name`,
+   * `${name}`, `$1`, `$$`. Returns null when the pattern does not match `s`.
+   */
+  expand(template: string, s: string): string | null;
+  /** Submatch start/end pairs of the leftmost-first match (-1 for groups that did not take part), or null. */
+  submatchIndex(s: string): number[] | null;
+}
+
+interface SyntaxErrorLike {
+  getDescription(): string;
+}
+
+function isSyntaxError(err: unknown): err is SyntaxErrorLike {
+  return typeof err === 'object' && err !== null && typeof (err as { getDescription?: unknown }).getDescription === 'function';
+}
+
+class GoRegexp implements Re2 {
+  readonly #re: RE2JS;
+  /** Index i holds the name of group i ("" for unnamed and for group 0), as Go's SubexpNames. */
+  readonly #names: string[];
+
+  constructor(
+    readonly source: string,
+    re: RE2JS,
+  ) {
+    this.#re = re;
+    this.#names = new Array<string>(re.groupCount() + 1).fill('');
+    for (const [name, index] of Object.entries(re.namedGroups())) this.#names[index] = name;
+  }
+
+  test(s: string): boolean {
+    return this.#re.test(s);
+  }
+
+  submatchIndex(s: string): number[] | null {
+    const m: unknown = this.#re.re2().findSubmatchIndex(s);
+    return Array.isArray(m) ? (m as number[]) : null;
+  }
+
+  expand(template: string, s: string): string | null {
+    const match = this.submatchIndex(s);
+    if (match === null) return null;
+    return expandTemplate(template, s, match, this.#names);
+  }
+}
+
+// Go allows `$name` to run over Unicode letters and digits (unicode.IsLetter/IsDigit) and `_`.
+const NAME_CHAR = /[\p{L}\p{Nd}_]/u;
+
+/**
+ * Go's `Regexp.expand`. Two Go rules matter in practice: `$name` takes the longest run of
+ * letters, digits and `_` (so `$1x` names a group called "1x", which expands to nothing), and
+ * a name with a leading zero (`$01`) is a name, not a number.
+ */
+export function expandTemplate(template: string, src: string, match: readonly number[], names: readonly string[]): string {
+  let out = '';
+  let rest = template;
+  for (;;) {
+    const dollar = rest.indexOf('$');
+    if (dollar < 0) break;
+    out += rest.slice(0, dollar);
+    rest = rest.slice(dollar + 1);
+    if (rest.startsWith('$')) {
+      out += '$';
+      rest = rest.slice(1);
+      continue;
+    }
+    const ref = extractRef(rest);
+    if (ref === null) {
+      // Malformed reference: Go keeps the `$` as text and carries on after it.
+      out += '$';
+      continue;
+    }
+    rest = ref.rest;
+    if (ref.num >= 0) {
+      const start = match[2 * ref.num];
+      const end = match[2 * ref.num + 1];
+      if (start !== undefined && end !== undefined && start >= 0) out += src.slice(start, end);
+    } else {
+      for (let i = 0; i < names.length; i++) {
+        const start = match[2 * i];
+        const end = match[2 * i + 1];
+        if (names[i] === ref.name && start !== undefined && end !== undefined && start >= 0) {
+          out += src.slice(start, end);
+          break;
+        }
+      }
+    }
+  }
+  return out + rest;
+}
+
+function extractRef(str: string): { name: string; num: number; rest: string } | null {
+  if (str === '') return null;
+  let s = str;
+  let brace = false;
+  if (s[0] === '{') {
+    brace = true;
+    s = s.slice(1);
+  }
+  let i = 0;
+  for (const ch of s) {
+    if (!NAME_CHAR.test(ch)) break;
+    i += ch.length;
+  }
+  if (i === 0) return null;
+  const name = s.slice(0, i);
+  if (brace) {
+    if (i >= s.length || s[i] !== '}') return null;
+    i++;
+  }
+  let num = 0;
+  for (let k = 0; k < name.length; k++) {
+    const c = name.charCodeAt(k);
+    if (c < 48 || c > 57 || num >= 1e8) {
+      num = -1;
+      break;
+    }
+    num = num * 10 + (c - 48);
+  }
+  if (name[0] === '0' && name.length > 1) num = -1;
+  return { name, num, rest: s.slice(i) };
+}
+
+// Policies are recompiled on every scan; patterns are few and immutable, so keep them.
+const cache = new Map<string, GoRegexp>();
+const CACHE_LIMIT = 1024;
+
+/**
+ * Compiles `pattern` with Go's syntax. Throws `Error('invalid regular expression "(": missing closing )')`
+ * on bad syntax.
+ */
+export function compileRegex(pattern: string): Re2 {
+  const hit = cache.get(pattern);
+  if (hit) return hit;
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (err) {
+    const why = isSyntaxError(err) ? describe(err, pattern) : err instanceof Error ? err.message : String(err);
+    throw new Error(`invalid regular expression ${JSON.stringify(pattern)}: ${why}`, { cause: err });
+  }
+  const compiled = new GoRegexp(pattern, re);
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(pattern, compiled);
+  return compiled;
+}
+
+function describe(err: SyntaxErrorLike, pattern: string): string {
+  const desc = err.getDescription();
+  // re2js, like Go, appends the offending fragment (`missing closing ]: \`[=\``); it only adds
+  // something when the fragment is not the whole pattern, which the message already quotes.
+  const message = err instanceof Error ? err.message : '';
+  const fragment = /: `([\s\S]*)`$/.exec(message)?.[1];
+  return fragment !== undefined && fragment !== pattern ? `${desc}: \`${fragment}\`` : desc;
+}
