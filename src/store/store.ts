@@ -246,6 +246,11 @@ export class Store {
     return sortTags(rows);
   }
 
+  /** Every repository (`ns/name`) with at least one scan, sorted. */
+  knownRepositories(): string[] {
+    return this.#db.prepare('SELECT DISTINCT repository FROM scans ORDER BY repository').pluck().all() as string[];
+  }
+
   /** The newest scan of any outcome, running ones included. */
   lastScan(repository: string): ScanRecord | null {
     const r = this.#db

@@ -1,0 +1,29 @@
+/** Text for people: shared by `pawl scan`, `pawl tags` and (later) `pawl run`. */
+import { abbreviate } from '../store/index.js';
+import type { Anomaly } from '../store/index.js';
+import type { RecordedResponse } from './registry/types.js';
+
+export { abbreviate };
+
+/** `2026-03-01 12:00:05Z`: sortable, unambiguous, and short enough for a table. */
+export function formatTime(d: Date | null): string {
+  if (d === null) return '-';
+  return d.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function anomalyKinds(anomalies: readonly Anomaly[]): string {
+  return anomalies.length === 0 ? '' : anomalies.map((a) => (a.kind === 'count-drop' ? `count-drop (${a.from}→${a.to})` : a.kind === 'tags-missing' ? `tags-missing (${a.count})` : a.kind)).join(', ');
+}
+
+/** Names with a leading `+`/`-`, cut after `max`. */
+export function changeList(sign: '+' | '-', names: readonly string[], max = 10): string {
+  if (names.length === 0) return '';
+  return `${sign}${names.length}: ${abbreviate(names, max)}`;
+}
+
+export function formatResponse(r: RecordedResponse): string {
+  const head = `${r.method} ${r.url} → ${r.status} (${r.durationMs} ms, ${r.at})`;
+  const headers = Object.entries(r.headers).map(([k, v]) => `  ${k}: ${v}`);
+  const body = r.body === '' ? [] : ['', ...r.body.split('\n').map((l) => `  ${l}`)];
+  return [head, ...headers, ...body].join('\n');
+}
