@@ -1,0 +1,285 @@
+import { describe, test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, mkdir, readFile, rm, stat, symlink, writeFile, chmod, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { findMarkers, parseSetterName, setterFromComment } from '../../src/write/setters/markers.js';
+import { plainIsSafe, rewrite, valueFor, type ImageValue } from '../../src/write/setters/rewrite.js';
+import { applySetters, parseImage, planEdits } from '../../src/write/setters/apply.js';
+import { checkUpdatePath, scanTree } from '../../src/write/setters/tree.js';
+import { UsageError } from '../../src/util/errors.js';
+import { parseImageOptions } from '../../src/cli/commands/setters.js';
+
+const M = (s: string): string => `# {"$imagepolicy": "${s}"}`;
+
+function applyText(text: string, images: Record<string, string>): string {
+  const { markers, error } = findMarkers(text, 'f.yaml');
+  assert.equal(error, null);
+  const map = new Map(Object.entries(images).map(([k, v]) => [k, parseImage(v)]));
+  return rewrite(text, planEdits(markers, map));
+}
+
+const temps: string[] = [];
+after(async () => {
+  for (const t of temps) await rm(t, { recursive: true, force: true });
+});
+async function tempTree(files: Record<string, string>): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'pawl-setters-'));
+  temps.push(root);
+  for (const [p, text] of Object.entries(files)) {
+    await mkdir(join(root, p, '..'), { recursive: true });
+    await writeFile(join(root, p), text);
+  }
+  return root;
+}
+
+describe('setter names and comments', () => {
+  test('the four setter kinds', () => {
+    assert.deepEqual(parseSetterName('ns:p'), { policy: { namespace: 'ns', name: 'p' }, field: 'image' });
+    assert.equal(parseSetterName('ns:p:tag')?.field, 'tag');
+    assert.equal(parseSetterName('ns:p:name')?.field, 'name');
+    assert.equal(parseSetterName('ns:p:digest')?.field, 'digest');
+    assert.equal(parseSetterName('ns:p:version'), null);
+    assert.equal(parseSetterName('p'), null);
+    assert.equal(parseSetterName(':p'), null);
+  });
+
+  test('only a whole-comment JSON object of strings is a marker', () => {
+    assert.equal(setterFromComment(' {"$imagepolicy": "a:b"}'), 'a:b');
+    assert.equal(setterFromComment('# {"$imagepolicy": "a:b"}'), 'a:b');
+    assert.equal(setterFromComment(' {"$imagepolicy": "a:b"} and more'), null);
+    assert.equal(setterFromComment(' {"$imagepolicy": 3}'), null);
+    assert.equal(setterFromComment(' {"$imagepolicy": ""}'), null);
+    assert.equal(setterFromComment(' see "$imagepolicy" docs'), null);
+  });
+});
+
+describe('findMarkers', () => {
+  test('map values and sequence items, not keys; lines are 1-based', () => {
+    const text = ['a:', `  image: foo:v1 ${M('ns:p')}`, 'list:', `- bar:v1 ${M('ns:q:tag')}`, ''].join('\n');
+    const { markers } = findMarkers(text, 'f.yaml');
+    assert.deepEqual(
+      markers.map((m) => [m.line, m.setter, m.field, m.value, text.slice(m.start, m.end)]),
+      [
+        [2, 'ns:p', 'image', 'foo:v1', 'foo:v1'],
+        [4, 'ns:q:tag', 'tag', 'bar:v1', 'bar:v1'],
+      ],
+    );
+  });
+
+  test('a marker inside a block scalar is text, not a marker', () => {
+    const text = `patch: |\n  image: foo ${M('ns:p')}\nother: x\n`;
+    assert.deepEqual(findMarkers(text, 'f.yaml').markers, []);
+  });
+
+  test('comment on the next line does not mark the scalar above', () => {
+    const text = `image: foo:v1\n${M('ns:p')}\n`;
+    assert.deepEqual(findMarkers(text, 'f.yaml').markers, []);
+  });
+
+  test('a parse error names the line and yields no markers', () => {
+    const r = findMarkers(`a: [b ${M('ns:p')}\nc: d\n`, 'f.yaml');
+    assert.deepEqual(r.markers, []);
+    assert.match(r.error ?? '', /^line \d+: /);
+  });
+
+  test('numbers keep their source text as the value', () => {
+    const [m] = findMarkers(`tag: 1.10 ${M('ns:p:tag')}\n`, 'f.yaml').markers;
+    assert.equal(m?.value, '1.10');
+  });
+});
+
+describe('valueFor and parseImage', () => {
+  const marker = (field: string) => findMarkers(`x: y ${M(`ns:p${field}`)}\n`, 'f').markers[0]!;
+  const withDigest: ImageValue = { name: 'reg.io:5000/app', tag: 'v1', digest: 'sha256:abc' };
+
+  test('each field kind, with and without a digest', () => {
+    assert.equal(valueFor(marker(''), withDigest), 'reg.io:5000/app:v1@sha256:abc');
+    // Flux's :tag setter is LatestRef.Tag — the digest is not appended.
+    assert.equal(valueFor(marker(':tag'), withDigest), 'v1');
+    assert.equal(valueFor(marker(':name'), withDigest), 'reg.io:5000/app');
+    assert.equal(valueFor(marker(':digest'), withDigest), 'sha256:abc');
+    assert.equal(valueFor(marker(''), { name: 'a', tag: 't' }), 'a:t');
+    assert.equal(valueFor(marker(':digest'), { name: 'a', tag: 't' }), '');
+  });
+
+  test('parseImage splits like ImageToRef and knows registry ports', () => {
+    assert.deepEqual(parseImage('image:v1.0.0@sha256:6745aa'), { name: 'image', tag: 'v1.0.0', digest: 'sha256:6745aa' });
+    assert.deepEqual(parseImage('localhost:5000/app:1.2'), { name: 'localhost:5000/app', tag: '1.2' });
+    assert.deepEqual(parseImage('index.repo.fake/updated:v1.0.1'), { name: 'index.repo.fake/updated', tag: 'v1.0.1' });
+    assert.throws(() => parseImage('localhost:5000/app'), /no tag/);
+    assert.throws(() => parseImage('app:'), /empty tag/);
+    assert.throws(() => parseImage(':1'), /no name/);
+    assert.throws(() => parseImage('app:1@nodigest'), /digest/);
+    assert.throws(() => parseImage(''), /invalid image/);
+  });
+
+  test('--image options: malformed ones are usage errors', () => {
+    assert.deepEqual([...parseImageOptions(['ns:p=app:1']).entries()], [['ns:p', { name: 'app', tag: '1' }]]);
+    assert.throws(() => parseImageOptions(['ns/p=app:1']), UsageError);
+    assert.throws(() => parseImageOptions(['ns:p=app']), UsageError);
+    assert.throws(() => parseImageOptions(['ns:p']), UsageError);
+    assert.throws(() => parseImageOptions(['ns:p=app:1', 'ns:p=app:2']), UsageError);
+  });
+});
+
+describe('quoting', () => {
+  test('values plain YAML would misread are double-quoted when the original was plain', () => {
+    for (const v of ['1.10', '20240101', 'true', 'null', '0x1F', '1e3', 'yes', 'on', '2024-01-01', '0777', '~']) {
+      const out = applyText(`tag: v1 ${M('ns:p:tag')}\n`, { 'ns:p': `app:${v}` });
+      assert.equal(out, `tag: "${v}" ${M('ns:p:tag')}\n`, v);
+      assert.equal((parse(out) as { tag: unknown }).tag, v);
+    }
+    assert.equal(plainIsSafe('', false), false);
+    assert.equal(plainIsSafe('v1.10', false), true);
+    assert.equal(plainIsSafe('a,b', true), false);
+    assert.equal(plainIsSafe('a,b', false), true);
+    assert.equal(plainIsSafe('#x', false), false);
+  });
+
+  test('quotes stay as they were', () => {
+    assert.equal(applyText(`tag: 'v1' ${M('ns:p:tag')}\n`, { 'ns:p': "a:it's" }), `tag: 'it''s' ${M('ns:p:tag')}\n`);
+    assert.equal(applyText(`tag: "v1" ${M('ns:p:tag')}\n`, { 'ns:p': 'a:1.10' }), `tag: "1.10" ${M('ns:p:tag')}\n`);
+    assert.equal(applyText(`tag: 'v1' ${M('ns:p:tag')}\n`, { 'ns:p': 'a:1.10' }), `tag: '1.10' ${M('ns:p:tag')}\n`);
+    assert.equal(applyText(`tag: v1 ${M('ns:p:tag')}\n`, { 'ns:p': 'a:v2' }), `tag: v2 ${M('ns:p:tag')}\n`);
+  });
+
+  test('an empty digest is written quoted, not as null', () => {
+    const out = applyText(`d: sha256:abc ${M('ns:p:digest')}\n`, { 'ns:p': 'a:1' });
+    assert.equal(out, `d: "" ${M('ns:p:digest')}\n`);
+  });
+
+  test('flow sequences quote flow indicators', () => {
+    const text = `images: [a:1, b:1] ${M('ns:p')}\nx: [a:1 ${M('ns:p')}\n  ]\n`;
+    const out = applyText(text, { 'ns:p': 'c:2' });
+    assert.deepEqual(parse(out), { images: ['a:1', 'b:1'], x: ['c:2'] });
+  });
+});
+
+describe('rewrite keeps every other byte', () => {
+  test('CRLF, BOM, comments, blank lines, anchors and tags', () => {
+    const text = `\uFEFF# head\r\n\r\napp:\r\n  image: &img !!str foo:v1   ${M('ns:p')}\r\n\r\n  copy: *img # alias\r\n`;
+    const out = applyText(text, { 'ns:p': 'foo:v2' });
+    assert.equal(out, text.replace('foo:v1', 'foo:v2'));
+    assert.deepEqual(parse(out.slice(1)), { app: { image: 'foo:v2', copy: 'foo:v2' } });
+  });
+
+  test('multi-document files and document markers', () => {
+    const text = `---\na: 1 # not a marker\n...\n---\nimage: x:1 ${M('ns:p')}\n---\nimage: y:1 ${M('ns:q')}\n`;
+    const out = applyText(text, { 'ns:p': 'x:2' });
+    assert.equal(out, text.replace('x:1', 'x:2'));
+    assert.deepEqual(parseAllDocuments(out).map((d) => d.toJS()), [{ a: 1 }, { image: 'x:2' }, { image: 'y:1' }]);
+  });
+
+  test('a marked block scalar becomes a flow scalar on its header line', () => {
+    const text = `image: | ${M('ns:p')}\n  foo:v1\nnext: 1\n`;
+    const out = applyText(text, { 'ns:p': 'foo:v2' });
+    assert.equal(out, `image: foo:v2 ${M('ns:p')}\nnext: 1\n`);
+  });
+
+  test('Kustomization images: entries with :name, :tag and :digest markers', () => {
+    const text = [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'images:',
+      '  - name: podinfo',
+      `    newName: ghcr.io/old/podinfo ${M('apps:podinfo:name')}`,
+      `    newTag: "6.0.0" ${M('apps:podinfo:tag')}`,
+      `    digest: sha256:000 ${M('apps:podinfo:digest')}`,
+      '',
+    ].join('\n');
+    const out = applyText(text, { 'apps:podinfo': 'ghcr.io/stefanprodan/podinfo:6.5.0@sha256:111' });
+    assert.equal(
+      out,
+      text.replace('ghcr.io/old/podinfo', 'ghcr.io/stefanprodan/podinfo').replace('"6.0.0"', '"6.5.0"').replace('sha256:000', 'sha256:111'),
+    );
+  });
+
+  test('Helm values: repository and tag set separately', () => {
+    const text = `image:\n  repository: ghcr.io/org/app ${M('apps:app:name')}\n  tag: 1.2.3 ${M('apps:app:tag')}\n  pullPolicy: IfNotPresent\n`;
+    const out = applyText(text, { 'apps:app': 'ghcr.io/org/app:1.3.0' });
+    assert.equal(out, text.replace('1.2.3', '1.3.0'));
+  });
+
+  test('a marker for a policy with no image, or the same value, is untouched', () => {
+    const text = `a: x:1 ${M('ns:p')}\nb: y:1 ${M('ns:other')}\n`;
+    const { markers } = findMarkers(text, 'f.yaml');
+    assert.deepEqual(planEdits(markers, new Map([['ns:p', parseImage('x:1')]])), []);
+  });
+});
+
+describe('trees', () => {
+  test('update.path must be relative and stay inside', () => {
+    assert.equal(checkUpdatePath('./yes'), 'yes');
+    assert.equal(checkUpdatePath('.'), '');
+    assert.throws(() => checkUpdatePath('../x'), /\.\./);
+    assert.throws(() => checkUpdatePath('a/../../x'), /\.\./);
+    assert.throws(() => checkUpdatePath('/etc'), /absolute/);
+  });
+
+  test('file discovery: yaml, yml, Kustomization; screened by the token; .git skipped', async () => {
+    const marked = `image: a:1 ${M('ns:p')}\n`;
+    const root = await tempTree({
+      'a.yaml': marked,
+      'b/c.yml': marked,
+      'd/Kustomization': marked,
+      'e.json': marked,
+      'f.yaml': 'image: a:1\n',
+      '.git/x.yaml': marked,
+      'g.txt': marked,
+    });
+    const scan = await scanTree(root, '.');
+    assert.deepEqual(scan.files.map((f) => f.file), ['a.yaml', 'b/c.yml', 'd/Kustomization']);
+  });
+
+  test('symlinks: out of the tree skipped with a warning, dangling skipped silently, inside read once', async () => {
+    const outside = await tempTree({ 'x.yaml': `image: a:1 ${M('ns:p')}\n` });
+    const root = await tempTree({ 'real.yaml': `image: a:1 ${M('ns:p')}\n` });
+    await symlink(join(outside, 'x.yaml'), join(root, 'out.yaml'));
+    await symlink('missing.yaml', join(root, 'dangling.yaml'));
+    await symlink('real.yaml', join(root, 'link.yaml'));
+    await symlink(outside, join(root, 'outdir'));
+    const res = await applySetters(root, '.', new Map([['ns:p', parseImage('a:2')]]));
+    assert.deepEqual(res.filesWritten, ['real.yaml']);
+    assert.deepEqual(res.warnings.map((w) => w.file), ['out.yaml']);
+    assert.deepEqual(res.errors, []);
+    assert.equal(await readFile(join(outside, 'x.yaml'), 'utf8'), `image: a:1 ${M('ns:p')}\n`);
+    assert.equal(await readFile(join(root, 'link.yaml'), 'utf8'), `image: a:2 ${M('ns:p')}\n`);
+    assert.ok((await readdir(root)).includes('link.yaml'));
+  });
+
+  test('an update path that is a symlink out of the tree is refused', async () => {
+    const outside = await tempTree({ 'x.yaml': `image: a:1 ${M('ns:p')}\n` });
+    const root = await tempTree({});
+    await symlink(outside, join(root, 'apps'));
+    await assert.rejects(scanTree(root, 'apps'), /outside the repository/);
+  });
+
+  test('a file that fails to parse is reported by name and nothing is written', async () => {
+    const root = await tempTree({
+      'good.yaml': `image: a:1 ${M('ns:p')}\n`,
+      'sub/bad.yaml': `image: [a:1 ${M('ns:p')}\nx: y\n`,
+    });
+    const res = await applySetters(root, '.', new Map([['ns:p', parseImage('a:2')]]));
+    assert.deepEqual(res.errors.map((e) => e.file), ['sub/bad.yaml']);
+    assert.match(res.errors[0]!.message, /line \d+/);
+    assert.deepEqual(res.filesWritten, []);
+    assert.equal(res.changes.length, 1);
+    assert.equal(await readFile(join(root, 'good.yaml'), 'utf8'), `image: a:1 ${M('ns:p')}\n`);
+  });
+
+  test('writes keep the file mode, leave no temp files, and honour --dry-run', async () => {
+    const root = await tempTree({ 'a.yaml': `image: a:1 ${M('ns:p')}\n` });
+    await chmod(join(root, 'a.yaml'), 0o640);
+    const images = new Map([['ns:p', parseImage('a:2')]]);
+    const dry = await applySetters(root, '.', images, { dryRun: true });
+    assert.equal(dry.changes.length, 1);
+    assert.deepEqual(dry.filesWritten, []);
+    assert.equal(await readFile(join(root, 'a.yaml'), 'utf8'), `image: a:1 ${M('ns:p')}\n`);
+    const res = await applySetters(root, '.', images);
+    assert.deepEqual(res.changes, [{ file: 'a.yaml', line: 1, setter: 'ns:p', policy: 'ns/p', old: 'a:1', new: 'a:2' }]);
+    assert.equal((await stat(join(root, 'a.yaml'))).mode & 0o777, 0o640);
+    assert.deepEqual(await readdir(root), ['a.yaml']);
+  });
+});
