@@ -1,0 +1,42 @@
+/** Guard events: from decisions and ratchet steps to the store's event records. */
+import type { Decision, GuardEvent, Pin } from './types.js';
+
+export interface MarkerContext {
+  policy: string;
+  file: string;
+  line: number;
+  current: string;
+  candidate: string | null;
+}
+
+/** The event a marker decision is worth recording, or null (upgrades, up-to-date lines…). */
+export function decisionEvent(d: Decision, ctx: MarkerContext, pin: Pin | null = null): GuardEvent | null {
+  const base = { policy: ctx.policy, file: ctx.file, line: ctx.line, current: ctx.current, candidate: ctx.candidate ?? '', detail: d.detail };
+  switch (d.reason) {
+    case 'downgrade-blocked':
+      return { kind: 'downgrade-blocked', ...base };
+    case 'candidate-missing':
+      return { kind: 'candidate-missing', ...base };
+    case 'pinned':
+      return pin ? { kind: 'pin', ...base, commit: pin.commit } : null;
+    default:
+      return null;
+  }
+}
+
+/** Names the policy of ratchet events (which the pure step does not know). */
+export function withPolicy(events: readonly GuardEvent[], policy: string): GuardEvent[] {
+  return events.map((e) => ({ ...e, policy }));
+}
+
+/** The shape `store.recordEvent` takes (`PawlEvent` in src/store/types.ts). */
+export function toStoreEvent(e: GuardEvent, at: Date, repository?: string): { at: Date; kind: GuardEvent['kind']; policy?: string; repository?: string; detail: Record<string, unknown> } {
+  const { kind, policy, ...detail } = e;
+  return {
+    at,
+    kind,
+    ...(policy !== undefined ? { policy } : {}),
+    ...(repository !== undefined ? { repository } : {}),
+    detail,
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * The guard in words: the human output of `pawl run` and `pawl explain`. Pure; every sentence
+ * names values, so a person can act on it without reading the JSON.
+ */
+import type { RatchetState } from './ratchet.js';
+import type { PinStatus } from './pins.js';
+import type { Decision, GuardEvent, Reason } from './types.js';
+
+/** Short labels for tables. */
+export const REASON_LABELS: Readonly<Record<Reason, string>> = {
+  'no-candidate': 'no candidate',
+  'up-to-date': 'up to date',
+  pinned: 'pinned by a person',
+  'downgrade-blocked': 'downgrade blocked',
+  equivalent: 'equally new',
+  undecidable: 'cannot be ordered',
+  'candidate-missing': 'candidate missing from the registry',
+  upgrade: 'upgrade',
+  retarget: 'retarget to the policy’s image',
+};
+
+/** What a reason means, in general. */
+export function reasonMeaning(reason: Reason): string {
+  switch (reason) {
+    case 'no-candidate':
+      return 'The policy has no candidate: the last scan failed, was empty, selected nothing, or a regression is waiting for confirmation.';
+    case 'up-to-date':
+      return 'The line already holds the candidate.';
+    case 'pinned':
+      return 'The last commit that changed this line moved it backwards on purpose; pawl keeps it until a release first seen after that commit, or `pawl release`.';
+    case 'downgrade-blocked':
+      return 'The line holds a newer image than the candidate; pawl never writes an older one unless a person asks.';
+    case 'equivalent':
+      return 'The line and the candidate are equally new (for example 1.0.0 and v1.0.0); nothing to gain by writing.';
+    case 'undecidable':
+      return 'The line’s value cannot be ordered by the policy and the registry has no build times for it; pawl keeps it rather than guess.';
+    case 'candidate-missing':
+      return 'The registry has no manifest for the candidate now (HEAD), so writing it could break a deployment.';
+    case 'upgrade':
+      return 'The candidate is newer than the line’s value and exists in the registry.';
+    case 'retarget':
+      return 'The line names another image than the policy’s; it is rewritten to the policy’s image, as Flux does.';
+  }
+}
+
+export interface ExplainContext {
+  /** `ns/name`. */
+  policy: string;
+  current: string;
+  /** The candidate tag. */
+  candidate: string | null;
+}
+
+/** The decision's sentence and what a person can do about it, one line each. */
+export function explainDecision(d: Decision, ctx: ExplainContext): string[] {
+  const lines = [d.detail];
+  const advice = adviceFor(d.reason, ctx);
+  if (advice) lines.push(advice);
+  return lines;
+}
+
+/** What to do next, or null when nothing is needed. */
+export function adviceFor(reason: Reason, ctx: ExplainContext): string | null {
+  const { policy, candidate } = ctx;
+  switch (reason) {
+    case 'downgrade-blocked':
+      return candidate
+        ? `To write ${candidate} anyway, roll back on purpose: pawl rollback ${policy} --to ${candidate} --reason "…" (the line then stays there until a newer release).`
+        : `To roll back on purpose: pawl rollback ${policy} --to TAG --reason "…".`;
+    case 'pinned':
+      return `To upgrade now: pawl release ${policy}. A release first seen after the pin lifts it by itself.`;
+    case 'undecidable':
+      return `Make the value pass the policy’s filterTags, or publish build times (the org.opencontainers.image.created annotation or label); to replace it anyway: pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
+    case 'candidate-missing':
+      return `pawl tries again at the next run; pawl tags <repository> --history shows what the registry listed.`;
+    case 'no-candidate':
+      return `pawl explain ${policy} shows the last scans and any regression waiting for confirmation.`;
+    default:
+      return null;
+  }
+}
+
+/** A pin's state in one sentence (from `pinStatus`). */
+export function explainPin(s: PinStatus): string {
+  return s.detail;
+}
+
+/** The high-water mark and any regression awaiting confirmation. */
+export function explainRatchet(state: RatchetState | null, confirmations: number, windowMs: number): string {
+  if (!state || state.highWater === null) return 'No high-water mark yet.';
+  const at = state.highWaterAt ? ` since ${state.highWaterAt.toISOString()}` : '';
+  let s = `High-water mark ${state.highWater}${at}.`;
+  const p = state.pending;
+  if (p) {
+    s += ` ${state.highWater} is gone from the registry; ${p.candidate} has been selected by ${p.count} of ${confirmations} scans in a row over ${Math.round((p.lastAt.getTime() - p.firstAt.getTime()) / 1000)}s of the ${Math.round(windowMs / 1000)}s window before the regression is accepted.`;
+  }
+  return s;
+}
+
+/** One line per event, for `pawl explain` and logs. */
+export function explainEvent(e: GuardEvent): string {
+  const where = 'file' in e && e.file !== undefined ? ` (${e.file}${e.line !== undefined ? `:${e.line}` : ''})` : '';
+  switch (e.kind) {
+    case 'stale-scan':
+      return e.highWaterExists
+        ? `Stale tag list: the scan selected ${e.selected}, older than ${e.highWater}, which still exists; kept ${e.highWater}.`
+        : `The scan selected ${e.selected}, older than ${e.highWater}, which is gone; regression seen ${e.pendingCount ?? 1} time(s), not accepted yet.`;
+    case 'regression-accepted':
+      return `Regression accepted: ${e.from} is gone and ${e.confirmations} scans over ${Math.round(e.spanMs / 1000)}s agreed on ${e.to}.`;
+    case 'downgrade-blocked':
+      return `Downgrade blocked${where}: ${e.detail}`;
+    case 'candidate-missing':
+      return `Candidate missing${where}: ${e.detail}`;
+    case 'pin':
+      return `Pinned${where}: ${e.detail}`;
+  }
+}
