@@ -96,7 +96,7 @@ export function decideMarker(input: DecideInput): Decision {
   if (block) {
     // Rows 4–6 are the three outcomes of one comparison, in the table's order.
     if (cmp.value === null) {
-      if (cmp.refs === 'digests') {
+      if (cmp.refs === 'same-tag-digests') {
         // Same tag, digest moved: the policy's order says equal and no build time says otherwise.
         return verified(input, C, V, {
           action: 'write',
@@ -123,7 +123,7 @@ export function decideMarker(input: DecideInput): Decision {
   else if (!block && cmp.value !== null && cmp.value === 0)
     detail = `downgrades: Allow, so ${C} is written over the equally new ${V} (by ${how}) as the policy selects.`;
   else if (!block && cmp.value === null) detail = `downgrades: Allow, so ${C} is written over ${V} as the policy selects (they cannot be ordered).`;
-  else if (cmp.refs === 'digests') detail = `Tag ${c.tag} now points at a newer image: ${C} replaces ${V} (by ${BUILD_TIME_LABEL}).`;
+  else if (cmp.refs === 'same-tag-digests') detail = `Tag ${c.tag} now points at a newer image: ${C} replaces ${V} (by ${BUILD_TIME_LABEL}).`;
   else detail = `${capital(via)}candidate ${C} is newer than current ${V} by ${how}.`;
   return verified(input, C, V, { action: 'write', reason: 'upgrade', detail, orderedBy: cmp.by });
 }
@@ -150,7 +150,7 @@ interface Comparison {
   v: string;
   c: string;
   /** `digest-presence`: same tag, a digest added or dropped as the policy's digest reflection says. */
-  refs: 'tags' | 'digests' | 'digest-presence';
+  refs: 'tags' | 'digests' | 'same-tag-digests' | 'digest-presence';
 }
 
 function compareCurrent(input: DecideInput, c: { tag: string; name: string; digest?: string }): Comparison {
@@ -159,7 +159,7 @@ function compareCurrent(input: DecideInput, c: { tag: string; name: string; dige
   // Same tag, different digest (a re-pushed tag, or a `:digest` line whose pair did not move):
   // only build times can say which image is newer.
   if (cur.tag !== null && cur.tag === c.tag && curDigest && c.digest) {
-    return { value: input.buildTimeOrder(curDigest, c.digest), by: 'build-time', v: curDigest, c: c.digest, refs: 'digests' };
+    return { value: input.buildTimeOrder(curDigest, c.digest), by: 'build-time', v: curDigest, c: c.digest, refs: 'same-tag-digests' };
   }
   if (cur.tag !== null && cur.tag === c.tag) {
     return { value: 0, by: 'policy', v: cur.tag, c: c.tag, refs: 'digest-presence' };
