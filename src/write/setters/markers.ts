@@ -75,9 +75,16 @@ export function setterFromComment(comment: string): string | null {
 }
 
 /** The comment that ends the line at `pos`, if only blanks stand between. */
-function trailingComment(text: string, pos: number): string | null {
+function trailingComment(text: string, pos: number, inFlow: boolean): string | null {
   let i = pos;
   while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+  // In a flow collection written one item a line, the comment follows the item's comma.
+  if (inFlow && text[i] === ',') {
+    i++;
+    const afterComma = i;
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+    if (i === afterComma) return null;
+  }
   if (text[i] !== '#' || (i === pos && pos > 0)) return null;
   let j = text.indexOf('\n', i);
   if (j < 0) j = text.length;
@@ -160,7 +167,8 @@ export function findMarkers(text: string, file: string): { markers: Marker[]; er
         const style = styleOf(node.type);
         // A block scalar's comment follows its header (`| # …`), not its content.
         const commentAt = style === 'block' ? headerEnd(chunk, s) : e;
-        const comment = trailingComment(chunk, commentAt);
+        const inFlow = path.some((p) => isCollection(p) && p.flow === true);
+        const comment = trailingComment(chunk, commentAt, inFlow);
         if (comment === null) return;
         const setter = setterFromComment(comment);
         if (setter === null) return;
@@ -178,7 +186,7 @@ export function findMarkers(text: string, file: string): { markers: Marker[]; er
           start: from + s,
           end: from + e,
           style,
-          inFlow: path.some((p) => isCollection(p) && p.flow === true),
+          inFlow,
         });
       },
     });
