@@ -1,0 +1,79 @@
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** A directory of config files for one test; removed by the returned cleanup. */
+export async function configDir(files: Record<string, string>): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'pawl-config-'));
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, name)), { recursive: true });
+    await writeFile(join(dir, name), text);
+  }
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** 1-based line of the first line containing `needle`. */
+export function lineOf(text: string, needle: string): number {
+  const i = text.split('\n').findIndex((l) => l.includes(needle));
+  if (i < 0) throw new Error(`fixture has no line containing ${needle}`);
+  return i + 1;
+}
+
+export const REPO = `apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImageRepository
+metadata:
+  name: app
+  namespace: apps
+spec:
+  image: ghcr.io/org/app
+  interval: 5m
+`;
+
+export const POLICY = `apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImagePolicy
+metadata:
+  name: app
+  namespace: apps
+spec:
+  imageRepositoryRef:
+    name: app
+  policy:
+    semver:
+      range: ">=1.0.0"
+`;
+
+export const GIT = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: fleet
+  namespace: apps
+spec:
+  url: https://github.com/org/fleet
+  interval: 1m
+  ref:
+    branch: main
+`;
+
+export const AUTOMATION = `apiVersion: image.toolkit.fluxcd.io/v1beta2
+kind: ImageUpdateAutomation
+metadata:
+  name: fleet
+  namespace: apps
+spec:
+  interval: 30m
+  sourceRef:
+    kind: GitRepository
+    name: fleet
+  git:
+    commit:
+      author:
+        name: pawl
+        email: pawl@example.com
+    push:
+      branch: main
+  update:
+    path: ./clusters/prod
+`;
+
+/** A valid set of objects, one document each, joined as one multi-document file. */
+export const VALID = [REPO, POLICY, GIT, AUTOMATION].join('---\n');
