@@ -87,7 +87,8 @@ export async function loadConfig(paths: string[]): Promise<LoadResult> {
     }
     const { docs, errors } = parseDocuments(file, text);
     const parseSeverity = MENTIONS_PAWL_KIND.test(text) ? 'error' : 'warning';
-    for (const e of errors) {
+    // Outside pawl's objects one warning per file is enough.
+    for (const e of parseSeverity === 'error' ? errors : errors.slice(0, 1)) {
       problems.push({
         location: { file, line: e.line },
         severity: parseSeverity,

@@ -103,7 +103,7 @@ export const imagePolicySchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['digestReflectionPolicy'],
-          message: 'Always needs spec.interval (how often to re-read digests), e.g. interval: 10m',
+          message: 'is Always, which needs spec.interval (how often to re-read digests), e.g. interval: 10m',
         });
       }
     }),
