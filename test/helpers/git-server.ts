@@ -272,7 +272,8 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
     const work = await mkdtemp(join(tmpdir(), 'pawl-git-index-'));
     try {
       const index = { GIT_INDEX_FILE: join(work, 'index') };
-      const parent = (await revParse(name, `refs/heads/${branch}`)) ?? (o.from ? await revParse(name, o.from) : null);
+      const current = await revParse(name, `refs/heads/${branch}`);
+      const parent = current ?? (o.from ? await revParse(name, o.from) : null);
       if (parent) await runGit(['read-tree', parent], dir, index);
       for (const [path, content] of Object.entries(files)) {
         if (content === null) {
@@ -288,9 +289,8 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
       const args = ['commit-tree', tree, '-m', o.message ?? `update ${Object.keys(files).join(', ')}`];
       if (parent) args.push('-p', parent);
       const sha = (await runGit(args, dir, fixtureEnv(o.author))).trim();
-      const updateArgs = ['update-ref', `refs/heads/${branch}`, sha];
-      if (parent) updateArgs.push(parent);
-      await runGit(updateArgs, dir);
+      // The old value makes a concurrent writer fail loudly instead of being lost.
+      await runGit(['update-ref', `refs/heads/${branch}`, sha, current ?? ''], dir);
       return sha;
     } finally {
       await rm(work, { recursive: true, force: true });
@@ -311,6 +311,7 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
       await runGit(['config', 'http.receivepack', 'true'], dir);
       // Keep objects loose and refs unpacked so direct writes and pushes interleave simply.
       await runGit(['config', 'receive.unpackLimit', '1000'], dir);
+      await runGit(['config', 'receive.advertisePushOptions', 'true'], dir);
       return commitFiles(name, branch, files, { message: o.message ?? 'initial commit' });
     },
     commitFiles,

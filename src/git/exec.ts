@@ -1,0 +1,200 @@
+/**
+ * The one way pawl runs git: the real `git` CLI through execFile, with an environment that
+ * never prompts, never depends on the user's or the system's git config, and never lets a
+ * credential reach an error message.
+ */
+import { execFile } from 'node:child_process';
+import { RuntimeError } from '../util/errors.js';
+
+export interface GitOptions {
+  cwd: string;
+  /** Added to (and overriding) pawl's base environment. */
+  env?: Record<string, string>;
+  /** Default 120 s. */
+  timeoutMs?: number;
+  input?: string;
+  signal?: AbortSignal;
+  /** Exact values to blank out of any error (passwords, tokens) besides the generic patterns. */
+  secrets?: string[];
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+}
+
+/** Why a git command failed, as far as its message tells. */
+export type GitFailure = 'auth' | 'unreachable' | 'not-found' | 'timeout' | 'other';
+
+export class GitError extends RuntimeError {
+  override name = 'GitError';
+  constructor(
+    message: string,
+    /** `git <args>` with credentials removed. */
+    readonly command: string,
+    /** null when git did not exit on its own (timeout, abort, not installed). */
+    readonly gitExitCode: number | null,
+    /** Cleaned stderr: redacted, hints dropped, trimmed. */
+    readonly stderr: string,
+    readonly failure: GitFailure = 'other',
+    readonly stdout: string = '',
+  ) {
+    super(message);
+  }
+}
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const MAX_BUFFER = 512 * 1024 * 1024;
+
+/**
+ * Inherited variables that would redirect git to another repository, config or prompt.
+ * Running pawl from inside a git hook (where GIT_DIR is set) must not touch that repository.
+ */
+const DROPPED_ENV = /^(GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE|PREFIX|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|ASKPASS|EDITOR|SEQUENCE_EDITOR|PAGER|EXTERNAL_DIFF|SSH|SSH_COMMAND|SSH_VARIANT|TRACE\w*|AUTHOR_\w+|COMMITTER_\w+|QUARANTINE_PATH)|SSH_ASKPASS|SSH_ASKPASS_REQUIRE|GNUPGHOME)$/;
+
+/** The environment every pawl git invocation starts from. */
+export function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || DROPPED_ENV.test(k)) continue;
+    env[k] = v;
+  }
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.LC_ALL = 'C';
+  env.LANGUAGE = 'C';
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  env.GIT_CONFIG_GLOBAL = '/dev/null';
+  env.GIT_PAGER = 'cat';
+  env.GIT_EDITOR = 'true';
+  // Without credentials from a Secret, ssh must fail rather than wait for a passphrase or a host-key answer.
+  env.GIT_SSH_COMMAND = 'ssh -o BatchMode=yes';
+  return env;
+}
+
+/** Remove URL userinfo, auth headers and well-known token shapes from text. */
+export function redact(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const s of secrets) {
+    if (s.length >= 4) out = out.split(s).join('***');
+  }
+  return out
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@'"]+@/gi, '$1***@')
+    .replace(/(authorization:\s*(?:basic|bearer|token)\s+)\S+/gi, '$1***')
+    .replace(/(extraheader\s*=?\s*)(["']?)[^\n"']*/gi, '$1$2***')
+    .replace(/\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]+)\b/g, '***');
+}
+
+/** Drop git's advice lines and progress noise; keep what tells the user what happened. */
+export function cleanStderr(stderr: string, secrets: readonly string[] = []): string {
+  return redact(stderr, secrets)
+    .split(/\r?\n|\r/)
+    .map((l) => l.replace(/\s+$/, ''))
+    .filter((l) => l.length > 0 && !l.startsWith('hint:'))
+    .filter((l) => !/^(remote: )?(Counting|Compressing|Enumerating|Writing|Receiving|Resolving|Total|Delta|Unpacking) /.test(l))
+    .join('\n');
+}
+
+/** Classify a failure from git's message so callers can tell the user what to fix. */
+export function classifyFailure(stderr: string): GitFailure {
+  const s = stderr.toLowerCase();
+  if (
+    /authentication failed|could not read (username|password)|invalid username or password|permission denied \(publickey|http basic: access denied|the requested url returned error: 40[13]|terminal prompts disabled|host key verification failed|incorrect username or password/.test(
+      s,
+    )
+  )
+    return 'auth';
+  if (
+    /could not resolve host|failed to connect|connection refused|couldn't connect|connection timed out|network is unreachable|no route to host|could not read from remote repository|operation timed out|empty reply from server|connection reset|ssl_connect|unable to access/.test(
+      s,
+    )
+  )
+    return 'unreachable';
+  if (/repository .* not found|does not appear to be a git repository|the requested url returned error: 404|couldn't find remote ref/.test(s))
+    return 'not-found';
+  return 'other';
+}
+
+function describe(failure: GitFailure, stderr: string, timeoutMs: number): string {
+  switch (failure) {
+    case 'auth':
+      return /host key verification failed/i.test(stderr)
+        ? 'the SSH host key did not match known_hosts (host key verification failed)'
+        : 'authentication failed: check the credentials in the GitRepository secretRef';
+    case 'unreachable':
+      return 'the git server is unreachable';
+    case 'not-found':
+      return 'not found on the git server';
+    case 'timeout':
+      return `timed out after ${Math.round(timeoutMs / 1000)}s`;
+    default:
+      return 'failed';
+  }
+}
+
+/** `git …` with credentials removed, for messages. */
+export function formatCommand(args: readonly string[], secrets: readonly string[] = []): string {
+  return redact(['git', ...args].join(' '), secrets);
+}
+
+export function git(args: string[], opts: GitOptions): Promise<GitResult> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const secrets = opts.secrets ?? [];
+  const env = { ...baseEnv(), ...(opts.env ?? {}) };
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        cwd: opts.cwd,
+        env,
+        timeout: timeoutMs,
+        killSignal: 'SIGTERM',
+        maxBuffer: MAX_BUFFER,
+        encoding: 'utf8',
+        windowsHide: true,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      },
+      (err, stdout, stderr) => {
+        if (!err) {
+          resolve({ stdout, stderr });
+          return;
+        }
+        const command = formatCommand(args, secrets);
+        const cleaned = cleanStderr(stderr, secrets);
+        const e = err as NodeJS.ErrnoException & { code?: number | string; killed?: boolean; signal?: string | null };
+        let exitCode: number | null = typeof e.code === 'number' ? e.code : null;
+        let failure: GitFailure;
+        if (e.code === 'ENOENT') {
+          reject(new GitError('git is not installed (the `git` command was not found on PATH)', command, null, '', 'other'));
+          return;
+        }
+        if (e.name === 'AbortError') {
+          reject(new GitError(`${command}: aborted`, command, null, cleaned, 'other', redact(stdout, secrets)));
+          return;
+        }
+        if (e.killed && exitCode === null) {
+          failure = 'timeout';
+          exitCode = null;
+        } else {
+          failure = classifyFailure(cleaned);
+        }
+        const detail = cleaned ? `\n${cleaned}` : '';
+        reject(
+          new GitError(
+            `${command}: ${describe(failure, cleaned, timeoutMs)}${detail}`,
+            command,
+            exitCode,
+            cleaned,
+            failure,
+            redact(stdout, secrets),
+          ),
+        );
+      },
+    );
+    if (opts.input !== undefined) {
+      child.stdin?.end(opts.input);
+    } else {
+      child.stdin?.end();
+    }
+  });
+}

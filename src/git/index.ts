@@ -1,0 +1,22 @@
+/** The Git layer: workspaces, commits and pushes through the real `git` CLI. */
+export { git, GitError, redact, type GitOptions, type GitResult, type GitFailure } from './exec.js';
+export { prepareAuth, withAuth, checkAuthSecret, transportOf, type GitAuth, type Transport } from './auth.js';
+export {
+  openWorkspace,
+  selectSemverTag,
+  chooseRef,
+  type Workspace,
+  type OpenWorkspaceOptions,
+  type ResolvedRef,
+  type FileStatus,
+} from './workspace.js';
+export { commit, PAWL_AUTOMATION_TRAILER, type CommitOptions, type Identity } from './commit.js';
+export {
+  push,
+  pushWithRetry,
+  type PushOptions,
+  type PushResult,
+  type PushRejection,
+  type PushWithRetryOptions,
+  type PushWithRetryResult,
+} from './push.js';
