@@ -54,10 +54,21 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
     const namespace = (nsPath && str(raw, nsPath)) || ns;
     refs.push({ path, kind, namespace, name, ...(needs ? { needs } : {}) });
   };
+  const keys = (target: unknown): Record<string, Buffer> => (target as Secret).data;
+  const secretName = (path: PropertyKey[]): string => `${ns}/${str(raw, path) ?? ''}`;
   switch (l.kind) {
     case 'ImageRepository':
-      add(['spec', 'secretRef', 'name'], 'Secret');
-      add(['spec', 'certSecretRef', 'name'], 'Secret');
+      add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) =>
+        '.dockerconfigjson' in keys(s)
+          ? undefined
+          : `Secret ${secretName(['spec', 'secretRef', 'name'])} has no ".dockerconfigjson" key; registry credentials must be a Docker config (kubectl create secret docker-registry)`,
+      );
+      add(['spec', 'certSecretRef', 'name'], 'Secret', undefined, (s) => {
+        const k = keys(s);
+        return 'ca.crt' in k || 'tls.crt' in k || 'caFile' in k || 'certFile' in k
+          ? undefined
+          : `Secret ${secretName(['spec', 'certSecretRef', 'name'])} has none of ca.crt, tls.crt/tls.key; put the registry's CA in ca.crt`;
+      });
       break;
     case 'ImagePolicy':
       add(['spec', 'imageRepositoryRef', 'name'], 'ImageRepository', ['spec', 'imageRepositoryRef', 'namespace']);
@@ -67,18 +78,32 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
       if (sourceKind === undefined || sourceKind === 'GitRepository') {
         add(['spec', 'sourceRef', 'name'], 'GitRepository', ['spec', 'sourceRef', 'namespace']);
       }
-      add(['spec', 'git', 'commit', 'signingKey', 'secretRef', 'name'], 'Secret');
+      const keyPath = ['spec', 'git', 'commit', 'signingKey', 'secretRef', 'name'];
+      add(keyPath, 'Secret', undefined, (s) =>
+        'git.asc' in keys(s) ? undefined : `Secret ${secretName(keyPath)} has no "git.asc" key (the ASCII-armored OpenPGP private key)`,
+      );
       break;
     }
-    case 'GitRepository':
-      add(['spec', 'secretRef', 'name'], 'Secret');
+    case 'GitRepository': {
+      const url = str(raw, ['spec', 'url']) ?? '';
+      const ssh = /^ssh:\/\//i.test(url) || /^[^@/:]+@[^:/]+:/.test(url);
+      const http = /^https?:\/\//i.test(url);
+      add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) => {
+        const k = keys(s);
+        const name = secretName(['spec', 'secretRef', 'name']);
+        if (ssh && !('identity' in k)) return `Secret ${name} has no "identity" key; an SSH URL needs the private key in identity (and known_hosts)`;
+        if (http && !('bearerToken' in k) && !('username' in k && 'password' in k)) {
+          return `Secret ${name} needs username and password, or bearerToken, for an HTTP(S) URL`;
+        }
+        return undefined;
+      });
       break;
+    }
     case 'Receiver': {
-      const secretName = str(raw, ['spec', 'secretRef', 'name']);
       add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) =>
-        'token' in (s as Secret).data
+        'token' in keys(s)
           ? undefined
-          : `Secret ${ns}/${secretName} has no "token" key; a Receiver needs one (data.token or stringData.token)`,
+          : `Secret ${secretName(['spec', 'secretRef', 'name'])} has no "token" key; a Receiver needs one (data.token or stringData.token)`,
       );
       const resources = valueAt(raw, ['spec', 'resources']);
       if (Array.isArray(resources)) {

@@ -371,4 +371,24 @@ stringData: {other: x}
       ['spec.interval is only accepted when dige', 'spec.digestReflectionPolicy is Always, w'],
     );
   });
+
+  test('referenced Secrets must hold the keys their users need', async (t) => {
+    const secret = (name: string, keys: string[]) =>
+      `apiVersion: v1\nkind: Secret\nmetadata: {name: ${name}, namespace: apps}\nstringData:\n${keys.map((k) => `  ${k}: x\n`).join('')}`;
+    const { dir, cleanup } = await configDir({
+      'a.yaml': [
+        REPO.replace('interval: 5m', 'interval: 5m\n  secretRef: {name: plain}'),
+        POLICY,
+        GIT.replace('https://github.com/org/fleet', 'git@github.com:org/fleet').replace('interval: 1m', 'interval: 1m\n  secretRef: {name: plain}'),
+        AUTOMATION.replace('    push:', '      signingKey: {secretRef: {name: plain}}\n    push:'),
+        secret('plain', ['username', 'password']),
+      ].join('---\n'),
+    });
+    t.after(cleanup);
+    const { problems } = await loadConfig([dir]);
+    assert.deepEqual(
+      problems.filter((p) => p.severity === 'error').map((p) => p.message.replace(/;.*/, '')),
+      ['Secret apps/plain has no ".dockerconfigjson" key', 'Secret apps/plain has no "identity" key', 'Secret apps/plain has no "git.asc" key (the ASCII-armored OpenPGP private key)'],
+    );
+  });
 });
