@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTokenServer, type TokenServer } from './token-server.js';
+import type { Secret } from '../../src/config/types.js';
 
 const exec = promisify(execFile);
 const REGISTRY_BIN = process.env.PAWL_REGISTRY_BIN ?? '/usr/bin/docker-registry';
@@ -156,4 +157,29 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
   await tokenServer?.stop();
   await rm(dir, { recursive: true, force: true });
   throw lastError instanceof Error ? lastError : new Error('docker-registry did not start');
+}
+
+/** A `kubernetes.io/dockerconfigjson` Secret object, as the config loader produces it. */
+export function dockerConfigSecret(host: string, username: string, password: string, name = 'regcred'): Secret {
+  const auths = { [host]: { auth: Buffer.from(`${username}:${password}`).toString('base64') } };
+  return {
+    kind: 'Secret',
+    apiVersion: 'v1',
+    metadata: { namespace: 'default', name, labels: {}, annotations: {} },
+    source: { file: 'test/secret.yaml', line: 1 },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths })) },
+  };
+}
+
+/** An Opaque Secret with the given string values (e.g. a certSecretRef with `ca.crt`). */
+export function opaqueSecret(values: Record<string, string>, name = 'certs'): Secret {
+  return {
+    kind: 'Secret',
+    apiVersion: 'v1',
+    metadata: { namespace: 'default', name, labels: {}, annotations: {} },
+    source: { file: 'test/secret.yaml', line: 1 },
+    type: 'Opaque',
+    data: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v)])),
+  };
 }
