@@ -229,7 +229,8 @@ export async function commit(ws: Workspace, opts: CommitOptions): Promise<string
     ];
     try {
       await ws.git(args, {
-        input: opts.message,
+        // Without a final newline git glues the trailers onto the last line of the message.
+        input: opts.message.endsWith('\n') || opts.message === '' ? opts.message : `${opts.message}\n`,
         env: { ...env, ...(signing?.env ?? {}) },
         secrets: signing?.secrets ?? [],
       });

@@ -106,6 +106,8 @@ export interface GitServer {
   show(name: string, rev: string, path: string): Promise<string>;
   /** The sha `ref` points to, or null when it does not exist. */
   revParse(name: string, ref: string): Promise<string | null>;
+  /** Add a user, change a password, or (with null) remove a user; turns auth on when it was off. */
+  setUser(user: string, password: string | null): void;
   /** Stop serving (also stops answering; later requests get connection refused). */
   close(): Promise<void>;
 }
@@ -119,7 +121,7 @@ const FIXED_DATE = '2024-01-01T00:00:00Z';
 
 export async function startGitServer(opts: GitServerOptions = {}): Promise<GitServer> {
   const root = await mkdtemp(join(tmpdir(), 'pawl-git-server-'));
-  const users = opts.users;
+  let users: Record<string, string> | undefined = opts.users ? { ...opts.users } : undefined;
   const hooks = new Map<string, PushHook>();
   const pushCounts = new Map<string, number>();
   const requests: RequestRecord[] = [];
@@ -378,6 +380,11 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
       return runGit(['show', `${rev}:${path}`], repoPath(name));
     },
     revParse,
+    setUser(user, password) {
+      users ??= {};
+      if (password === null) delete users[user];
+      else users[user] = password;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
