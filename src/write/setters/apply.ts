@@ -95,8 +95,9 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   const tmp = join(dirname(path), `.${basename(path)}.pawl-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   const fh = await open(tmp, 'wx', 0o600);
   try {
+    // No fsync: the rename is what makes the write all-or-nothing for readers, and a Git
+    // working tree is recoverable after a crash; syncing every file costs seconds on big trees.
     await fh.writeFile(text, 'utf8');
-    await fh.sync();
   } finally {
     await fh.close();
   }

@@ -3,7 +3,8 @@
  * files named `Kustomization` under the update path, screened for the marker token before
  * parsing. Nothing outside the repository root is read or handed back for writing.
  */
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { UsageError } from '../../util/errors.js';
@@ -33,7 +34,33 @@ export interface ScanResult {
 }
 
 const TOKEN = Buffer.from(MARKER_TOKEN);
-const READ_CONCURRENCY = 64;
+const READ_BATCH = 128;
+const scratch = Buffer.allocUnsafe(1 << 16);
+
+/** The file's text if it contains the marker token, else null; unmarked files are never decoded. */
+function readIfMarked(path: string): string | null {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    let buf = size < scratch.length ? scratch : Buffer.allocUnsafe(size + 1);
+    let off = 0;
+    for (;;) {
+      if (off === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, off);
+        buf = bigger;
+      }
+      const n = readSync(fd, buf, off, buf.length - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    const view = buf.subarray(0, off);
+    if (view.indexOf(TOKEN) < 0) return null;
+    return view.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Rejects an `update.path` that is absolute or climbs with `..`; returns it normalised ('' for the root). */
 export function checkUpdatePath(updatePath: string): string {
@@ -103,31 +130,30 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
   const seen = new Set<string>();
   const unique = candidates.filter((c) => (seen.has(c.real) ? false : (seen.add(c.real), true)));
 
-  const scanned: (ScannedFile | null)[] = new Array<ScannedFile | null>(unique.length).fill(null);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < unique.length; i = next++) {
-      const c = unique[i]!;
-      const file = toRel(realRoot, c.real);
-      let buf: Buffer;
-      try {
-        buf = await readFile(c.real);
-      } catch (err) {
-        result.errors.push({ file, message: `cannot read: ${errCode(err) ?? String(err)}` });
-        continue;
-      }
-      if (buf.indexOf(TOKEN) < 0) continue;
-      const text = buf.toString('utf8');
-      const { markers, error } = findMarkers(text, file);
-      if (error !== null) {
-        result.errors.push({ file, message: `not valid YAML, left untouched: ${error}` });
-        continue;
-      }
-      scanned[i] = { file, path: c.real, text, markers };
+  // Reads are synchronous in small batches: for thousands of small files that is several times
+  // faster than promise-based reads through the thread pool, and yielding between batches keeps
+  // the event loop responsive for a daemon.
+  const scanned: ScannedFile[] = [];
+  for (let i = 0; i < unique.length; i++) {
+    if (i % READ_BATCH === READ_BATCH - 1) await new Promise((r) => setImmediate(r));
+    const c = unique[i]!;
+    const file = toRel(realRoot, c.real);
+    let text: string | null;
+    try {
+      text = readIfMarked(c.real);
+    } catch (err) {
+      result.errors.push({ file, message: `cannot read: ${errCode(err) ?? String(err)}` });
+      continue;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, unique.length) }, worker));
-  result.files = scanned.filter((f): f is ScannedFile => f !== null).sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+    if (text === null) continue;
+    const { markers, error } = findMarkers(text, file);
+    if (error !== null) {
+      result.errors.push({ file, message: `not valid YAML, left untouched: ${error}` });
+      continue;
+    }
+    scanned.push({ file, path: c.real, text, markers });
+  }
+  result.files = scanned.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   result.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return result;
 }
