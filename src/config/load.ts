@@ -4,7 +4,6 @@ import { ConfigError, type Problem } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { formatProblem } from '../util/errors.js';
 import { checkReferences, type Loaded } from './check.js';
-import { loadExternalChecks } from './external.js';
 import { configFiles } from './files.js';
 import { fieldWarnings, issueMessage } from './issues.js';
 import { GIT_API_VERSIONS, gitRepositorySchema } from './schema/gitrepository.js';
@@ -68,7 +67,6 @@ export interface LoadResult {
  */
 export async function loadConfig(paths: string[]): Promise<LoadResult> {
   const files = await configFiles(paths);
-  await loadExternalChecks();
   const problems: Problem[] = [];
   const config = emptyConfig();
   const loaded: Loaded[] = [];

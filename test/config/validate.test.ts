@@ -214,6 +214,12 @@ ${REPO}`,
     message: /data\.username is not valid base64/,
   },
   {
+    name: 'messageTemplate that does not parse',
+    text: [REPO, POLICY, GIT, AUTOMATION.replace('    push:', "      messageTemplate: '{{ range .Changed.Changes }}'\n    push:")].join('---\n'),
+    at: 'messageTemplate:',
+    message: /spec\.git\.commit\.messageTemplate is not a valid Go template: template: commit message:1: unexpected EOF/,
+  },
+  {
     name: 'selector operator',
     text: [REPO, POLICY, GIT, `${AUTOMATION}  policySelector:\n    matchExpressions:\n      - {key: app, operator: Equals, values: [x]}\n`].join('---\n'),
     at: 'operator: Equals',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkTemplate } from '../external.js';
+import { parseTemplate } from '../../git/template/index.js';
 import { duration, labelSelector, localRef, metadata, namespacedRef, oneOf, stringMap, throwsToIssue, tolerated } from './common.js';
 import type { GitRef } from '../types.js';
 
@@ -29,7 +29,7 @@ const updatePath = z.string().check((ctx) => {
 });
 
 const template = z.string().check((ctx) => {
-  const problem = throwsToIssue(() => checkTemplate(ctx.value));
+  const problem = throwsToIssue(() => parseTemplate(ctx.value));
   if (problem) {
     ctx.issues.push({ code: 'custom', input: ctx.value, message: `is not a valid Go template: ${problem}` });
   }
