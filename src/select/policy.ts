@@ -8,7 +8,7 @@
  */
 import type { ImagePolicy } from '../config/types.js';
 import { compileRegex, type Re2 } from './regex.js';
-import { alphabeticalKey, compareGoStrings } from './strategies/alphabetical.js';
+import { alphabeticalKey, compareGoStrings, isWide } from './strategies/alphabetical.js';
 import { buildTimeKey, compareBuildTimes } from './strategies/newestBuild.js';
 import { numericalKey, parseGoFloat } from './strategies/numerical.js';
 import { compareVersions, parseSemverRange, parseVersion, versionKey, type SemverVersion } from './strategies/semver.js';
@@ -111,13 +111,23 @@ function semverStrategy(range: string): Strategy<SemverVersion> {
   };
 }
 
-function alphabeticalStrategy(order: 'asc' | 'desc'): Strategy<string> {
+interface Str {
+  s: string;
+  /** Needs the slow UTF-8 order comparison. */
+  wide: boolean;
+}
+
+function alphabeticalStrategy(order: 'asc' | 'desc'): Strategy<Str> {
   const sign = order === 'asc' ? 1 : -1;
   return {
-    parse: (value) => value,
-    newer: (a, b) => sign * compareGoStrings(a, b),
+    parse: (value) => ({ s: value, wide: isWide(value) }),
+    newer: (a, b) => {
+      if (a.s === b.s) return 0;
+      if (a.wide || b.wide) return sign * compareGoStrings(a.s, b.s);
+      return a.s < b.s ? -sign : sign;
+    },
     eligible: () => true,
-    key: alphabeticalKey,
+    key: (v) => alphabeticalKey(v.s),
     tie: () => 0,
     strict: false,
     noCandidate: () => 'version list argument cannot be empty',
@@ -215,8 +225,7 @@ export function compilePolicy(spec: PolicySpec, exclusionList: readonly string[]
   const extract = (tag: string): string | null => {
     if (filter === null) return tag;
     if (template === '') return filter.test(tag) ? tag : null;
-    // A failed DFA test is much cheaper than a failed submatch search, and most filters reject most tags.
-    if (!filter.test(tag)) return null;
+    // One submatch search; Re2 rejects most non-matching tags on their literal prefix/suffix first.
     return filter.expand(template, tag);
   };
 

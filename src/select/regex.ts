@@ -30,8 +30,74 @@ function isSyntaxError(err: unknown): err is SyntaxErrorLike {
   return typeof err === 'object' && err !== null && typeof (err as { getDescription?: unknown }).getDescription === 'function';
 }
 
+// Punctuation that stands for itself when escaped, and ASCII that stands for itself unescaped.
+const ESCAPED_LITERAL = new Set('.-+*?()[]{}|^$\\/:=!<>,_#&~@%\'"`;'.split(''));
+const PLAIN_LITERAL = /^[A-Za-z0-9\-_:=!<>,#&~@%'"`;/ ]$/;
+
+/**
+ * Literal text every match must start with (pattern `^lit…`) or end with (`…lit$`), found
+ * conservatively so that checking it can only skip inputs RE2 would reject anyway: no `|`
+ * anywhere (no top-level alternation), no flag groups (`(?i)`, `(?m)`, `(?s)`, `(?U)`), and a
+ * literal directly before a quantifier is not counted.
+ */
+export function literalAffixes(pattern: string): { prefix: string; suffix: string } {
+  const none = { prefix: '', suffix: '' };
+  if (pattern.includes('|') || /\(\?(?!P<|<|:)/.test(pattern) || pattern.includes('\\Q')) return none;
+  let prefix = '';
+  if (pattern.startsWith('^')) {
+    let i = 1;
+    for (;;) {
+      const c = pattern[i];
+      let lit: string | null = null;
+      let width = 1;
+      if (c === undefined) break;
+      if (c === '\\') {
+        const e = pattern[i + 1];
+        if (e !== undefined && ESCAPED_LITERAL.has(e)) {
+          lit = e;
+          width = 2;
+        }
+      } else if (PLAIN_LITERAL.test(c)) {
+        lit = c;
+      }
+      if (lit === null) break;
+      const next = pattern[i + width];
+      if (next === '*' || next === '+' || next === '?' || next === '{') break;
+      prefix += lit;
+      i += width;
+    }
+  }
+  let suffix = '';
+  if (pattern.endsWith('$') && !escapedAt(pattern, pattern.length - 1)) {
+    let i = pattern.length - 2;
+    while (i >= 0) {
+      const c = pattern[i]!;
+      if (escapedAt(pattern, i)) {
+        if (!ESCAPED_LITERAL.has(c)) break;
+        suffix = c + suffix;
+        i -= 2;
+      } else if (PLAIN_LITERAL.test(c) && pattern[i - 1] !== '{' && pattern[i - 1] !== ',') {
+        suffix = c + suffix;
+        i -= 1;
+      } else {
+        break;
+      }
+    }
+  }
+  return { prefix, suffix };
+}
+
+/** Whether the character at `i` is escaped (preceded by an odd number of backslashes). */
+function escapedAt(s: string, i: number): boolean {
+  let n = 0;
+  for (let j = i - 1; j >= 0 && s[j] === '\\'; j--) n++;
+  return n % 2 === 1;
+}
+
 class GoRegexp implements Re2 {
   readonly #re: RE2JS;
+  readonly #prefix: string;
+  readonly #suffix: string;
   /** Index i holds the name of group i ("" for unnamed and for group 0), as Go's SubexpNames. */
   readonly #names: string[];
 
@@ -42,13 +108,20 @@ class GoRegexp implements Re2 {
     this.#re = re;
     this.#names = new Array<string>(re.groupCount() + 1).fill('');
     for (const [name, index] of Object.entries(re.namedGroups())) this.#names[index] = name;
+    ({ prefix: this.#prefix, suffix: this.#suffix } = literalAffixes(source));
+  }
+
+  /** A necessary condition for a match, far cheaper than running the automaton. */
+  #mayMatch(s: string): boolean {
+    return (this.#prefix === '' || s.startsWith(this.#prefix)) && (this.#suffix === '' || s.endsWith(this.#suffix));
   }
 
   test(s: string): boolean {
-    return this.#re.test(s);
+    return this.#mayMatch(s) && this.#re.test(s);
   }
 
   submatchIndex(s: string): number[] | null {
+    if (!this.#mayMatch(s)) return null;
     const m: unknown = this.#re.re2().findSubmatchIndex(s);
     return Array.isArray(m) ? (m as number[]) : null;
   }

@@ -5,6 +5,16 @@
 
 export type Order = 'asc' | 'desc';
 
+const WIDE = /[\uD800-\uFFFF]/;
+
+/**
+ * Whether a string has code units where UTF-16 order and UTF-8 order can differ; strings
+ * without them compare correctly with JavaScript's own (much faster) `<`.
+ */
+export function isWide(s: string): boolean {
+  return WIDE.test(s);
+}
+
 /** Go's `a < b` on strings: UTF-8 byte order, which is code point order (not UTF-16 unit order). */
 export function compareGoStrings(a: string, b: string): number {
   if (a === b) return 0;

@@ -54,16 +54,20 @@ function validIdentifiers(s: string): boolean {
   return partLen > 0;
 }
 
-/** Masterminds' validatePrerelease: numeric identifiers must not have leading zeros. */
+/** Masterminds' validatePrerelease (after validIdentifiers): numeric identifiers must not have leading zeros. */
 function validPrerelease(pre: string): boolean {
-  for (const part of pre.split('.')) {
-    if (isDigits(part) && part.length > 1 && part.charCodeAt(0) === 48) return false;
+  let start = 0;
+  for (let i = 0; i <= pre.length; i++) {
+    if (i < pre.length && pre.charCodeAt(i) !== 46) continue;
+    if (i - start > 1 && pre.charCodeAt(start) === 48 && isDigits(pre.slice(start, i))) return false;
+    start = i + 1;
   }
   return true;
 }
 
 /** Strips leading zeros; null when the value does not fit in uint64 (Go's ParseUint fails). */
 function uint64(digits: string): string | null {
+  if (digits.length === 1 || (digits.length < 16 && digits.charCodeAt(0) !== 48)) return digits;
   let i = 0;
   while (i < digits.length - 1 && digits.charCodeAt(i) === 48) i++;
   const n = i === 0 ? digits : digits.slice(i);
@@ -73,38 +77,38 @@ function uint64(digits: string): string | null {
 
 /**
  * Masterminds `NewVersion` (coercing): `v?MAJOR[.MINOR[.PATCH]][-PRE][+META]`, missing parts are 0.
- * Returns null when it does not parse.
+ * Returns null when it does not parse. A single pass: selection reads every tag of a repository.
  */
 export function newVersion(v: string): SemverVersion | null {
-  let s = v.charCodeAt(0) === 118 /* v */ ? v.slice(1) : v;
-  let metadata = '';
-  let pre = '';
-  const plus = s.indexOf('+');
-  if (plus >= 0) {
-    metadata = s.slice(plus + 1);
-    s = s.slice(0, plus);
-    if (!validIdentifiers(metadata)) return null;
-  }
-  const dash = s.indexOf('-');
-  if (dash >= 0) {
-    pre = s.slice(dash + 1);
-    s = s.slice(0, dash);
-    if (!validIdentifiers(pre) || !validPrerelease(pre)) return null;
-  }
-  const segs = s.split('.');
-  if (segs.length > 3) return null;
+  const len = v.length;
+  let i = v.charCodeAt(0) === 118 /* v */ ? 1 : 0;
+  // Metadata is everything after the first `+`, the prerelease everything after the first `-` before it.
+  let plus = v.indexOf('+', i);
+  if (plus < 0) plus = len;
+  let dash = v.indexOf('-', i);
+  if (dash < 0 || dash > plus) dash = plus;
   const nums: string[] = [];
-  for (const seg of segs) {
-    if (!isDigits(seg)) return null;
-    const n = uint64(seg);
+  let start = i;
+  for (; ; i++) {
+    const c = i < dash ? v.charCodeAt(i) : -1;
+    if (c >= 48 && c <= 57) continue;
+    if (c !== 46 /* . */ && c !== -1) return null;
+    if (i === start || nums.length === 3) return null;
+    const n = uint64(v.slice(start, i));
     if (n === null) return null;
     nums.push(n);
+    if (c === -1) break;
+    start = i + 1;
   }
+  const pre = dash < plus ? v.slice(dash + 1, plus) : '';
+  if (dash < plus && (!validIdentifiers(pre) || !validPrerelease(pre))) return null;
+  const metadata = plus < len ? v.slice(plus + 1) : '';
+  if (plus < len && !validIdentifiers(metadata)) return null;
   const major = nums[0] ?? '0';
   const minor = nums[1] ?? '0';
   const patch = nums[2] ?? '0';
   const fast: [number, number, number] | null =
-    major.length <= 15 && minor.length <= 15 && patch.length <= 15 ? [Number(major), Number(minor), Number(patch)] : null;
+    major.length <= 15 && minor.length <= 15 && patch.length <= 15 ? [+major, +minor, +patch] : null;
   return { original: v, major, minor, patch, pre, metadata, fast };
 }
 
