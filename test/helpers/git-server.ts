@@ -121,7 +121,7 @@ const FIXED_DATE = '2024-01-01T00:00:00Z';
 
 export async function startGitServer(opts: GitServerOptions = {}): Promise<GitServer> {
   const root = await mkdtemp(join(tmpdir(), 'pawl-git-server-'));
-  let users: Record<string, string> | undefined = opts.users ? { ...opts.users } : undefined;
+  let users: Map<string, string> | undefined = opts.users ? new Map(Object.entries(opts.users)) : undefined;
   const hooks = new Map<string, PushHook>();
   const pushCounts = new Map<string, number>();
   const requests: RequestRecord[] = [];
@@ -141,7 +141,7 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
     if (i < 0) return false;
     const user = decoded.slice(0, i);
     const pass = decoded.slice(i + 1);
-    return Object.hasOwn(users, user) && users[user] === pass ? user : false;
+    return users.get(user) === pass ? user : false;
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -381,9 +381,9 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
     },
     revParse,
     setUser(user, password) {
-      users ??= {};
-      if (password === null) delete users[user];
-      else users[user] = password;
+      users ??= new Map();
+      if (password === null) users.delete(user);
+      else users.set(user, password);
     },
     async close() {
       server.closeAllConnections();
