@@ -11,6 +11,7 @@ import { describeAnomaly } from '../store/index.js';
 import type { Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
 import type { RecordedResponse, RegistryClient, RepositoryRef } from './registry/types.js';
+import { parseRepositoryRef } from './registry/reference.js';
 
 export type { Anomaly };
 
@@ -37,8 +38,12 @@ export interface ScanDeps {
   now?: () => Date;
   log: Logger;
   signal?: AbortSignal;
-  /** Turns `spec.image` (and `insecure`) into the client's reference. */
-  reference: (repo: ImageRepository) => RepositoryRef;
+  /** Turns `spec.image` (and `insecure`) into the client's reference; default `defaultReference`. */
+  reference?: (repo: ImageRepository) => RepositoryRef;
+}
+
+export function defaultReference(repo: ImageRepository): RepositoryRef {
+  return parseRepositoryRef(repo.spec.image, { insecure: repo.spec.insecure });
 }
 
 /** Compiles `exclusionList` (Go RE2, unanchored). The config loader has validated the patterns. */
@@ -96,11 +101,13 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
   const started = performance.now();
   // A ref'd timer rather than AbortSignal.timeout: the deadline must hold even when nothing else keeps the process alive.
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new Error('timeout')), repo.spec.timeout);
+  // A little grace, so a client that enforces the same timeout reports its own, more precise error.
+  const grace = Math.min(1000, Math.ceil(repo.spec.timeout / 10));
+  const timer = setTimeout(() => deadline.abort(new Error('timeout')), repo.spec.timeout + grace);
   const timeout = deadline.signal;
   const signal = deps.signal ? AbortSignal.any([deps.signal, timeout]) : timeout;
   try {
-    const ref = deps.reference(repo);
+    const ref = (deps.reference ?? defaultReference)(repo);
     const list = await untilAborted(deps.client.listTags(ref, { signal }), signal);
     // A listing that resolves after the deadline is still too late: no half-timed data.
     if (signal.aborted) throw signal.reason;

@@ -1,4 +1,98 @@
 import type { Command } from 'commander';
+import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
+import { action } from '../action.js';
+import { table } from '../table.js';
+import { loadConfigOrThrow } from '../../config/load.js';
+import { resolveObject } from '../../config/resolve.js';
+import type { ImageRepository } from '../../config/types.js';
+import { openStore } from '../../store/index.js';
+import { scanRepositories, type ScanReport } from '../../scan/scanner.js';
+import { createScanClients } from '../../scan/clients.js';
+import { anomalyKinds } from '../../scan/format.js';
+import { UsageError } from '../../util/errors.js';
 
-/** Placeholder until the command is built. */
-export function register(_program: Command): void {}
+interface ScanOptions {
+  concurrency?: string;
+}
+
+export function register(program: Command): void {
+  const cmd = withGlobalOptions(
+    program
+      .command('scan')
+      .argument('[names...]', 'ImageRepositories (NAMESPACE/NAME or a unique NAME); all when none')
+      .description('scan ImageRepositories now and store what the registries listed')
+      .option('--concurrency <n>', 'repositories scanned at once (default 4)'),
+  );
+  cmd.action(
+    action(async (ctx, names: string[]) => {
+      const opts = cmd.opts<ScanOptions>();
+      const concurrency = opts.concurrency === undefined ? 4 : Number(opts.concurrency);
+      if (!Number.isInteger(concurrency) || concurrency < 1) {
+        throw new UsageError(`--concurrency must be a positive whole number, not "${opts.concurrency}"`);
+      }
+      const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
+      const repos: ImageRepository[] =
+        names.length > 0
+          ? [...new Set(names.map((n) => resolveObject(config.imageRepositories, n, 'ImageRepository')))]
+          : [...config.imageRepositories.values()].sort((a, b) => a.metadata.namespace.localeCompare(b.metadata.namespace) || a.metadata.name.localeCompare(b.metadata.name));
+      if (repos.length === 0) {
+        if (ctx.options.json) writeJson(ctx, { repositories: [] });
+        else ctx.stderr.write('pawl: no ImageRepository in the configuration; nothing to scan\n');
+        return 0;
+      }
+      const store = openStore(ctx.options.stateDir);
+      const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
+      const progress = progressIndicator(ctx, repos.length);
+      const abort = new AbortController();
+      const onSignal = () => abort.abort(new Error('interrupted'));
+      process.once('SIGINT', onSignal);
+      let reports: ScanReport[];
+      try {
+        reports = await scanRepositories(
+          repos,
+          { client: (r) => clients.client(r), reference: (r) => clients.reference(r), store, log: ctx.log, signal: abort.signal },
+          { concurrency, onDone: progress.update },
+        );
+      } finally {
+        process.off('SIGINT', onSignal);
+        progress.done();
+        store.close();
+      }
+      if (ctx.options.json) writeJson(ctx, { repositories: reports });
+      else writeLine(ctx, renderReports(reports));
+      return reports.some((r) => r.error !== null) ? 1 : 0;
+    }),
+  );
+}
+
+export function renderReports(reports: readonly ScanReport[]): string {
+  return table(
+    ['NAME', 'TAGS', 'ADDED', 'REMOVED', 'ANOMALIES', 'ERROR'],
+    reports.map((r) => [
+      r.name,
+      String(r.tags),
+      r.scanned ? String(r.added.length) : '-',
+      r.scanned ? String(r.removed.length) : '-',
+      r.suspended ? 'suspended' : anomalyKinds(r.anomalies),
+      r.error ?? '',
+    ]),
+  );
+}
+
+/** A one-line counter on stderr, only for a person at a terminal (never with --json). */
+function progressIndicator(ctx: CommandContext, total: number): { update: (r: ScanReport, done: number) => void; done: () => void } {
+  const tty = (ctx.stderr as NodeJS.WriteStream).isTTY === true && !ctx.options.json;
+  if (!tty) return { update: () => undefined, done: () => undefined };
+  let shown = false;
+  const draw = (text: string) => {
+    ctx.stderr.write(`\r\x1b[2K${text}`);
+    shown = true;
+  };
+  draw(`scanning 0/${total}…`);
+  return {
+    update: (r, done) => draw(`scanning ${done}/${total}… ${r.name}${r.error ? ' (failed)' : ''}`),
+    done: () => {
+      if (shown) ctx.stderr.write('\r\x1b[2K');
+    },
+  };
+}

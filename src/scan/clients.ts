@@ -1,0 +1,58 @@
+/**
+ * Builds the registry client for each ImageRepository from the configuration: its `secretRef`
+ * and `certSecretRef` Secrets (same namespace), `insecure` and `timeout`. Repositories that
+ * share those settings share a client, so tokens are fetched once per registry and scope.
+ */
+import type { Config, ImageRepository } from '../config/types.js';
+import type { Logger } from '../util/log.js';
+import { RuntimeError } from '../util/errors.js';
+import { createRegistryClient, type RegistryClientOptions } from './registry/client.js';
+import type { BuildTimeCache, RegistryClient, RepositoryRef } from './registry/types.js';
+import { defaultReference } from './scanner.js';
+
+export interface ScanClients {
+  client(repo: ImageRepository): RegistryClient;
+  reference(repo: ImageRepository): RepositoryRef;
+}
+
+export interface ScanClientOptions {
+  log: Logger;
+  buildTimes?: BuildTimeCache;
+  /** Passed to every client (tests: a fake fetch, limits). */
+  extra?: Partial<RegistryClientOptions>;
+}
+
+export function createScanClients(config: Config, opts: ScanClientOptions): ScanClients {
+  const clients = new Map<string, RegistryClient>();
+  const secret = (repo: ImageRepository, name: string | undefined, field: string) => {
+    if (name === undefined) return undefined;
+    const key = `${repo.metadata.namespace}/${name}`;
+    const s = config.secrets.get(key);
+    // The loader checks references; this guards library callers that build a Config by hand.
+    if (!s) throw new RuntimeError(`ImageRepository ${repo.metadata.namespace}/${repo.metadata.name}: ${field} names Secret ${key}, which is not in the configuration`);
+    return s;
+  };
+  return {
+    client(repo) {
+      const { secretRef, certSecretRef, insecure, timeout } = repo.spec;
+      const key = JSON.stringify([repo.metadata.namespace, secretRef ?? null, certSecretRef ?? null, insecure, timeout]);
+      let c = clients.get(key);
+      if (!c) {
+        const s = secret(repo, secretRef, 'spec.secretRef');
+        const ca = secret(repo, certSecretRef, 'spec.certSecretRef');
+        c = createRegistryClient({
+          log: opts.log,
+          insecure,
+          timeoutMs: timeout,
+          ...(s ? { secret: s } : {}),
+          ...(ca ? { caSecret: ca } : {}),
+          ...(opts.buildTimes ? { buildTimeCache: opts.buildTimes } : {}),
+          ...opts.extra,
+        });
+        clients.set(key, c);
+      }
+      return c;
+    },
+    reference: defaultReference,
+  };
+}
