@@ -28,6 +28,8 @@ export interface Sshd {
   knownHosts: string;
   /** A client key that the server accepts. */
   clientKey: SshKeyPair;
+  /** The server's authorized_keys file; a test may append keys to it. */
+  authorizedKeysFile: string;
   /** `ssh://user@127.0.0.1:PORT/abs/path` for a bare repository directory. */
   url(repoDir: string): string;
   close(): Promise<void>;
@@ -151,6 +153,7 @@ export async function startSshd(): Promise<Sshd> {
     user,
     knownHosts: `[127.0.0.1]:${port} ${hostPub}\n`,
     clientKey,
+    authorizedKeysFile: join(dir, 'authorized_keys'),
     url: (repoDir) => `ssh://${user}@127.0.0.1:${port}${repoDir}`,
     async close() {
       if (running.exitCode === null) {
