@@ -127,7 +127,7 @@ function alphabeticalStrategy(order: 'asc' | 'desc'): Strategy<Str> {
       return a.s < b.s ? -sign : sign;
     },
     eligible: () => true,
-    key: (v) => alphabeticalKey(v.s),
+    key: (v) => `alphabetical ${alphabeticalKey(v.s)}`,
     tie: () => 0,
     strict: false,
     noCandidate: () => 'version list argument cannot be empty',
