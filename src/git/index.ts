@@ -3,6 +3,8 @@ export { git, GitError, redact, type GitOptions, type GitResult, type GitFailure
 export { prepareAuth, withAuth, checkAuthSecret, transportOf, type GitAuth, type Transport } from './auth.js';
 export {
   openWorkspace,
+  withWorkspace,
+  type WithWorkspaceOptions,
   selectSemverTag,
   chooseRef,
   type Workspace,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, readdir, writeFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startGitServer, type GitServer } from '../helpers/git-server.js';
-import { openWorkspace } from '../../src/git/workspace.js';
+import { openWorkspace, withWorkspace } from '../../src/git/workspace.js';
 import { GitError } from '../../src/git/exec.js';
 import { silentLogger } from '../../src/util/log.js';
 import { captureLogger, gitRepository, secret, tempDir } from './fixtures.js';
@@ -199,6 +199,33 @@ describe('workspace over smart HTTP with Basic auth', () => {
       log: silentLogger,
     });
     assert.equal(await readFile(join(ws.dir, 'x.yaml'), 'utf8'), 'other\n');
+  });
+
+  test('withWorkspace serialises passes on one workspace and takes over a dead process\'s lock', async () => {
+    const repo = gitRepository(server.cloneUrl('app'), { name: 'locked' });
+    // A lock file left by a process that no longer exists.
+    await mkdir(join(state.dir, 'git', 'flux-system'), { recursive: true });
+    await writeFile(join(state.dir, 'git', 'flux-system', 'locked.lock'), '999999999\n');
+    let active = 0;
+    let maxActive = 0;
+    const order: string[] = [];
+    const pass = (label: string) =>
+      withWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }, async (ws) => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        order.push(`start ${label}`);
+        await writeFile(join(ws.dir, 'deploy.yaml'), `${label}\n`);
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(await readFile(join(ws.dir, 'deploy.yaml'), 'utf8'), `${label}\n`);
+        order.push(`end ${label}`);
+        active--;
+        return label;
+      });
+    const results = await Promise.all([pass('a'), pass('b'), pass('c')]);
+    assert.deepEqual(results, ['a', 'b', 'c']);
+    assert.equal(maxActive, 1);
+    assert.deepEqual(order, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+    await assert.rejects(stat(join(state.dir, 'git', 'flux-system', 'locked.lock')));
   });
 
   test('status, changedFiles and diff', async () => {
