@@ -2,7 +2,7 @@
 import { FuncError } from './errors.js';
 import type { GoFunc } from './exec.js';
 import { formatValue, sprint, sprintf, sprintln } from './fmt.js';
-import { asGoMap, deepEqual, GoStruct, isTrue, kindOf, length, typeName } from './values.js';
+import { asGoMap, deepEqual, GoStruct, isTrue, kindOf, length, numberOf, typeName } from './values.js';
 
 type BasicKind = 'bool' | 'int' | 'float' | 'string';
 
@@ -27,21 +27,21 @@ const ERR_BAD_COMPARISON = 'incompatible types for comparison';
 const ERR_NO_COMPARISON = 'missing argument for comparison';
 
 function num(v: unknown): number | bigint {
-  return v as number | bigint;
+  return typeof v === 'bigint' ? v : numberOf(v);
 }
 
 function lessNum(a: unknown, b: unknown): boolean {
   const x = num(a);
   const y = num(b);
-  if (typeof x === 'bigint' || typeof y === 'bigint') return BigInt(x) < BigInt(y);
-  return x < y;
+  if (typeof x === 'bigint' && typeof y === 'bigint') return x < y;
+  return Number(x) < Number(y);
 }
 
 function eqNum(a: unknown, b: unknown): boolean {
   const x = num(a);
   const y = num(b);
-  if (typeof x === 'bigint' || typeof y === 'bigint') return BigInt(x) === BigInt(y);
-  return x === y;
+  if (typeof x === 'bigint' && typeof y === 'bigint') return x === y;
+  return Number(x) === Number(y);
 }
 
 function isNilValue(v: unknown): boolean {
@@ -104,7 +104,8 @@ function le(a: unknown, b: unknown): boolean {
 function indexArg(index: unknown, cap: number): number {
   if (index === undefined || index === null) throw new FuncError('cannot index slice/array with nil');
   const k = kindOf(index);
-  if (k !== 'int' && k !== 'int64') throw new FuncError(`cannot index slice/array with type ${typeName(index)}`);
+  if (k !== 'int' && k !== 'int64')
+    throw new FuncError(`cannot index slice/array with type ${typeName(index)}`);
   const x = Number(index);
   if (x < 0 || x >= cap) throw new FuncError(`index out of range: ${x}`);
   return x;

@@ -22,6 +22,7 @@ import type {
 import { nodeString } from './nodes.js';
 import {
   asGoMap,
+  goFloat,
   GoMap,
   GoStruct,
   isTrue,
@@ -227,7 +228,8 @@ export class Executor {
         case 'int':
         case 'int64': {
           const n = Number(val);
-          if (r.pipe.decl.length > 1) this.errorf(`can't use ${formatValue(val, 'v')} to iterate over more than one variable`);
+          if (r.pipe.decl.length > 1)
+            this.errorf(`can't use ${formatValue(val, 'v')} to iterate over more than one variable`);
           iterated = n > 0;
           for (let i = 0; i < n; i++) if (oneIteration(i, i) === 'break') break;
           break;
@@ -246,7 +248,10 @@ export class Executor {
   private walkTemplate(dot: unknown, t: TemplateNode): void {
     this.at(t);
     const tree = this.trees.get(t.name);
-    if (!tree) this.errorf(`template: no template ${JSON.stringify(t.name)} associated with template ${JSON.stringify(this.name)}`);
+    if (!tree)
+      this.errorf(
+        `template: no template ${JSON.stringify(t.name)} associated with template ${JSON.stringify(this.name)}`,
+      );
     const newDot = this.evalPipeline(dot, t.pipe);
     if (++this.depth >= MAX_EXEC_DEPTH) this.errorf(`exceeded maximum template depth (${MAX_EXEC_DEPTH})`);
     const savedVars = this.vars;
@@ -284,7 +289,8 @@ export class Executor {
   }
 
   private notAFunction(args: readonly Node[], final: Final): void {
-    if (args.length > 1 || final !== MISSING) this.errorf(`can't give argument to non-function ${nodeString(args[0]!)}`);
+    if (args.length > 1 || final !== MISSING)
+      this.errorf(`can't give argument to non-function ${nodeString(args[0]!)}`);
   }
 
   private evalCommand(dot: unknown, cmd: CommandNode, final: Final): unknown {
@@ -327,7 +333,7 @@ export class Executor {
   private idealConstant(n: NumberNode): unknown {
     this.at(n);
     if (n.isFloat && !/^[+-]?0[xX]/.test(n.text) && !n.text.startsWith("'") && /[.eEpP]/.test(n.text)) {
-      return n.float;
+      return goFloat(n.float);
     }
     if (n.isInt) {
       if (n.int > 0x7fffffffffffffffn || n.int < -0x8000000000000000n) this.errorf(`${n.text} overflows int`);
@@ -427,7 +433,8 @@ export class Executor {
     const numIn = args.length + (final !== MISSING ? 1 : 0);
     const fixed = fn.params.length;
     if (fn.variadic !== undefined) {
-      if (numIn < fixed) this.errorf(`wrong number of args for ${name}: want at least ${fixed} got ${args.length}`);
+      if (numIn < fixed)
+        this.errorf(`wrong number of args for ${name}: want at least ${fixed} got ${args.length}`);
     } else if (numIn !== fixed) {
       this.errorf(`wrong number of args for ${name}: want ${fixed} got ${numIn}`);
     }
@@ -485,7 +492,7 @@ export class Executor {
         this.errorf(`expected bool; found ${nodeString(n)}`);
         break;
       case 'float64':
-        if (n.kind === 'number' && n.isFloat) return n.float;
+        if (n.kind === 'number' && n.isFloat) return goFloat(n.float);
         this.errorf(`expected float; found ${nodeString(n)}`);
         break;
       case 'int':
@@ -517,7 +524,7 @@ export class Executor {
       case 'string':
         return n.text;
       case 'nil':
-        this.errorf('evalEmptyInterface: nil (can\'t happen)');
+        this.errorf("evalEmptyInterface: nil (can't happen)");
         break;
       default:
         return this.evalArg(dot, 'any', n);

@@ -3,7 +3,7 @@
  * Sprintf with the common verbs, flags, width and precision, and %v of
  * slices, maps (sorted keys) and structs (String() methods honoured).
  */
-import { asGoMap, GoStruct, kindOf, sortedEntries, typeName } from './values.js';
+import { asGoMap, GoStruct, kindOf, numberOf, sortedEntries, typeName } from './values.js';
 
 interface Spec {
   minus: boolean;
@@ -208,7 +208,14 @@ function fmtFloat(v: number, verb: string, spec: Spec): string {
     }
   }
   const neg = v < 0 || Object.is(v, -0);
-  const sign = neg && body !== 'NaN' && !body.startsWith('-') ? '-' : !neg && spec.plus ? '+' : !neg && spec.space ? ' ' : '';
+  const sign =
+    neg && body !== 'NaN' && !body.startsWith('-')
+      ? '-'
+      : !neg && spec.plus
+        ? '+'
+        : !neg && spec.space
+          ? ' '
+          : '';
   const s = body.startsWith('+') || body.startsWith('-') ? body : sign + body;
   return pad(s, spec, Number.isFinite(v));
 }
@@ -286,7 +293,7 @@ export function formatValue(arg: unknown, verb: string, spec: Spec = NO_SPEC, de
       }
     }
     case 'float64':
-      return 'vgGeEfF'.includes(verb) ? fmtFloat(arg as number, verb, spec) : badVerb(verb, arg);
+      return 'vgGeEfF'.includes(verb) ? fmtFloat(numberOf(arg), verb, spec) : badVerb(verb, arg);
     case 'string':
       return fmtString(arg as string, verb, spec);
     case 'slice': {
@@ -425,7 +432,9 @@ export function sprintf(format: string, args: readonly unknown[]): string {
     out += formatValue(arg, verb, spec);
   }
   if (argNum < args.length) {
-    const extra = args.slice(argNum).map((a) => (a === undefined || a === null ? '<nil>' : `${typeName(a)}=${formatValue(a, 'v')}`));
+    const extra = args
+      .slice(argNum)
+      .map((a) => (a === undefined || a === null ? '<nil>' : `${typeName(a)}=${formatValue(a, 'v')}`));
     out += `%!(EXTRA ${extra.join(', ')})`;
   }
   return out;

@@ -286,7 +286,14 @@ class Parser {
 
   private pipeline(context: string, end: ItemType): PipeNode {
     const token = this.peekNonSpace();
-    const pipe: PipeNode = { kind: 'pipe', pos: token.pos, line: token.line, isAssign: false, decl: [], cmds: [] };
+    const pipe: PipeNode = {
+      kind: 'pipe',
+      pos: token.pos,
+      line: token.line,
+      isAssign: false,
+      decl: [],
+      cmds: [],
+    };
     decls: for (;;) {
       const v = this.peekNonSpace();
       if (v.type !== 'variable') break;
@@ -454,7 +461,15 @@ class Parser {
 
   private newNumber(token: Item): NumberNode {
     const text = token.val;
-    const n: NumberNode = { kind: 'number', pos: token.pos, isInt: false, isFloat: false, int: 0n, float: 0, text };
+    const n: NumberNode = {
+      kind: 'number',
+      pos: token.pos,
+      isInt: false,
+      isFloat: false,
+      int: 0n,
+      float: 0,
+      text,
+    };
     if (token.type === 'charConstant') {
       const s = goUnquote(text);
       if (s === null || [...s].length !== 1) this.errorf(`malformed character constant: ${text}`);
@@ -544,7 +559,7 @@ export function goUnquote(q: string): string | null {
   if (quote === '`') return body.includes('`') ? null : body.replace(/\r/g, '');
   if (quote !== '"' && quote !== "'") return null;
   let out = '';
-  for (let i = 0; i < body.length; ) {
+  for (let i = 0; i < body.length;) {
     const c = body[i]!;
     if (c === quote) return null;
     if (c === '\n') return null;

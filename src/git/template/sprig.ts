@@ -10,7 +10,19 @@ import { RE2JS } from 're2js';
 import { FuncError } from './errors.js';
 import type { GoFunc } from './exec.js';
 import { formatValue, goQuote } from './fmt.js';
-import { asGoMap, deepEqual, GoMap, GoStruct, isTrue, kindOf, sortedEntries, typedSlice, typeName } from './values.js';
+import {
+  asGoMap,
+  deepEqual,
+  goFloat,
+  GoMap,
+  GoStruct,
+  isTrue,
+  kindOf,
+  numberOf,
+  sortedEntries,
+  typedSlice,
+  typeName,
+} from './values.js';
 import type { ParamKind } from './values.js';
 
 /** sprig's strval: strings as they are, String() when there is one, else %v. */
@@ -21,7 +33,8 @@ export function strval(v: unknown): string {
 }
 
 function strslice(v: unknown): string[] {
-  if (Array.isArray(v)) return typedSlice(v.filter((e) => e !== undefined && e !== null).map(strval), '[]string');
+  if (Array.isArray(v))
+    return typedSlice(v.filter((e) => e !== undefined && e !== null).map(strval), '[]string');
   if (v === undefined || v === null) return typedSlice([], '[]string');
   return typedSlice([strval(v)], '[]string');
 }
@@ -63,7 +76,7 @@ function toInt64(v: unknown): bigint {
     case 'int64':
       return v as bigint;
     case 'float64':
-      return BigInt(Math.trunc(v as number));
+      return BigInt(Math.trunc(numberOf(v)));
     case 'bool':
       return v ? 1n : 0n;
     case 'string': {
@@ -72,7 +85,10 @@ function toInt64(v: unknown): bigint {
         if (/^[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.test(s)) {
           const neg = s.startsWith('-');
           const body = s.replace(/^[+-]/, '');
-          const n = body.length > 1 && body.startsWith('0') && !/^0[xX]/.test(body) ? BigInt(`0o${body.slice(1)}`) : BigInt(body);
+          const n =
+            body.length > 1 && body.startsWith('0') && !/^0[xX]/.test(body)
+              ? BigInt(`0o${body.slice(1)}`)
+              : BigInt(body);
           return neg ? -n : n;
         }
       } catch {
@@ -89,9 +105,8 @@ function toFloat64(v: unknown): number {
   switch (kindOf(v)) {
     case 'int':
     case 'float64':
-      return v as number;
     case 'int64':
-      return Number(v as bigint);
+      return numberOf(v);
     case 'bool':
       return v ? 1 : 0;
     case 'string': {
@@ -285,7 +300,7 @@ function toJson(v: unknown, html: boolean, indent: string, depth = 0): string {
     case 'int64':
       return String(v);
     case 'float64':
-      return jsonFloat(v as number);
+      return jsonFloat(numberOf(v));
     case 'slice': {
       const arr = v as unknown[];
       if (arr.length === 0) return '[]';
@@ -297,7 +312,9 @@ function toJson(v: unknown, html: boolean, indent: string, depth = 0): string {
       const entries = sortedEntries(m);
       if (entries.length === 0) return '{}';
       return `{${entries
-        .map(([k, val]) => `${nl}${jsonString(String(k), html)}${colon}${toJson(val, html, indent, depth + 1)}`)
+        .map(
+          ([k, val]) => `${nl}${jsonString(String(k), html)}${colon}${toJson(val, html, indent, depth + 1)}`,
+        )
         .join(',')}${end}}`;
     }
     case 'struct': {
@@ -337,6 +354,7 @@ function fromJson(s: string): unknown {
         new Map(Object.entries(x as Record<string, unknown>).map(([k, val]) => [k, convert(val)])),
       );
     }
+    if (typeof x === 'number') return goFloat(x);
     return x;
   };
   return convert(JSON.parse(s));
@@ -385,7 +403,7 @@ function allMatches(re: RE2JS, s: string, n: number): Match[] {
 function expand(template: string, re: RE2JS, match: Match): string {
   const names = re.namedGroups();
   let out = '';
-  for (let i = 0; i < template.length; ) {
+  for (let i = 0; i < template.length;) {
     const c = template[i]!;
     if (c !== '$') {
       out += c;
@@ -514,7 +532,9 @@ function hasOf(needle: unknown, haystack: unknown): boolean {
 function abbrev(width: number, str: string): string {
   if (width < 4) return str;
   if (bytesOf(str).length <= width) return str;
-  return `${bytesOf(str).subarray(0, width - 3).toString('utf8')}...`;
+  return `${bytesOf(str)
+    .subarray(0, width - 3)
+    .toString('utf8')}...`;
 }
 
 function trunc(c: number, str: string): string {
@@ -527,7 +547,8 @@ function trunc(c: number, str: string): string {
 function substr(start: number, end: number, str: string): string {
   const b = bytesOf(str);
   const slice = (a: number, z: number): string => {
-    if (a < 0 || z > b.length || a > z) throw new FuncError(`runtime error: slice bounds out of range [${a}:${z}]`);
+    if (a < 0 || z > b.length || a > z)
+      throw new FuncError(`runtime error: slice bounds out of range [${a}:${z}]`);
     return b.subarray(a, z).toString('utf8');
   };
   if (start < 0) return slice(0, end);
@@ -597,7 +618,10 @@ function dig(args: unknown[]): unknown {
     if (v === undefined) return def;
     if (i === keys.length - 1) return v;
     cur = asGoMap(v) ?? undefined;
-    if (!cur) throw new FuncError(`interface conversion: interface {} is ${typeName(v)}, not map[string]interface {}`);
+    if (!cur)
+      throw new FuncError(
+        `interface conversion: interface {} is ${typeName(v)}, not map[string]interface {}`,
+      );
   }
   return def;
 }
@@ -623,7 +647,8 @@ const regexFns = {
     return regexReplace(r, s(str), (m) => expand(s(repl), r, m));
   },
   replaceAllLiteral: ([re, str, repl]: unknown[]) => regexReplace(compileRegex(s(re)), s(str), () => s(repl)),
-  split: ([re, str, count]: unknown[]) => typedSlice(regexSplit(compileRegex(s(re)), s(str), n(count)), '[]string'),
+  split: ([re, str, count]: unknown[]) =>
+    typedSlice(regexSplit(compileRegex(s(re)), s(str), n(count)), '[]string'),
 };
 
 /** Non-"must" regexp functions panic on a bad pattern in sprig; both end as "error calling …" here. */
@@ -644,14 +669,25 @@ const SPRIG: [string, GoFunc][] = [
     }),
   ],
   ['substr', f(['int', 'int', 'string'], ([a, b, str]) => substr(n(a), n(b), s(str)))],
-  ['repeat', f(['int', 'string'], ([c, str]) => {
-    if (n(c) < 0) throw new FuncError('strings: negative Repeat count');
-    return s(str).repeat(n(c));
-  })],
+  [
+    'repeat',
+    f(['int', 'string'], ([c, str]) => {
+      if (n(c) < 0) throw new FuncError('strings: negative Repeat count');
+      return s(str).repeat(n(c));
+    }),
+  ],
   ['trimall', f(['string', 'string'], ([a, b]) => goTrimCutset(s(b), s(a)))],
   ['trimAll', f(['string', 'string'], ([a, b]) => goTrimCutset(s(b), s(a)))],
-  ['trimSuffix', f(['string', 'string'], ([a, b]) => (s(b).endsWith(s(a)) ? s(b).slice(0, s(b).length - s(a).length) : s(b)))],
-  ['trimPrefix', f(['string', 'string'], ([a, b]) => (s(b).startsWith(s(a)) ? s(b).slice(s(a).length) : s(b)))],
+  [
+    'trimSuffix',
+    f(['string', 'string'], ([a, b]) =>
+      s(b).endsWith(s(a)) ? s(b).slice(0, s(b).length - s(a).length) : s(b),
+    ),
+  ],
+  [
+    'trimPrefix',
+    f(['string', 'string'], ([a, b]) => (s(b).startsWith(s(a)) ? s(b).slice(s(a).length) : s(b))),
+  ],
   ['nospace', f(['string'], ([str]) => s(str).replace(/[\s\u0085\u00a0]/gu, ''))],
   [
     'initials',
@@ -668,15 +704,61 @@ const SPRIG: [string, GoFunc][] = [
   ['hasSuffix', f(['string', 'string'], ([sub, str]) => s(str).endsWith(s(sub)))],
   [
     'quote',
-    f([], (args) => args.filter((a) => a !== undefined && a !== null).map((a) => goQuote(strval(a))).join(' '), 'any'),
+    f(
+      [],
+      (args) =>
+        args
+          .filter((a) => a !== undefined && a !== null)
+          .map((a) => goQuote(strval(a)))
+          .join(' '),
+      'any',
+    ),
   ],
   [
     'squote',
-    f([], (args) => args.filter((a) => a !== undefined && a !== null).map((a) => `'${formatValue(a, 'v')}'`).join(' '), 'any'),
+    f(
+      [],
+      (args) =>
+        args
+          .filter((a) => a !== undefined && a !== null)
+          .map((a) => `'${formatValue(a, 'v')}'`)
+          .join(' '),
+      'any',
+    ),
   ],
-  ['cat', f([], (args) => args.filter((a) => a !== undefined && a !== null).map((a) => formatValue(a, 'v')).join(' '), 'any')],
-  ['indent', f(['int', 'string'], ([c, str]) => ' '.repeat(n(c)) + s(str).split('\n').join(`\n${' '.repeat(n(c))}`))],
-  ['nindent', f(['int', 'string'], ([c, str]) => `\n${' '.repeat(n(c))}${s(str).split('\n').join(`\n${' '.repeat(n(c))}`)}`)],
+  [
+    'cat',
+    f(
+      [],
+      (args) =>
+        args
+          .filter((a) => a !== undefined && a !== null)
+          .map((a) => formatValue(a, 'v'))
+          .join(' '),
+      'any',
+    ),
+  ],
+  [
+    'indent',
+    f(
+      ['int', 'string'],
+      ([c, str]) =>
+        ' '.repeat(n(c)) +
+        s(str)
+          .split('\n')
+          .join(`\n${' '.repeat(n(c))}`),
+    ),
+  ],
+  [
+    'nindent',
+    f(
+      ['int', 'string'],
+      ([c, str]) =>
+        `\n${' '.repeat(n(c))}${s(str)
+          .split('\n')
+          .join(`\n${' '.repeat(n(c))}`)}`,
+    ),
+  ],
   ['replace', f(['string', 'string', 'string'], ([o, nw, src]) => goReplace(s(src), s(o), s(nw)))],
   ['plural', f(['string', 'string', 'int'], ([one, many, c]) => (n(c) === 1 ? one : many))],
   ['sha1sum', f(['string'], ([str]) => createHash('sha1').update(s(str), 'utf8').digest('hex'))],
@@ -693,7 +775,7 @@ const SPRIG: [string, GoFunc][] = [
   ],
   ['int64', f(['any'], ([v]) => toInt64(v))],
   ['int', f(['any'], ([v]) => Number(BigInt.asIntN(64, toInt64(v))))],
-  ['float64', f(['any'], ([v]) => toFloat64(v))],
+  ['float64', f(['any'], ([v]) => goFloat(toFloat64(v)))],
   ['toStrings', f(['any'], ([v]) => strslice(v))],
   [
     'split',
@@ -702,7 +784,9 @@ const SPRIG: [string, GoFunc][] = [
   ['splitList', f(['string', 'string'], ([sep, orig]) => typedSlice(goSplit(s(orig), s(sep)), '[]string'))],
   [
     'splitn',
-    f(['string', 'int', 'string'], ([sep, c, orig]) => newDict(goSplit(s(orig), s(sep), n(c)).map((p, i) => [`_${i}`, p]))),
+    f(['string', 'int', 'string'], ([sep, c, orig]) =>
+      newDict(goSplit(s(orig), s(sep), n(c)).map((p, i) => [`_${i}`, p])),
+    ),
   ],
   ['until', f(['int'], ([c]) => until(n(c)))],
   ['untilStep', f(['int', 'int', 'int'], ([a, b, c]) => untilStep(n(a), n(b), n(c)))],
@@ -724,12 +808,19 @@ const SPRIG: [string, GoFunc][] = [
       return toInt64(a) % toInt64(b);
     }),
   ],
-  ['mul', f(['any'], ([a, ...rest]) => int64Result(rest.reduce<bigint>((acc, v) => acc * toInt64(v), toInt64(a))), 'any')],
+  [
+    'mul',
+    f(
+      ['any'],
+      ([a, ...rest]) => int64Result(rest.reduce<bigint>((acc, v) => acc * toInt64(v), toInt64(a))),
+      'any',
+    ),
+  ],
   ['biggest', f(['any'], ([a, ...rest]) => maxMin('max', a, rest), 'any')],
   ['max', f(['any'], ([a, ...rest]) => maxMin('max', a, rest), 'any')],
   ['min', f(['any'], ([a, ...rest]) => maxMin('min', a, rest), 'any')],
-  ['ceil', f(['any'], ([v]) => Math.ceil(toFloat64(v)))],
-  ['floor', f(['any'], ([v]) => Math.floor(toFloat64(v)))],
+  ['ceil', f(['any'], ([v]) => goFloat(Math.ceil(toFloat64(v))))],
+  ['floor', f(['any'], ([v]) => goFloat(Math.floor(toFloat64(v))))],
   // string slices
   ['join', f(['string', 'any'], ([sep, v]) => strslice(v).join(s(sep)))],
   [
@@ -750,13 +841,51 @@ const SPRIG: [string, GoFunc][] = [
   ['any', f([], (args) => args.some((a) => !empty(a)), 'any')],
   ['compact', f(['any'], listOp('compact', compactOf))],
   ['mustCompact', f(['any'], listOp('compact', compactOf))],
-  ['toJson', f(['any'], ([v]) => must(() => { try { return toJson(v, true, ''); } catch { return ''; } }))],
+  [
+    'toJson',
+    f(['any'], ([v]) =>
+      must(() => {
+        try {
+          return toJson(v, true, '');
+        } catch {
+          return '';
+        }
+      }),
+    ),
+  ],
   ['mustToJson', f(['any'], ([v]) => toJson(v, true, ''))],
-  ['toPrettyJson', f(['any'], ([v]) => { try { return toJson(v, true, '  '); } catch { return ''; } })],
+  [
+    'toPrettyJson',
+    f(['any'], ([v]) => {
+      try {
+        return toJson(v, true, '  ');
+      } catch {
+        return '';
+      }
+    }),
+  ],
   ['mustToPrettyJson', f(['any'], ([v]) => toJson(v, true, '  '))],
-  ['toRawJson', f(['any'], ([v]) => { try { return toJson(v, false, ''); } catch { return ''; } })],
+  [
+    'toRawJson',
+    f(['any'], ([v]) => {
+      try {
+        return toJson(v, false, '');
+      } catch {
+        return '';
+      }
+    }),
+  ],
   ['mustToRawJson', f(['any'], ([v]) => toJson(v, false, ''))],
-  ['fromJson', f(['string'], ([str]) => { try { return fromJson(s(str)); } catch { return undefined; } })],
+  [
+    'fromJson',
+    f(['string'], ([str]) => {
+      try {
+        return fromJson(s(str));
+      } catch {
+        return undefined;
+      }
+    }),
+  ],
   [
     'mustFromJson',
     f(['string'], ([str]) => {
@@ -771,7 +900,10 @@ const SPRIG: [string, GoFunc][] = [
   // reflection
   ['typeOf', f(['any'], ([v]) => formatValue(v, 'T'))],
   ['typeIs', f(['string', 'any'], ([t, v]) => s(t) === formatValue(v, 'T'))],
-  ['typeIsLike', f(['string', 'any'], ([t, v]) => s(t) === formatValue(v, 'T') || s(t) === `*${formatValue(v, 'T')}`)],
+  [
+    'typeIsLike',
+    f(['string', 'any'], ([t, v]) => s(t) === formatValue(v, 'T') || s(t) === `*${formatValue(v, 'T')}`),
+  ],
   ['kindOf', f(['any'], ([v]) => kindIsName(v))],
   ['kindIs', f(['string', 'any'], ([t, v]) => s(t) === kindIsName(v))],
   ['deepEqual', f(['any', 'any'], ([a, b]) => deepEqual(a, b))],
@@ -808,11 +940,19 @@ const SPRIG: [string, GoFunc][] = [
   ['mustUniq', f(['any'], listOp('find uniq', uniqOf))],
   [
     'without',
-    f(['any'], ([l, ...omit]) => list(mustList(l, 'find without').filter((e) => !omit.some((o) => deepEqual(o, e)))), 'any'),
+    f(
+      ['any'],
+      ([l, ...omit]) => list(mustList(l, 'find without').filter((e) => !omit.some((o) => deepEqual(o, e)))),
+      'any',
+    ),
   ],
   [
     'mustWithout',
-    f(['any'], ([l, ...omit]) => list(mustList(l, 'find without').filter((e) => !omit.some((o) => deepEqual(o, e)))), 'any'),
+    f(
+      ['any'],
+      ([l, ...omit]) => list(mustList(l, 'find without').filter((e) => !omit.some((o) => deepEqual(o, e)))),
+      'any',
+    ),
   ],
   ['has', f(['any', 'any'], ([needle, hay]) => hasOf(needle, hay))],
   ['mustHas', f(['any', 'any'], ([needle, hay]) => hasOf(needle, hay))],
@@ -847,13 +987,17 @@ const SPRIG: [string, GoFunc][] = [
       [],
       (args) => {
         const entries: [string, unknown][] = [];
-        for (let i = 0; i < args.length; i += 2) entries.push([strval(args[i]), i + 1 < args.length ? args[i + 1] : '']);
+        for (let i = 0; i < args.length; i += 2)
+          entries.push([strval(args[i]), i + 1 < args.length ? args[i + 1] : '']);
         return newDict(entries);
       },
       'any',
     ),
   ],
-  ['get', f(['dict', 'string'], ([d, k]) => (dictOf(d).entries.has(s(k)) ? dictOf(d).entries.get(s(k)) : ''))],
+  [
+    'get',
+    f(['dict', 'string'], ([d, k]) => (dictOf(d).entries.has(s(k)) ? dictOf(d).entries.get(s(k)) : '')),
+  ],
   [
     'set',
     f(['dict', 'string', 'any'], ([d, k, v]) => {
@@ -871,7 +1015,17 @@ const SPRIG: [string, GoFunc][] = [
   ['hasKey', f(['dict', 'string'], ([d, k]) => dictOf(d).entries.has(s(k)))],
   [
     'pluck',
-    f(['string'], ([k, ...ds]) => list(ds.map(dictOf).filter((d) => d.entries.has(s(k))).map((d) => d.entries.get(s(k)))), 'dict'),
+    f(
+      ['string'],
+      ([k, ...ds]) =>
+        list(
+          ds
+            .map(dictOf)
+            .filter((d) => d.entries.has(s(k)))
+            .map((d) => d.entries.get(s(k))),
+        ),
+      'dict',
+    ),
   ],
   [
     'keys',
@@ -887,11 +1041,21 @@ const SPRIG: [string, GoFunc][] = [
   ],
   [
     'pick',
-    f(['dict'], ([d, ...ks]) => newDict(sortedEntries(dictOf(d)).filter(([k]) => ks.includes(k)) as [string, unknown][]), 'string'),
+    f(
+      ['dict'],
+      ([d, ...ks]) =>
+        newDict(sortedEntries(dictOf(d)).filter(([k]) => ks.includes(k)) as [string, unknown][]),
+      'string',
+    ),
   ],
   [
     'omit',
-    f(['dict'], ([d, ...ks]) => newDict(sortedEntries(dictOf(d)).filter(([k]) => !ks.includes(k)) as [string, unknown][]), 'string'),
+    f(
+      ['dict'],
+      ([d, ...ks]) =>
+        newDict(sortedEntries(dictOf(d)).filter(([k]) => !ks.includes(k)) as [string, unknown][]),
+      'string',
+    ),
   ],
   ['values', f(['dict'], ([d]) => list(sortedEntries(dictOf(d)).map(([, v]) => v)))],
   ['dig', f([], (args) => dig(args), 'any')],

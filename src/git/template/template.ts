@@ -4,15 +4,11 @@
  * functions of Flux's HermeticTxtFuncMap.
  */
 import { BUILTINS } from './builtins.js';
-import { TemplateError } from './errors.js';
 import { Executor, type FuncMap, type GoFunc } from './exec.js';
 import { SPRIG_HERMETIC } from './names.js';
 import type { ListNode } from './nodes.js';
 import { parse } from './parse.js';
 import { SPRIG_FUNCS } from './sprig.js';
-
-export { TemplateError } from './errors.js';
-export { GoMap, GoStruct, typedSlice, type GoField, type GoMethod } from './values.js';
 
 /** Go's built-ins, then sprig's functions over them (sprig's `slice` wins, as in Go's lookup order). */
 export const TEMPLATE_FUNCS: FuncMap = new Map<string, GoFunc>([...BUILTINS, ...SPRIG_FUNCS]);
@@ -47,8 +43,4 @@ export function parseTemplate(text: string, name = 'commit message'): Template {
       return new Executor(name, text, trees, TEMPLATE_FUNCS).run(root, data);
     },
   };
-}
-
-export function isTemplateError(e: unknown): e is TemplateError {
-  return e instanceof TemplateError;
 }

@@ -9,7 +9,8 @@
  * - {@link GoStruct}: a Go struct with ordered fields, embedded fields, methods and an optional String().
  */
 
-export type ParamKind = 'string' | 'int' | 'int64' | 'float64' | 'bool' | 'any' | 'value' | 'dict' | 'strings';
+export type ParamKind =
+  'string' | 'int' | 'int64' | 'float64' | 'bool' | 'any' | 'value' | 'dict' | 'strings';
 
 export interface GoMethod {
   params: readonly ParamKind[];
@@ -47,6 +48,26 @@ export class GoMap {
   ) {}
 }
 
+/**
+ * A float64 whose value is integral (2.0): JS numbers cannot tell it from the int 2,
+ * and Go prints and compares the two differently (`1e+06` vs `1000000`).
+ */
+export class GoFloat {
+  constructor(readonly value: number) {}
+}
+
+/** A float64 result: a plain number unless integral, then a GoFloat. */
+export function goFloat(x: number): number | GoFloat {
+  return Number.isInteger(x) ? new GoFloat(x) : x;
+}
+
+/** The numeric value of an int, int64 or float64. */
+export function numberOf(v: unknown): number {
+  if (v instanceof GoFloat) return v.value;
+  if (typeof v === 'bigint') return Number(v);
+  return v as number;
+}
+
 const sliceTypes = new WeakMap<readonly unknown[], string>();
 
 /** Give a slice a Go type name for error messages and %T, e.g. `[]update.Change`. */
@@ -69,7 +90,8 @@ export function asGoMap(v: unknown): GoMap | null {
   return null;
 }
 
-export type Kind = 'invalid' | 'string' | 'bool' | 'int' | 'int64' | 'float64' | 'slice' | 'map' | 'struct' | 'func';
+export type Kind =
+  'invalid' | 'string' | 'bool' | 'int' | 'int64' | 'float64' | 'slice' | 'map' | 'struct' | 'func';
 
 export function kindOf(v: unknown): Kind {
   if (v === undefined || v === null) return 'invalid';
@@ -88,6 +110,7 @@ export function kindOf(v: unknown): Kind {
       break;
   }
   if (Array.isArray(v)) return 'slice';
+  if (v instanceof GoFloat) return 'float64';
   if (v instanceof GoStruct) return 'struct';
   if (asGoMap(v)) return 'map';
   return 'struct';
@@ -164,7 +187,7 @@ export function isTrue(v: unknown): boolean | null {
       return v as boolean;
     case 'int':
     case 'float64':
-      return (v as number) !== 0;
+      return numberOf(v) !== 0;
     case 'int64':
       return (v as bigint) !== 0n;
     case 'struct':
@@ -188,7 +211,7 @@ export function compareKeys(a: unknown, b: unknown): number {
       return compareBytes(a as string, b as string);
     case 'int':
     case 'float64':
-      return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+      return numberOf(a) < numberOf(b) ? -1 : numberOf(a) > numberOf(b) ? 1 : 0;
     case 'int64':
       return (a as bigint) < (b as bigint) ? -1 : (a as bigint) > (b as bigint) ? 1 : 0;
     case 'bool':
@@ -217,6 +240,8 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const ka = kindOf(a);
   if (ka !== kindOf(b)) return false;
   switch (ka) {
+    case 'float64':
+      return numberOf(a) === numberOf(b);
     case 'slice': {
       const x = a as unknown[];
       const y = b as unknown[];
