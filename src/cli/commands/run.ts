@@ -1,4 +1,85 @@
 import type { Command } from 'commander';
+import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
+import { action } from '../action.js';
+import { table } from '../table.js';
+import { loadConfigOrThrow } from '../../config/load.js';
+import { resolveObject } from '../../config/resolve.js';
+import { openStore } from '../../store/index.js';
+import { createScanClients } from '../../scan/clients.js';
+import { runPass, passExitCode } from '../../run/pass.js';
+import type { RunReport } from '../../run/report.js';
+import { REASON_LABELS } from '../../guard/index.js';
+import type { Reason } from '../../guard/types.js';
+import { anomalyKinds } from '../../scan/format.js';
 
-/** Placeholder until the command is built. */
-export function register(_program: Command): void {}
+interface RunOptions {
+  dryRun?: boolean;
+  refresh?: boolean;
+  automation?: string[];
+}
+
+export function register(program: Command): void {
+  const cmd = withGlobalOptions(
+    program
+      .command('run')
+      .description('one full pass: scan what is due, select, guard, write, commit and push')
+      .option('--dry-run', 'compute everything and show the diff; write, commit and push nothing')
+      .option('--refresh', 'scan every ImageRepository now, due or not')
+      .option('--automation <name>', 'only this ImageUpdateAutomation (repeatable)', (v: string, p: string[]) => [...p, v], [] as string[]),
+  );
+  cmd.action(
+    action(async (ctx) => {
+      const opts = cmd.opts<RunOptions>();
+      const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
+      const automations = opts.automation?.length
+        ? opts.automation.map((n) => resolveObject(config.automations, n, 'ImageUpdateAutomation'))
+        : undefined;
+      const store = openStore(ctx.options.stateDir);
+      try {
+        const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
+        const report = await runPass(
+          { config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log },
+          { dryRun: opts.dryRun === true, refresh: opts.refresh === true, ...(automations ? { automations } : {}) },
+        );
+        if (ctx.options.json) writeJson(ctx, report);
+        else renderRun(ctx, report);
+        return passExitCode(report);
+      } finally {
+        store.close();
+      }
+    }),
+  );
+}
+
+export function reasonWords(reason: string): string {
+  return (REASON_LABELS as Record<string, string>)[reason as Reason] ?? reason;
+}
+
+export function renderRun(ctx: CommandContext, r: RunReport): void {
+  const failedRepos = r.repositories.filter((x) => x.error || x.anomalies.length > 0);
+  for (const x of failedRepos) {
+    writeLine(ctx, `repository ${x.name}: ${x.error ? `scan failed: ${x.error}` : `anomalies: ${anomalyKinds(x.anomalies)}`}`);
+  }
+  for (const p of r.policies.filter((p) => p.error)) writeLine(ctx, `policy ${p.name}: no candidate: ${p.error}`);
+  if (r.automations.length === 0) writeLine(ctx, 'no ImageUpdateAutomation to run');
+  for (const a of r.automations) {
+    const head =
+      a.result === 'pushed'
+        ? `pushed ${a.commit?.slice(0, 12)} to ${a.branch}`
+        : a.result === 'failed'
+          ? `failed: ${a.error}`
+          : a.result;
+    writeLine(ctx, `automation ${a.name}: ${head}`);
+    if (a.changes.length > 0) {
+      writeLine(ctx, table(['FILE', 'SETTER', 'OLD', 'NEW', 'REASON'], a.changes.map((c) => [`${c.file}:${c.line}`, c.setter, c.old, c.new, c.reason])).replace(/^/gm, '  '));
+    }
+    const notable = a.kept.filter((k) => k.reason !== 'up-to-date');
+    if (notable.length > 0) {
+      writeLine(ctx, '  kept:');
+      for (const k of notable) writeLine(ctx, `  ${k.file}:${k.line} ${k.setter} ${k.current} (${reasonWords(k.reason)}): ${k.detail}`);
+    }
+    const upToDate = a.kept.length - notable.length;
+    if (upToDate > 0) writeLine(ctx, `  ${upToDate} marker${upToDate === 1 ? '' : 's'} up to date`);
+    if (a.diff) writeLine(ctx, a.diff.trimEnd());
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * One ImageUpdateAutomation: check out, decide every marker (guard), write, commit, push —
+ * and on a push race, start over from the new remote head, because a person may just have
+ * edited a marked line.
+ */
+import { refKey, type Config, type ImageUpdateAutomation, type Secret } from '../config/types.js';
+import { openWorkspace, type Workspace } from '../git/workspace.js';
+import { commit } from '../git/commit.js';
+import { pushWithRetry } from '../git/push.js';
+import { fluxTemplateData, renderCommitMessage, type TemplateChange } from '../git/template/index.js';
+import { writeFileAtomic } from '../write/setters/apply.js';
+import { rewrite } from '../write/setters/rewrite.js';
+import { RuntimeError, errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
+import { objectsAt } from './objects.js';
+import type { PolicyOutcome } from './policies.js';
+import type { AutomationReport, ChangeReport, KeptReport } from './report.js';
+
+/** Names the policies a commit moved; `Pawl-Policy` is reserved for rollbacks (pins). */
+export const TRAILER_UPDATED = 'Pawl-Updated';
+
+export interface AutomationDeps {
+  config: Config;
+  stateDir: string;
+  log: Logger;
+  now: () => Date;
+}
+
+export interface AutomationOptions extends PlanOptions {
+  dryRun?: boolean;
+  /**
+   * Replaces the guard's decisions (rollback): given the plan, returns the edits to make.
+   * Default: every marker the guard decided to write.
+   */
+  edits?: (plan: TreePlan) => { plan: MarkerPlan; value: string }[];
+  /** Message and trailers instead of the automation's template (rollback, release). */
+  message?: (changes: ChangeReport[]) => { message: string; trailers: Record<string, string | string[]> };
+  maxAttempts?: number;
+}
+
+export interface AutomationRun {
+  report: AutomationReport;
+  plan: TreePlan | null;
+}
+
+export function secretOf(config: Config, namespace: string, name: string | undefined): Secret | undefined {
+  return name === undefined ? undefined : config.secrets.get(`${namespace}/${name}`);
+}
+
+export async function openAutomationWorkspace(automation: ImageUpdateAutomation, deps: AutomationDeps): Promise<Workspace> {
+  const repoKey = refKey(automation.spec.sourceRef);
+  const repo = deps.config.gitRepositories.get(repoKey);
+  if (!repo) throw new RuntimeError(`ImageUpdateAutomation ${refKey(automation.metadata)}: GitRepository ${repoKey} is not in the configuration`);
+  const secret = secretOf(deps.config, repo.metadata.namespace, repo.spec.secretRef);
+  return openWorkspace({
+    stateDir: deps.stateDir,
+    repo,
+    ...(secret ? { secret } : {}),
+    ...(automation.spec.git.checkout ? { ref: automation.spec.git.checkout.ref } : {}),
+    log: deps.log,
+  });
+}
+
+export async function runAutomation(
+  automation: ImageUpdateAutomation,
+  outcomes: ReadonlyMap<string, PolicyOutcome>,
+  deps: AutomationDeps,
+  opts: AutomationOptions = {},
+): Promise<AutomationRun> {
+  const name = refKey(automation.metadata);
+  const report: AutomationReport = { name, result: 'failed', commit: null, branch: null, changes: [], kept: [], error: null };
+  let plan: TreePlan | null = null;
+  let ws: Workspace | null = null;
+  try {
+    ws = await openAutomationWorkspace(automation, deps);
+    const pushSpec = automation.spec.git.push;
+    report.branch = pushSpec?.branch ?? ws.branch;
+
+    // Decide, write and commit; run again from scratch after a push race.
+    const attempt = async (w: Workspace): Promise<string | null> => {
+      plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);
+      if (plan.errors.length > 0) {
+        throw new RuntimeError(
+          `ImageUpdateAutomation ${name}: cannot read marked files, nothing written:\n` +
+            plan.errors.map((e) => `  ${e.file}: ${e.message}`).join('\n'),
+        );
+      }
+      const edits = opts.edits ? opts.edits(plan) : plan.plans.filter((p) => p.value !== null).map((p) => ({ plan: p, value: p.value! }));
+      Object.assign(report, summarise(plan, edits));
+      if (edits.length === 0) return null;
+      const templateChanges = await writeEdits(w, plan, edits);
+      if (opts.dryRun) return null;
+      const { message, trailers } = opts.message
+        ? opts.message(report.changes)
+        : {
+            message: renderCommitMessage(
+              automation.spec.git.commit.messageTemplate,
+              fluxTemplateData(automation.metadata, templateChanges, automation.spec.git.commit.messageTemplateValues),
+            ),
+            trailers: { [TRAILER_UPDATED]: [...new Set(report.changes.map((c) => c.policy))].sort() },
+          };
+      const signingKey = secretOf(deps.config, automation.metadata.namespace, automation.spec.git.commit.signingKey?.secretRef);
+      return commit(w, {
+        message,
+        author: automation.spec.git.commit.author,
+        trailers,
+        automation: name,
+        stateDir: deps.stateDir,
+        date: deps.now(),
+        files: [...new Set(edits.map((e) => e.plan.marker.file))],
+        ...(signingKey ? { signingKey } : {}),
+      });
+    };
+
+    if (opts.dryRun) {
+      await attempt(ws);
+      report.diff = await ws.diff();
+      await ws.git(['reset', '--hard', '--quiet', 'HEAD']);
+      report.result = 'dry-run';
+      return { report, plan };
+    }
+
+    const pushed = await pushWithRetry(ws, attempt, {
+      ...(pushSpec?.branch ? { branch: pushSpec.branch } : {}),
+      ...(pushSpec?.refspec ? { refspec: pushSpec.refspec } : {}),
+      ...(pushSpec?.options ? { options: pushSpec.options } : {}),
+      maxAttempts: opts.maxAttempts ?? 3,
+      log: deps.log,
+    });
+    report.branch = pushed.branch || report.branch;
+    if (pushed.commit === null) {
+      report.result = 'up-to-date';
+    } else if (pushed.rejected) {
+      report.result = 'failed';
+      report.commit = null;
+      report.error = `push to ${pushed.branch} rejected (${pushed.rejected}): ${pushed.message}`;
+      // Leave the workspace as the remote has it: the next run starts clean.
+      await ws.refresh().catch(() => undefined);
+    } else {
+      report.result = 'pushed';
+      report.commit = pushed.commit;
+    }
+  } catch (err) {
+    report.result = 'failed';
+    report.error = errorMessage(err);
+    if (ws) await ws.git(['reset', '--hard', '--quiet', 'HEAD']).catch(() => undefined);
+  }
+  return { report, plan };
+}
+
+function summarise(plan: TreePlan, edits: { plan: MarkerPlan; value: string }[]): { changes: ChangeReport[]; kept: KeptReport[] } {
+  const writing = new Map(edits.map((e) => [e.plan, e.value]));
+  const changes: ChangeReport[] = [];
+  const kept: KeptReport[] = [];
+  for (const p of plan.plans) {
+    const value = writing.get(p);
+    if (value !== undefined) {
+      changes.push({ file: p.marker.file, line: p.marker.line, setter: p.marker.setter, policy: p.policy, old: p.marker.value, new: value, reason: p.decision.action === 'write' ? p.decision.reason : 'rollback' });
+    } else {
+      kept.push({
+        file: p.marker.file,
+        line: p.marker.line,
+        setter: p.marker.setter,
+        policy: p.policy,
+        current: p.marker.value,
+        candidate: p.outcome.candidate?.tag ?? null,
+        reason: p.decision.action === 'keep' ? p.decision.reason : 'up-to-date',
+        detail: p.decision.detail,
+      });
+    }
+  }
+  return { changes, kept };
+}
+
+/** Splices the new values into each file (only the marked scalars' bytes) and writes atomically. */
+async function writeEdits(ws: Workspace, plan: TreePlan, edits: { plan: MarkerPlan; value: string }[]): Promise<TemplateChange[]> {
+  const byFile = new Map<string, { plan: MarkerPlan; value: string }[]>();
+  for (const e of edits) byFile.set(e.plan.marker.file, [...(byFile.get(e.plan.marker.file) ?? []), e]);
+  const changes: TemplateChange[] = [];
+  for (const [file, fileEdits] of byFile) {
+    const scanned = plan.files.find((f) => f.file === file);
+    if (!scanned) throw new RuntimeError(`internal error: ${file} was not scanned in ${ws.dir}`);
+    const objects = objectsAt(scanned.text, fileEdits.map((e) => e.plan.marker.start));
+    await writeFileAtomic(scanned.path, rewrite(scanned.text, fileEdits.map((e) => ({ marker: e.plan.marker, value: e.value }))));
+    fileEdits.forEach((e, i) =>
+      changes.push({ file, object: objects[i]!, oldValue: e.plan.marker.value, newValue: e.value, setter: e.plan.marker.setter }),
+    );
+  }
+  return changes;
+}

@@ -1,0 +1,117 @@
+/**
+ * What the registry says about one repository's images during a pass: HEADs (does a tag exist,
+ * what digest), build times, first-seen times. Every answer is memoised for the pass, and build
+ * times come from the store's digest cache first, so a steady-state pass asks the registry
+ * nothing it has asked before.
+ */
+import type { ImageRepository } from '../config/types.js';
+import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/registry/types.js';
+import type { Store } from '../store/index.js';
+import type { Order } from '../guard/types.js';
+
+export class ImageFacts {
+  private readonly heads = new Map<string, Promise<ManifestHead>>();
+  /** Build time by reference (tag or digest); null when the registry has none. */
+  private readonly times = new Map<string, Date | null>();
+
+  constructor(
+    readonly repository: ImageRepository,
+    readonly repoKey: string,
+    readonly ref: RepositoryRef,
+    private readonly client: RegistryClient,
+    private readonly store: Store,
+  ) {}
+
+  head(reference: string): Promise<ManifestHead> {
+    let h = this.heads.get(reference);
+    if (!h) {
+      h = this.client.headManifest(this.ref, reference);
+      this.heads.set(reference, h);
+      // A failed HEAD is not memoised: the next question asks again.
+      h.catch(() => this.heads.delete(reference));
+    }
+    return h;
+  }
+
+  async exists(tag: string): Promise<boolean> {
+    const h = await this.head(tag);
+    if (h.exists && h.digest) this.store.setTagDigest(this.repoKey, tag, h.digest);
+    return h.exists;
+  }
+
+  async digest(tag: string): Promise<string | undefined> {
+    const h = await this.head(tag);
+    return h.exists ? h.digest : undefined;
+  }
+
+  /** Loads build times for references not asked about yet (tags or `sha256:` digests). */
+  async loadBuildTimes(references: Iterable<string>): Promise<void> {
+    const cache = this.store.buildTimeCache();
+    const todo: string[] = [];
+    for (const r of references) {
+      if (this.times.has(r)) continue;
+      // A tag pawl has seen before with a known digest: its build time is cached by digest.
+      const known = r.startsWith('sha256:') ? r : this.store.tagInfo(this.repoKey, r)?.digest;
+      const cached = known ? cache.get(known) : undefined;
+      if (cached !== undefined) this.times.set(r, cached?.created ?? null);
+      else todo.push(r);
+    }
+    await pool(todo, 8, async (r) => {
+      try {
+        const t = await this.client.buildTime(this.ref, r);
+        if (t && !r.startsWith('sha256:')) this.store.setTagDigest(this.repoKey, r, t.digest);
+        this.times.set(r, t?.created ?? null);
+      } catch {
+        // An image whose build time cannot be read (deleted, or the registry failed) is simply
+        // not orderable by build time; the guard then keeps the value (`undecidable`).
+        this.times.set(r, null);
+      }
+    });
+  }
+
+  buildTime(reference: string): Date | null | undefined {
+    return this.times.get(reference);
+  }
+
+  /** Build times of these tags, for the `newestBuild` strategy. */
+  async buildTimesOf(tags: readonly string[]): Promise<Map<string, Date>> {
+    await this.loadBuildTimes(tags);
+    const out = new Map<string, Date>();
+    for (const t of tags) {
+      const d = this.times.get(t);
+      if (d) out.set(t, d);
+    }
+    return out;
+  }
+
+  /**
+   * A synchronous order over build times already loaded; references not loaded yet are
+   * collected in `wanted` so the caller can load them and decide again.
+   */
+  buildTimeOrder(wanted: Set<string>): Order {
+    return (a, b) => {
+      const ta = this.times.get(a);
+      const tb = this.times.get(b);
+      if (ta === undefined) wanted.add(a);
+      if (tb === undefined) wanted.add(b);
+      if (!ta || !tb) return null;
+      return Math.sign(ta.getTime() - tb.getTime());
+    };
+  }
+
+  firstSeen(tag: string): { firstSeen: Date | null; initial: boolean } {
+    const info = this.store.tagInfo(this.repoKey, tag);
+    return { firstSeen: info?.firstSeen ?? null, initial: info?.initial ?? false };
+  }
+}
+
+export async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}

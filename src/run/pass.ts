@@ -1,0 +1,116 @@
+/**
+ * One full pass (SPEC §5 `pawl run`): scan what is due (reconcile through), select and guard
+ * each policy, then run each automation. Every decision goes to the store.
+ */
+import { refKey, type Config, type ImagePolicy, type ImageUpdateAutomation } from '../config/types.js';
+import { selectPolicies } from '../config/resolve.js';
+import { isScanDue, scanRepositories, type ScanReport } from '../scan/scanner.js';
+import type { ScanClients } from '../scan/clients.js';
+import type { Store } from '../store/index.js';
+import type { Logger } from '../util/log.js';
+import { evaluatePolicy, FactsBook, policyReport, type PolicyOutcome } from './policies.js';
+import { runAutomation, type AutomationOptions } from './automation.js';
+import type { RepositoryReport, RunReport } from './report.js';
+import type { TreePlan } from './plan.js';
+import { decisionEvent, toStoreEvent } from '../guard/index.js';
+
+export interface PassDeps {
+  config: Config;
+  store: Store;
+  stateDir: string;
+  clients: ScanClients;
+  log: Logger;
+  now?: () => Date;
+}
+
+export interface PassOptions {
+  dryRun?: boolean;
+  /** Scan every repository, due or not. */
+  refresh?: boolean;
+  /** Only these automations (`ns/name`); default all that are not suspended. */
+  automations?: ImageUpdateAutomation[];
+  onProgress?: (what: string) => void;
+}
+
+const byName = <T extends { metadata: { namespace: string; name: string } }>(a: T, b: T) =>
+  refKey(a.metadata) < refKey(b.metadata) ? -1 : refKey(a.metadata) > refKey(b.metadata) ? 1 : 0;
+
+export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<RunReport> {
+  const now = deps.now ?? (() => new Date());
+  const { config, store, log } = deps;
+  const automations = (opts.automations ?? [...config.automations.values()].filter((a) => !a.spec.suspend)).sort(byName);
+
+  // What the automations need, and everything when no automation is given.
+  const policies = new Map<string, ImagePolicy>();
+  const wanted = opts.automations ? automations.flatMap((a) => selectPolicies(config, a)) : [...config.imagePolicies.values()];
+  for (const p of wanted.sort(byName)) policies.set(refKey(p.metadata), p);
+  const repoKeys = new Set([...policies.values()].map((p) => refKey(p.spec.imageRepositoryRef)));
+  const repos = [...config.imageRepositories.values()].filter((r) => opts.automations === undefined || repoKeys.has(refKey(r.metadata))).sort(byName);
+
+  const runId = store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
+  const due = repos.filter((r) => !r.spec.suspend && (opts.refresh || isScanDue(r, store, now())));
+  opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
+  const scanned = await scanRepositories(
+    due,
+    { client: (r) => deps.clients.client(r), reference: (r) => deps.clients.reference(r), store, log, now },
+    { concurrency: 8 },
+  );
+  const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
+  const repositories: RepositoryReport[] = repos.map((r) => {
+    const name = refKey(r.metadata);
+    const s = scannedByName.get(name);
+    if (s) return { name, tags: s.tags, scanned: s.scanned, anomalies: s.anomalies, error: s.error };
+    const last = store.lastFinishedScan(name);
+    return {
+      name,
+      tags: store.lastGoodScan(name)?.tagCount ?? 0,
+      scanned: false,
+      anomalies: [],
+      error: last?.outcome === 'failed' ? last.error : null,
+    };
+  });
+
+  const book = new FactsBook({ config, store, clients: deps.clients, log, now });
+  const outcomes = new Map<string, PolicyOutcome>();
+  for (const [name, p] of policies) outcomes.set(name, await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book));
+
+  const report: RunReport = { repositories, policies: [...outcomes.values()].map(policyReport), automations: [] };
+  for (const a of automations) {
+    opts.onProgress?.(`updating ${refKey(a.metadata)}`);
+    const mine = new Map<string, PolicyOutcome>();
+    for (const p of selectPolicies(config, a)) {
+      const o = outcomes.get(refKey(p.metadata));
+      if (o) mine.set(o.name, o);
+    }
+    const automationOpts: AutomationOptions = { ...(opts.dryRun ? { dryRun: true } : {}) };
+    const { report: ar, plan } = await runAutomation(a, mine, { config, stateDir: deps.stateDir, log, now }, automationOpts);
+    recordDecisions(store, runId, ar);
+    if (!opts.dryRun && plan) recordGuardEvents(store, plan, now());
+    report.automations.push(ar);
+  }
+  store.finishRun(runId, report, now());
+  return report;
+}
+
+function recordDecisions(store: Store, runId: number, ar: RunReport['automations'][number]): void {
+  for (const c of ar.changes)
+    store.recordDecision(runId, { automation: ar.name, file: c.file, line: c.line, setter: c.setter, policy: c.policy, current: c.old, candidate: c.new, reason: c.reason, detail: '', action: 'write' });
+  for (const k of ar.kept)
+    store.recordDecision(runId, { automation: ar.name, file: k.file, line: k.line, setter: k.setter, policy: k.policy, current: k.current, candidate: k.candidate, reason: k.reason, detail: k.detail, action: 'keep' });
+}
+
+function recordGuardEvents(store: Store, plan: TreePlan, at: Date): void {
+  for (const p of plan.plans) {
+    const e = decisionEvent(
+      p.decision,
+      { policy: p.policy, file: p.marker.file, line: p.marker.line, current: p.marker.value, candidate: p.outcome.candidate?.tag ?? null },
+      p.pin?.pin ?? null,
+    );
+    if (e) store.recordEvent(toStoreEvent(e, at, refKey(p.outcome.policy.spec.imageRepositoryRef)));
+  }
+}
+
+/** Exit code of a pass: kept values are not failures; a failed scan or automation is. */
+export function passExitCode(r: RunReport): number {
+  return r.repositories.some((x) => x.error) || r.automations.some((a) => a.result === 'failed') ? 1 : 0;
+}

@@ -1,0 +1,171 @@
+/**
+ * The guard's per-marker decisions over a work tree (SPEC §4 "Per marker decision" and "Pins"):
+ * which marked values pawl would write, and why each other one is kept. Shared by `pawl run`,
+ * `--dry-run`, `pawl explain`, `pawl release`. Reads files, build times and Git history; writes
+ * nothing.
+ */
+import { scanTree, type FileProblem, type ScannedFile } from '../write/setters/tree.js';
+import type { Marker } from '../write/setters/markers.js';
+import {
+  candidateValue,
+  decideMarker,
+  parseMarkerValue,
+  pinStatus,
+  type PinStatus,
+} from '../guard/index.js';
+import type { Decision, Pin } from '../guard/types.js';
+import { lineHistory, releasedSince, type LineChange } from '../git/history.js';
+import type { PolicyOutcome } from './policies.js';
+
+export interface MarkerPlan {
+  marker: Marker;
+  /** `ns/name` of the marker's policy. */
+  policy: string;
+  outcome: PolicyOutcome;
+  decision: Decision;
+  /** The value written when `decision.action` is `write`. */
+  value: string | null;
+  pin: PinStatus | null;
+}
+
+export interface TreePlan {
+  files: ScannedFile[];
+  plans: MarkerPlan[];
+  errors: FileProblem[];
+  warnings: FileProblem[];
+}
+
+export interface PlanOptions {
+  /** Policies that may be released now (`pawl release`): their pins are ignored. */
+  release?: ReadonlySet<string>;
+}
+
+/**
+ * Decides every marker under `updatePath` whose policy is one of `outcomes` (markers naming
+ * other policies are left alone, as Flux does).
+ */
+export async function planTree(
+  root: string,
+  updatePath: string,
+  outcomes: ReadonlyMap<string, PolicyOutcome>,
+  opts: PlanOptions = {},
+): Promise<TreePlan> {
+  const scan = await scanTree(root, updatePath);
+  const plans: MarkerPlan[] = [];
+  for (const f of scan.files) {
+    for (const marker of f.markers) {
+      const policy = `${marker.policy.namespace}/${marker.policy.name}`;
+      const outcome = outcomes.get(policy);
+      if (!outcome) continue;
+      plans.push({ marker, policy, outcome, decision: await decide(marker, outcome, null), value: null, pin: null });
+    }
+  }
+
+  // Pins only matter where a value could move: read Git history for those lines alone, in one
+  // batch per file, so a steady-state pass runs no blame at all.
+  const needHistory = plans.filter(
+    (p) =>
+      !['no-candidate', 'up-to-date'].includes(p.decision.reason) &&
+      p.outcome.policy.spec.guard.manualEdits === 'Respect' &&
+      p.outcome.policy.spec.guard.downgrades === 'Block' &&
+      !opts.release?.has(p.policy),
+  );
+  if (needHistory.length > 0) {
+    const byFile = new Map<string, MarkerPlan[]>();
+    for (const p of needHistory) byFile.set(p.marker.file, [...(byFile.get(p.marker.file) ?? []), p]);
+    const history = await lineHistory(
+      root,
+      [...byFile].map(([file, ps]) => ({
+        file,
+        lines: ps.map((p) => ({ line: p.marker.line, setter: p.marker.setter, field: p.marker.field, value: p.marker.value })),
+      })),
+    );
+    for (const p of needHistory) {
+      const change = history.get(p.marker.file)?.get(p.marker.line) ?? null;
+      p.pin = await pinOf(root, p, change);
+      if (p.pin.state === 'pinned' && p.pin.pin) p.decision = await decide(p.marker, p.outcome, p.pin.pin);
+    }
+  }
+
+  for (const p of plans) {
+    if (p.decision.action === 'write' && p.outcome.candidate) p.value = candidateValue(p.marker.field, p.outcome.candidate);
+  }
+  return { files: scan.files, plans, errors: scan.errors, warnings: scan.warnings };
+}
+
+async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Promise<PinStatus> {
+  const { outcome } = p;
+  const facts = outcome.facts!;
+  const compiled = outcome.compiled!;
+  const candidate = outcome.candidate?.tag ?? null;
+  const seen = candidate ? facts.firstSeen(candidate) : { firstSeen: null, initial: false };
+  const wanted = new Set<string>();
+  const input = {
+    history: change,
+    order: (a: string, b: string) => compiled.compare(a, b),
+    buildTimeOrder: facts.buildTimeOrder(wanted),
+    candidate,
+    candidateFirstSeen: seen.firstSeen,
+    candidateInitial: seen.initial,
+    released: false,
+    manualEdits: outcome.policy.spec.guard.manualEdits,
+    compare: outcome.policy.spec.guard.compare,
+  };
+  let status = pinStatus(input);
+  if (wanted.size > 0) {
+    await facts.loadBuildTimes(wanted);
+    status = pinStatus({ ...input, buildTimeOrder: facts.buildTimeOrder(new Set()) });
+  }
+  if (status.state === 'pinned' && change && (await releasedSince(root, change.commit, p.policy))) {
+    status = pinStatus({ ...input, buildTimeOrder: facts.buildTimeOrder(new Set()), released: true });
+  }
+  return status;
+}
+
+/**
+ * `decideMarker` is synchronous and pure; the I/O it may need (build times, the HEAD of the
+ * candidate) is done here, between rounds, only when the table asks for it.
+ */
+async function decide(marker: Marker, outcome: PolicyOutcome, pin: Pin | null): Promise<Decision> {
+  const { policy, facts, compiled, candidate } = outcome;
+  const current = parseMarkerValue(marker.field, marker.value);
+  let candidateExists: boolean | null = null;
+  for (let round = 0; round < 4; round++) {
+    const wanted = new Set<string>();
+    const d = decideMarker({
+      current,
+      candidate,
+      field: marker.field,
+      guard: policy.spec.guard,
+      order: compiled ? (a, b) => compiled.compare(a, b) : () => null,
+      buildTimeOrder: facts ? facts.buildTimeOrder(wanted) : () => null,
+      pin,
+      candidateExists,
+      orderLabel: orderLabel(outcome),
+    });
+    if (wanted.size > 0 && facts) {
+      await facts.loadBuildTimes(wanted);
+      continue;
+    }
+    if (d.needsCandidateCheck && candidate && facts) {
+      candidateExists = await facts.exists(candidate.tag);
+      continue;
+    }
+    return d;
+  }
+  throw new Error(`internal error: the decision for ${marker.file}:${marker.line} did not settle`);
+}
+
+function orderLabel(o: PolicyOutcome): string {
+  const p = o.policy.spec.policy;
+  switch (p.strategy) {
+    case 'semver':
+      return `semver (range ${p.range})`;
+    case 'numerical':
+      return `numerical order (${p.order})`;
+    case 'alphabetical':
+      return `alphabetical order (${p.order})`;
+    case 'newestBuild':
+      return 'image build time';
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Select (policy) and the selection ratchet of the guard, per ImagePolicy, from the tags the
+ * store holds for its repository. A policy whose repository's last scan failed, or whose list
+ * was empty, has no candidate: pawl never writes from a list it does not trust.
+ */
+import { refKey, type Config, type ImagePolicy } from '../config/types.js';
+import { compilePolicy, type CompiledPolicy, type Selection } from '../select/index.js';
+import { policySpecHash, runRatchet, toStoreEvent, withPolicy, type RatchetState } from '../guard/index.js';
+import type { Store } from '../store/index.js';
+import type { ScanClients } from '../scan/clients.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { ImageFacts } from './facts.js';
+import type { PolicyReport } from './report.js';
+
+export interface Candidate {
+  tag: string;
+  /** The repository's image as written in `spec.image`. */
+  name: string;
+  digest?: string;
+}
+
+export interface PolicyOutcome {
+  /** `ns/name`. */
+  name: string;
+  policy: ImagePolicy;
+  compiled: CompiledPolicy | null;
+  selection: Selection | null;
+  /** After the ratchet: what markers may be moved to. */
+  candidate: Candidate | null;
+  ratchet: RatchetState | null;
+  error: string | null;
+  facts: ImageFacts | null;
+}
+
+export interface PolicyDeps {
+  config: Config;
+  store: Store;
+  clients: ScanClients;
+  log: Logger;
+  now: () => Date;
+}
+
+/** Memoises ImageFacts per repository, so policies sharing a repository share HEADs. */
+export class FactsBook {
+  private readonly byRepo = new Map<string, ImageFacts>();
+  constructor(private readonly deps: PolicyDeps) {}
+
+  forRepository(key: string): ImageFacts | null {
+    let f = this.byRepo.get(key);
+    if (f) return f;
+    const repo = this.deps.config.imageRepositories.get(key);
+    if (!repo) return null;
+    f = new ImageFacts(repo, key, this.deps.clients.reference(repo), this.deps.clients.client(repo), this.deps.store);
+    this.byRepo.set(key, f);
+    return f;
+  }
+}
+
+export async function evaluatePolicy(policy: ImagePolicy, deps: PolicyDeps, book: FactsBook): Promise<PolicyOutcome> {
+  const name = refKey(policy.metadata);
+  const out: PolicyOutcome = { name, policy, compiled: null, selection: null, candidate: null, ratchet: null, error: null, facts: null };
+  const repoKey = refKey(policy.spec.imageRepositoryRef);
+  const facts = book.forRepository(repoKey);
+  if (!facts) return { ...out, error: `ImageRepository ${repoKey} is not in the configuration` };
+  out.facts = facts;
+  const repo = facts.repository;
+  const { store } = deps;
+
+  try {
+    out.compiled = compilePolicy(policy.spec, repo.spec.exclusionList);
+  } catch (err) {
+    return { ...out, error: errorMessage(err) };
+  }
+  const specHash = policySpecHash(policy.spec, repo.spec.exclusionList);
+  const state = store.getPolicyState(name);
+
+  const last = store.lastFinishedScan(repoKey);
+  let scanOk = false;
+  let tags: string[] = [];
+  if (!last) out.error = `ImageRepository ${repoKey} has not been scanned yet`;
+  else if (last.outcome !== 'ok') out.error = `the last scan of ImageRepository ${repoKey} failed: ${last.error ?? 'unknown error'}`;
+  else {
+    tags = store.currentTags(repoKey);
+    scanOk = tags.length > 0;
+    if (!scanOk) out.error = `the last scan of ImageRepository ${repoKey} listed no tags`;
+  }
+  const scanTime = last?.endedAt ?? last?.startedAt ?? deps.now();
+
+  try {
+    if (scanOk) {
+      const buildTimes = out.compiled.strategy === 'newestBuild' ? await facts.buildTimesOf(tags) : undefined;
+      out.selection = out.compiled.select(tags, buildTimes ? { buildTimes } : {});
+      if (out.selection.tag === null) out.error = out.selection.error ?? 'no tag matches the policy';
+    }
+    const compiled = out.compiled;
+    const r = await runRatchet(
+      {
+        state: state ?? null,
+        specHash,
+        selected: out.selection?.tag ?? null,
+        scanOk: scanOk && out.selection?.tag != null,
+        now: scanTime,
+        guard: policy.spec.guard,
+        order: (a, b) => compiled.compare(a, b),
+      },
+      (tag) => facts.exists(tag),
+    );
+    out.ratchet = r.state;
+    store.setPolicyState(name, r.state);
+    for (const e of withPolicy(r.events, name)) store.recordEvent(toStoreEvent(e, deps.now(), repoKey));
+    if (r.candidate !== null) {
+      const digest = policy.spec.digestReflectionPolicy === 'Never' ? undefined : await facts.digest(r.candidate);
+      out.candidate = { tag: r.candidate, name: repo.spec.image, ...(digest ? { digest } : {}) };
+    } else if (out.error === null) {
+      const p = r.state.pending;
+      out.error = p
+        ? `${out.selection?.tag ?? 'the selection'} is older than the high-water mark ${r.state.highWater ?? ''}, which is gone from the registry; waiting for ${policy.spec.guard.staleScan.confirmations} agreeing scans (seen ${p.count})`
+        : `the selected tag ${out.selection?.tag ?? ''} does not exist in the registry`;
+    }
+  } catch (err) {
+    out.candidate = null;
+    out.error = errorMessage(err);
+  }
+  store.recordSelection(name, deps.now(), out.candidate?.tag ?? null, out.error);
+  if (out.error) deps.log.info({ policy: name, error: out.error }, 'policy has no candidate');
+  return out;
+}
+
+export function policyReport(o: PolicyOutcome): PolicyReport {
+  return { name: o.name, candidate: o.candidate?.tag ?? null, highWater: o.ratchet?.highWater ?? null, error: o.error };
+}
