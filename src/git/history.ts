@@ -48,13 +48,20 @@ export interface HistoryRequest {
   /** Path relative to the repository root, `/` separators. */
   file: string;
   lines: MarkedLine[];
+  /**
+   * The file's text at the revision, when the caller has just read it from a clean checkout
+   * (saves reading it from git again). Line numbers refer to it.
+   */
+  text?: string;
 }
 
 export interface HistoryOptions {
   /** Revision the lines are numbered at; default HEAD. */
   rev?: string;
-  /** Git processes run at once; default 8. */
+  /** Git processes run at once on the blame path; default 8. */
   concurrency?: number;
+  /** `blame` forces one `git blame` per file (for comparison and tests); default: line-log first. */
+  method?: 'auto' | 'blame';
 }
 
 /** file → line → its last change; null for a line git cannot attribute (file not committed). */
@@ -78,7 +85,211 @@ interface CommitMeta {
   subject: string;
 }
 
+/**
+ * The last change of every requested line. One `git log -L` walks history once for all files and
+ * stops as soon as every line has met its last change (usually the newest commit); files where
+ * two marked lines read the same, which line-log output cannot tell apart, and lines it could not
+ * place go through `git blame` instead.
+ */
 export async function lineHistory(cwd: string, requests: readonly HistoryRequest[], opts: HistoryOptions = {}): Promise<HistoryMap> {
+  const rev = opts.rev ?? 'HEAD';
+  const wanted = requests.filter((r) => r.lines.length > 0);
+  if (opts.method === 'blame') return blameHistory(cwd, wanted, opts);
+  // One ls-tree says which files the revision has (line-log refuses a batch naming a missing one).
+  const blobs = await treeBlobs(cwd, rev, wanted.map((r) => r.file));
+  const heads = await catFiles(cwd, wanted.filter((r) => r.text === undefined && blobs.has(r.file)).map((r) => blobs.get(r.file)!));
+  const out: HistoryMap = new Map();
+  const ranges: LogRange[] = [];
+  const viaBlame: HistoryRequest[] = [];
+  for (const r of wanted) {
+    const blob = blobs.get(r.file);
+    const text = blob === undefined ? null : (r.text ?? heads.get(blob) ?? null);
+    if (text === null) {
+      out.set(r.file, new Map(r.lines.map((l) => [l.line, null])));
+      continue;
+    }
+    const rows = text.split('\n').map((l) => l.replace(/\r$/, ''));
+    const lines = uniqueBy(r.lines, (l) => l.line);
+    const texts = lines.map((l) => rows[l.line - 1]);
+    if (texts.some((t) => t === undefined) || new Set(texts).size !== texts.length || r.file.includes(':') || /[\n\r]/.test(r.file)) {
+      viaBlame.push(r);
+      continue;
+    }
+    for (let i = 0; i < lines.length; i++) ranges.push({ file: r.file, marked: lines[i]!, text: texts[i]!, change: undefined });
+  }
+  if (ranges.length > 0) {
+    try {
+      await lineLog(cwd, rev, ranges);
+    } catch (err) {
+      // A text that is not the revision's (a dirty checkout) can name lines past a file's end;
+      // blame answers file by file instead.
+      if (!(err instanceof GitError)) throw err;
+      for (const g of ranges) g.change = undefined;
+    }
+  }
+  const unresolved = new Set<string>();
+  for (const g of ranges) {
+    let m = out.get(g.file);
+    if (!m) out.set(g.file, (m = new Map()));
+    if (g.change === undefined) unresolved.add(g.file);
+    else m.set(g.marked.line, g.change);
+  }
+  for (const r of wanted) if (unresolved.has(r.file)) viaBlame.push({ file: r.file, lines: r.lines.filter((l) => !out.get(r.file)?.has(l.line)) });
+  if (viaBlame.length > 0) {
+    const b = await blameHistory(cwd, viaBlame, opts);
+    for (const [file, lines] of b) {
+      let m = out.get(file);
+      if (!m) out.set(file, (m = new Map()));
+      for (const [line, c] of lines) m.set(line, c);
+    }
+  }
+  for (const r of requests) if (!out.has(r.file)) out.set(r.file, new Map(r.lines.map((l) => [l.line, null])));
+  return out;
+}
+
+interface LogRange {
+  file: string;
+  marked: MarkedLine;
+  /** The line's text at the revision: the `+` line of its last change reads exactly so. */
+  text: string;
+  change: LineChange | null | undefined;
+}
+
+const LOG_FORMAT = '%x1e%H%x00%P%x00%an%x00%ae%x00%at%x00%ct%x00%s%x00%(trailers:unfold,only)%x00';
+
+/** Streams `git log -L` over every range and kills it once each range has met its last change. */
+async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<void> {
+  const byFile = new Map<string, LogRange[]>();
+  for (const g of ranges) {
+    let a = byFile.get(g.file);
+    if (!a) byFile.set(g.file, (a = []));
+    a.push(g);
+  }
+  let open = ranges.length;
+  const args = ['log', '--no-color', '--no-ext-diff', `--format=${LOG_FORMAT}`];
+  for (const g of ranges) args.push('-L', `${g.marked.line},${g.marked.line}:${g.file}`);
+  args.push(rev, '--');
+
+  const handle = (chunk: string): void => {
+    const f = chunk.split('\0');
+    if (f.length < 9) return;
+    const [commit, parents, an, ae, at, ct, subject, trailerText] = f as [string, string, string, string, string, string, string, string];
+    const diff = f.slice(8).join('\0');
+    for (const fd of parseLineLogDiff(diff)) {
+      const rs = byFile.get(fd.path);
+      if (!rs) continue;
+      for (const h of fd.hunks) {
+        h.added.forEach((plus) => {
+          const g = rs.find((x) => x.change === undefined && x.text === plus);
+          if (!g) return;
+          const setter = g.marked.setter;
+          const sameSetter = h.removed.filter((m) => lineHasSetter(m, setter));
+          const addedSame = h.added.filter((a) => lineHasSetter(a, setter));
+          const rank = addedSame.indexOf(plus);
+          // No removed line with this setter: the marked line is new in this commit.
+          const before = sameSetter[rank >= 0 && sameSetter.length === addedSame.length ? rank : 0];
+          g.change = {
+            file: g.file,
+            line: g.marked.line,
+            setter,
+            field: g.marked.field,
+            value: g.marked.value,
+            previous: before === undefined ? null : valueOnLine(before, setter),
+            commit,
+            parent: parents.split(' ')[0] || null,
+            author: { name: an, email: ae },
+            authorTime: new Date(Number(at) * 1000),
+            time: new Date(Number(ct) * 1000),
+            subject,
+            trailers: parseTrailerLines(trailerText),
+          };
+          open--;
+        });
+      }
+    }
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('git', args, { cwd, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let buf = '';
+    let stderr = '';
+    let stopped = false;
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
+      if (stopped) return;
+      buf += d;
+      const cut = buf.lastIndexOf('\x1e');
+      if (cut <= 0) return;
+      const complete = buf.slice(0, cut);
+      buf = buf.slice(cut);
+      for (const c of complete.split('\x1e')) if (c) handle(c);
+      if (open <= 0) {
+        stopped = true;
+        child.kill('SIGTERM');
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (!stopped) {
+        for (const c of buf.split('\x1e')) if (c) handle(c);
+        if (code !== 0) {
+          reject(new GitError(`git log -L failed: ${stderr.trim()}`, 'git log -L …', code, stderr.trim()));
+          return;
+        }
+      }
+      resolve();
+    });
+  });
+}
+
+/** Per file, the hunks of a line-log patch with their removed and added lines (CR stripped). */
+export function parseLineLogDiff(diff: string): { path: string; hunks: { removed: string[]; added: string[] }[] }[] {
+  const files: { path: string; hunks: { removed: string[]; added: string[] }[] }[] = [];
+  let file: (typeof files)[number] | null = null;
+  let hunk: { removed: string[]; added: string[] } | null = null;
+  let oldPath = '';
+  for (const row of diff.split('\n')) {
+    if (row.startsWith('diff --git ')) {
+      file = null;
+      hunk = null;
+    } else if (row.startsWith('--- ') && hunk === null) {
+      oldPath = stripPrefix(row.slice(4));
+    } else if (row.startsWith('+++ ') && hunk === null) {
+      const p = stripPrefix(row.slice(4));
+      file = { path: p === '/dev/null' ? oldPath : p, hunks: [] };
+      files.push(file);
+    } else if (row.startsWith('@@') && file) {
+      hunk = { removed: [], added: [] };
+      file.hunks.push(hunk);
+    } else if (hunk && row.startsWith('-')) hunk.removed.push(row.slice(1).replace(/\r$/, ''));
+    else if (hunk && row.startsWith('+')) hunk.added.push(row.slice(1).replace(/\r$/, ''));
+  }
+  return files;
+}
+
+function lineHasSetter(line: string, setter: string): boolean {
+  return valueOnLine(line, setter) !== null;
+}
+
+/**
+ * The value of the marker `setter` on one line of YAML, read by the setters parser after the
+ * indentation and any list dashes are removed (a marked scalar and its comment share a line).
+ */
+export function valueOnLine(line: string, setter: string): string | null {
+  if (!line.includes(setter)) return null;
+  const body = line.replace(/^[ \t]*(?:-[ \t]+)*/, '');
+  const m = findMarkers(body, '').markers.find((x) => x.setter === setter);
+  return m ? m.value : null;
+}
+
+function uniqueBy<T>(xs: readonly T[], key: (x: T) => unknown): T[] {
+  const seen = new Set<unknown>();
+  return xs.filter((x) => (seen.has(key(x)) ? false : (seen.add(key(x)), true)));
+}
+
+/** The same answer through one `git blame` per file (exact for any file, but a process per file). */
+export async function blameHistory(cwd: string, requests: readonly HistoryRequest[], opts: HistoryOptions = {}): Promise<HistoryMap> {
   const rev = opts.rev ?? 'HEAD';
   const out: HistoryMap = new Map();
   const metas = new Map<string, CommitMeta>();
@@ -194,7 +405,8 @@ async function blameFile(cwd: string, rev: string, req: HistoryRequest, metas: M
 /** Parses `git blame --porcelain`; commit headers appear only at a commit's first group. */
 export function parseBlame(stdout: string, metas: Map<string, CommitMeta>): Map<number, BlameLine> {
   const out = new Map<number, BlameLine>();
-  const partial = new Map<string, Partial<CommitMeta> & { previous?: { commit: string; path: string } | null }>();
+  // Git prints a commit's headers, `previous` and `filename` only at its first group.
+  const partial = new Map<string, Partial<CommitMeta> & { previous?: { commit: string; path: string } | null; path?: string }>();
   const rows = stdout.split('\n');
   let i = 0;
   while (i < rows.length) {
@@ -208,7 +420,7 @@ export function parseBlame(stdout: string, metas: Map<string, CommitMeta>): Map<
     const finalLine = Number(head[3]);
     let p = partial.get(commit);
     if (!p) partial.set(commit, (p = {}));
-    let path = '';
+    let path: string | undefined;
     let previous: { commit: string; path: string } | null | undefined;
     for (i++; i < rows.length && !rows[i]!.startsWith('\t'); i++) {
       const row = rows[i]!;
@@ -245,8 +457,8 @@ export function parseBlame(stdout: string, metas: Map<string, CommitMeta>): Map<
       }
     }
     i++; // the content line
-    // `previous` is a per-commit header too: remember it for later groups of the same commit.
     if (previous !== undefined) p.previous = previous;
+    if (path !== undefined) p.path = path;
     if (p.authorTime && p.committerTime && !metas.has(commit)) {
       metas.set(commit, {
         authorName: p.authorName ?? '',
@@ -256,7 +468,7 @@ export function parseBlame(stdout: string, metas: Map<string, CommitMeta>): Map<
         subject: p.subject ?? '',
       });
     }
-    out.set(finalLine, { commit, origLine, finalLine, path, previous: p.previous ?? null });
+    out.set(finalLine, { commit, origLine, finalLine, path: p.path ?? '', previous: p.previous ?? null });
   }
   return out;
 }
@@ -347,7 +559,19 @@ export function previousValue(fd: FileDiff, origLine: number, setter: string, be
 
 // ---- objects and messages ----
 
-/** `rev:path` → file text (null when missing), through one `git cat-file --batch`. */
+/** path → blob id at `rev`, for the given paths, through one `git ls-tree`. */
+async function treeBlobs(cwd: string, rev: string, paths: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (paths.length === 0) return out;
+  const { stdout } = await git(['ls-tree', '-r', '-z', '--full-tree', rev, '--', ...new Set(paths)], { cwd });
+  for (const entry of stdout.split('\0')) {
+    const m = /^\d+ blob ([0-9a-f]+)\t([\s\S]*)$/.exec(entry);
+    if (m) out.set(m[2]!, m[1]!);
+  }
+  return out;
+}
+
+/** `rev:path` or object id → file text (null when missing), through one `git cat-file --batch`. */
 async function catFiles(cwd: string, specs: string[]): Promise<Map<string, string | null>> {
   const out = new Map<string, string | null>();
   if (specs.length === 0) return out;
