@@ -160,7 +160,7 @@ describe('control structures and truth', () => {
     );
     assert.equal(
       execError('{{ eq 1 "1" }}'),
-      'template: msg:1:3: executing "msg" at <eq>: error calling eq: incompatible types for comparison',
+      'template: msg:1:3: executing "msg" at <eq 1 "1">: error calling eq: incompatible types for comparison',
     );
     assert.equal(render('{{ eq .Missing "x" }}', {}), 'false');
   });
@@ -202,7 +202,7 @@ describe('functions', () => {
     );
     assert.equal(
       execError('{{ index . 3 }}', ['a']),
-      'template: msg:1:3: executing "msg" at <index>: error calling index: index out of range: 3',
+      'template: msg:1:3: executing "msg" at <index . 3>: error calling index: index out of range: 3',
     );
   });
 
@@ -277,7 +277,7 @@ describe('sprig functions', () => {
     );
     assert.equal(
       execError('{{ uniq "abc" }}'),
-      'template: msg:1:3: executing "msg" at <uniq>: error calling uniq: Cannot find uniq on type string',
+      'template: msg:1:3: executing "msg" at <uniq "abc">: error calling uniq: Cannot find uniq on type string',
     );
   });
 

@@ -248,10 +248,7 @@ export class Executor {
   private walkTemplate(dot: unknown, t: TemplateNode): void {
     this.at(t);
     const tree = this.trees.get(t.name);
-    if (!tree)
-      this.errorf(
-        `template: no template ${JSON.stringify(t.name)} associated with template ${JSON.stringify(this.name)}`,
-      );
+    if (!tree) this.errorf(`template ${JSON.stringify(t.name)} not defined`);
     const newDot = this.evalPipeline(dot, t.pipe);
     if (++this.depth >= MAX_EXEC_DEPTH) this.errorf(`exceeded maximum template depth (${MAX_EXEC_DEPTH})`);
     const savedVars = this.vars;
@@ -301,7 +298,7 @@ export class Executor {
       case 'chain':
         return this.evalChainNode(dot, first, cmd.args, final);
       case 'identifier':
-        return this.evalFunction(dot, first, cmd.args, final);
+        return this.evalFunction(dot, first, cmd, cmd.args, final);
       case 'pipe':
         this.notAFunction(cmd.args, final);
         return this.evalPipeline(dot, first);
@@ -412,12 +409,19 @@ export class Executor {
     this.errorf(`can't evaluate field ${fieldName} in type ${typeName(receiver)}`);
   }
 
-  private evalFunction(dot: unknown, node: IdentifierNode, args: readonly Node[], final: Final): unknown {
+  /** `cmd` is where a failed call is reported: the whole command, as Go reports it. */
+  private evalFunction(
+    dot: unknown,
+    node: IdentifierNode,
+    cmd: Node,
+    args: readonly Node[],
+    final: Final,
+  ): unknown {
     this.at(node);
     const name = node.ident;
     const fn = this.funcs.get(name);
     if (!fn) this.errorf(`${JSON.stringify(name)} is not a defined function`);
-    return this.evalCall(dot, fn, true, node, name, args, final);
+    return this.evalCall(dot, fn, true, cmd, name, args, final);
   }
 
   private evalCall(
@@ -480,7 +484,7 @@ export class Executor {
       case 'pipe':
         return this.validateType(this.evalPipeline(dot, n), typ);
       case 'identifier':
-        return this.validateType(this.evalFunction(dot, n, [n], MISSING), typ);
+        return this.validateType(this.evalFunction(dot, n, n, [n], MISSING), typ);
       case 'chain':
         return this.validateType(this.evalChainNode(dot, n, [], MISSING), typ);
       default:
