@@ -14,8 +14,17 @@ import { findMarkers } from '../src/write/setters/markers.js';
 const FILES = Number(process.env.BENCH_FILES ?? 500);
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 20);
 const dir = mkdtempSync(join(tmpdir(), 'pawl-bench-history-'));
-const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@x', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@x' };
-const git = (...a: string[]) => execFileSync('git', a, { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28 });
+const env = {
+  ...process.env,
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@x',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@x',
+};
+const git = (...a: string[]) =>
+  execFileSync('git', a, { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28 });
 
 const manifest = (i: number, v: number) => `apiVersion: apps/v1
 kind: Deployment
@@ -55,10 +64,16 @@ try {
     const file = `apps/app-${i}.yaml`;
     const text = readFileSync(join(dir, file), 'utf8');
     const { markers } = findMarkers(text, file);
-    requests.push({ file, text, lines: markers.map((m) => ({ line: m.line, setter: m.setter, field: m.field, value: m.value })) });
+    requests.push({
+      file,
+      text,
+      lines: markers.map((m) => ({ line: m.line, setter: m.setter, field: m.field, value: m.value })),
+    });
   }
   const findMs = performance.now() - t0;
-  console.log(`${FILES} manifests, ${requests.reduce((n, r) => n + r.lines.length, 0)} marked lines, ${COMMITS} commits of history`);
+  console.log(
+    `${FILES} manifests, ${requests.reduce((n, r) => n + r.lines.length, 0)} marked lines, ${COMMITS} commits of history`,
+  );
   console.log(`read + findMarkers: ${findMs.toFixed(0)} ms`);
 
   for (const [label, opts] of [
@@ -71,7 +86,9 @@ try {
     const ms = performance.now() - s;
     let withPrevious = 0;
     for (const m of h.values()) for (const c of m.values()) if (c?.previous) withPrevious++;
-    console.log(`lineHistory ${label.padEnd(20)}: ${ms.toFixed(0).padStart(6)} ms (${(ms / FILES).toFixed(2)} ms/file, ${withPrevious} lines with a previous value)`);
+    console.log(
+      `lineHistory ${label.padEnd(20)}: ${ms.toFixed(0).padStart(6)} ms (${(ms / FILES).toFixed(2)} ms/file, ${withPrevious} lines with a previous value)`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -91,13 +91,24 @@ interface CommitMeta {
  * two marked lines read the same, which line-log output cannot tell apart, and lines it could not
  * place go through `git blame` instead.
  */
-export async function lineHistory(cwd: string, requests: readonly HistoryRequest[], opts: HistoryOptions = {}): Promise<HistoryMap> {
+export async function lineHistory(
+  cwd: string,
+  requests: readonly HistoryRequest[],
+  opts: HistoryOptions = {},
+): Promise<HistoryMap> {
   const rev = opts.rev ?? 'HEAD';
   const wanted = requests.filter((r) => r.lines.length > 0);
   if (opts.method === 'blame') return blameHistory(cwd, wanted, opts);
   // One ls-tree says which files the revision has (line-log refuses a batch naming a missing one).
-  const blobs = await treeBlobs(cwd, rev, wanted.map((r) => r.file));
-  const heads = await catFiles(cwd, wanted.filter((r) => r.text === undefined && blobs.has(r.file)).map((r) => blobs.get(r.file)!));
+  const blobs = await treeBlobs(
+    cwd,
+    rev,
+    wanted.map((r) => r.file),
+  );
+  const heads = await catFiles(
+    cwd,
+    wanted.filter((r) => r.text === undefined && blobs.has(r.file)).map((r) => blobs.get(r.file)!),
+  );
   const out: HistoryMap = new Map();
   const ranges: LogRange[] = [];
   const viaBlame: HistoryRequest[] = [];
@@ -111,11 +122,17 @@ export async function lineHistory(cwd: string, requests: readonly HistoryRequest
     const rows = text.split('\n').map((l) => l.replace(/\r$/, ''));
     const lines = uniqueBy(r.lines, (l) => l.line);
     const texts = lines.map((l) => rows[l.line - 1]);
-    if (texts.some((t) => t === undefined) || new Set(texts).size !== texts.length || r.file.includes(':') || /[\n\r]/.test(r.file)) {
+    if (
+      texts.some((t) => t === undefined) ||
+      new Set(texts).size !== texts.length ||
+      r.file.includes(':') ||
+      /[\n\r]/.test(r.file)
+    ) {
       viaBlame.push(r);
       continue;
     }
-    for (let i = 0; i < lines.length; i++) ranges.push({ file: r.file, marked: lines[i]!, text: texts[i]!, change: undefined });
+    for (let i = 0; i < lines.length; i++)
+      ranges.push({ file: r.file, marked: lines[i]!, text: texts[i]!, change: undefined });
   }
   if (ranges.length > 0) {
     try {
@@ -134,7 +151,9 @@ export async function lineHistory(cwd: string, requests: readonly HistoryRequest
     if (g.change === undefined) unresolved.add(g.file);
     else m.set(g.marked.line, g.change);
   }
-  for (const r of wanted) if (unresolved.has(r.file)) viaBlame.push({ file: r.file, lines: r.lines.filter((l) => !out.get(r.file)?.has(l.line)) });
+  for (const r of wanted)
+    if (unresolved.has(r.file))
+      viaBlame.push({ file: r.file, lines: r.lines.filter((l) => !out.get(r.file)?.has(l.line)) });
   if (viaBlame.length > 0) {
     const b = await blameHistory(cwd, viaBlame, opts);
     for (const [file, lines] of b) {
@@ -143,7 +162,8 @@ export async function lineHistory(cwd: string, requests: readonly HistoryRequest
       for (const [line, c] of lines) m.set(line, c);
     }
   }
-  for (const r of requests) if (!out.has(r.file)) out.set(r.file, new Map(r.lines.map((l) => [l.line, null])));
+  for (const r of requests)
+    if (!out.has(r.file)) out.set(r.file, new Map(r.lines.map((l) => [l.line, null])));
   return out;
 }
 
@@ -173,7 +193,16 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
   const handle = (chunk: string): void => {
     const f = chunk.split('\0');
     if (f.length < 9) return;
-    const [commit, parents, an, ae, at, ct, subject, trailerText] = f as [string, string, string, string, string, string, string, string];
+    const [commit, parents, an, ae, at, ct, subject, trailerText] = f as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const diff = f.slice(8).join('\0');
     for (const fd of parseLineLogDiff(diff)) {
       const rs = byFile.get(fd.path);
@@ -244,7 +273,9 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
 }
 
 /** Per file, the hunks of a line-log patch with their removed and added lines (CR stripped). */
-export function parseLineLogDiff(diff: string): { path: string; hunks: { removed: string[]; added: string[] }[] }[] {
+export function parseLineLogDiff(
+  diff: string,
+): { path: string; hunks: { removed: string[]; added: string[] }[] }[] {
   const files: { path: string; hunks: { removed: string[]; added: string[] }[] }[] = [];
   let file: (typeof files)[number] | null = null;
   let hunk: { removed: string[]; added: string[] } | null = null;
@@ -289,16 +320,24 @@ function uniqueBy<T>(xs: readonly T[], key: (x: T) => unknown): T[] {
 }
 
 /** The same answer through one `git blame` per file (exact for any file, but a process per file). */
-export async function blameHistory(cwd: string, requests: readonly HistoryRequest[], opts: HistoryOptions = {}): Promise<HistoryMap> {
+export async function blameHistory(
+  cwd: string,
+  requests: readonly HistoryRequest[],
+  opts: HistoryOptions = {},
+): Promise<HistoryMap> {
   const rev = opts.rev ?? 'HEAD';
   const out: HistoryMap = new Map();
   const metas = new Map<string, CommitMeta>();
   const blamed: { req: HistoryRequest; blames: Map<number, BlameLine> }[] = [];
 
-  await pool(requests.filter((r) => r.lines.length > 0), opts.concurrency ?? 8, async (req) => {
-    const blames = await blameFile(cwd, rev, req, metas);
-    blamed.push({ req, blames });
-  });
+  await pool(
+    requests.filter((r) => r.lines.length > 0),
+    opts.concurrency ?? 8,
+    async (req) => {
+      const blames = await blameFile(cwd, rev, req, metas);
+      blamed.push({ req, blames });
+    },
+  );
 
   // Which (commit, path) diffs and parent versions are needed.
   const diffKeys = new Map<string, { commit: string; parent: string; paths: Set<string> }>();
@@ -329,7 +368,9 @@ export async function blameHistory(cwd: string, requests: readonly HistoryReques
   const blobs = await catFiles(cwd, [...wanted]);
   const markersAt = new Map<string, Located[]>();
   for (const [spec, text] of blobs) markersAt.set(spec, text === null ? [] : findMarkers(text, spec).markers);
-  const trailers = await commitTrailers(cwd, [...new Set(blamed.flatMap(({ blames }) => [...blames.values()].map((b) => b.commit)))]);
+  const trailers = await commitTrailers(cwd, [
+    ...new Set(blamed.flatMap(({ blames }) => [...blames.values()].map((b) => b.commit))),
+  ]);
 
   for (const { req, blames } of blamed) {
     const perLine = new Map<number, LineChange | null>();
@@ -365,7 +406,8 @@ export async function blameHistory(cwd: string, requests: readonly HistoryReques
       });
     }
   }
-  for (const r of requests) if (!out.has(r.file)) out.set(r.file, new Map(r.lines.map((l) => [l.line, null])));
+  for (const r of requests)
+    if (!out.has(r.file)) out.set(r.file, new Map(r.lines.map((l) => [l.line, null])));
   return out;
 }
 
@@ -373,9 +415,19 @@ export async function blameHistory(cwd: string, requests: readonly HistoryReques
  * True when a commit after `since` (exclusive) up to `rev` carries `Pawl-Release: <policy>`:
  * `pawl release` lifted the pin set by `since`.
  */
-export async function releasedSince(cwd: string, since: string, policy: string, rev = 'HEAD'): Promise<boolean> {
+export async function releasedSince(
+  cwd: string,
+  since: string,
+  policy: string,
+  rev = 'HEAD',
+): Promise<boolean> {
   const { stdout } = await git(
-    ['log', '--format=%x1e%(trailers:key=' + TRAILER_RELEASE + ',valueonly,unfold)', `${since}..${rev}`, '--'],
+    [
+      'log',
+      '--format=%x1e%(trailers:key=' + TRAILER_RELEASE + ',valueonly,unfold)',
+      `${since}..${rev}`,
+      '--',
+    ],
     { cwd },
   );
   return stdout
@@ -386,7 +438,12 @@ export async function releasedSince(cwd: string, since: string, policy: string, 
 
 // ---- blame ----
 
-async function blameFile(cwd: string, rev: string, req: HistoryRequest, metas: Map<string, CommitMeta>): Promise<Map<number, BlameLine>> {
+async function blameFile(
+  cwd: string,
+  rev: string,
+  req: HistoryRequest,
+  metas: Map<string, CommitMeta>,
+): Promise<Map<number, BlameLine>> {
   const lines = [...new Set(req.lines.map((l) => l.line))].sort((a, b) => a - b);
   const args = ['blame', '--porcelain'];
   for (const n of lines) args.push('-L', `${n},${n}`);
@@ -396,7 +453,11 @@ async function blameFile(cwd: string, rev: string, req: HistoryRequest, metas: M
     ({ stdout } = await git(args, { cwd }));
   } catch (err) {
     // A file (or line) that is not in the revision has no history: nothing to pin.
-    if (err instanceof GitError && /no such path|has only \d+ lines?|fatal: file .* has only/i.test(err.stderr)) return new Map();
+    if (
+      err instanceof GitError &&
+      /no such path|has only \d+ lines?|fatal: file .* has only/i.test(err.stderr)
+    )
+      return new Map();
     throw err;
   }
   return parseBlame(stdout, metas);
@@ -406,7 +467,10 @@ async function blameFile(cwd: string, rev: string, req: HistoryRequest, metas: M
 export function parseBlame(stdout: string, metas: Map<string, CommitMeta>): Map<number, BlameLine> {
   const out = new Map<number, BlameLine>();
   // Git prints a commit's headers, `previous` and `filename` only at its first group.
-  const partial = new Map<string, Partial<CommitMeta> & { previous?: { commit: string; path: string } | null; path?: string }>();
+  const partial = new Map<
+    string,
+    Partial<CommitMeta> & { previous?: { commit: string; path: string } | null; path?: string }
+  >();
   const rows = stdout.split('\n');
   let i = 0;
   while (i < rows.length) {
@@ -486,8 +550,16 @@ interface FileDiff {
   hunks: Hunk[];
 }
 
-async function diffCommit(cwd: string, parent: string, commit: string, paths: string[]): Promise<Map<string, FileDiff>> {
-  const { stdout } = await git(['diff', '--no-color', '--no-ext-diff', '-U0', '-M', parent, commit, '--', ...paths], { cwd });
+async function diffCommit(
+  cwd: string,
+  parent: string,
+  commit: string,
+  paths: string[],
+): Promise<Map<string, FileDiff>> {
+  const { stdout } = await git(
+    ['diff', '--no-color', '--no-ext-diff', '-U0', '-M', parent, commit, '--', ...paths],
+    { cwd },
+  );
   return parseDiff(stdout);
 }
 
@@ -537,9 +609,17 @@ export interface Located {
  * Failing that, a line moved within the file shows as exactly one unpaired removal and one
  * unpaired addition of the setter in the whole diff. Otherwise the commit added the line.
  */
-export function previousValue(fd: FileDiff, origLine: number, setter: string, before: readonly Located[], after: readonly Located[]): string | null {
-  const removedIn = (h: Hunk) => before.filter((m) => m.setter === setter && m.line >= h.oldStart && m.line < h.oldStart + h.oldCount);
-  const addedIn = (h: Hunk) => after.filter((m) => m.setter === setter && m.line >= h.newStart && m.line < h.newStart + h.newCount);
+export function previousValue(
+  fd: FileDiff,
+  origLine: number,
+  setter: string,
+  before: readonly Located[],
+  after: readonly Located[],
+): string | null {
+  const removedIn = (h: Hunk) =>
+    before.filter((m) => m.setter === setter && m.line >= h.oldStart && m.line < h.oldStart + h.oldCount);
+  const addedIn = (h: Hunk) =>
+    after.filter((m) => m.setter === setter && m.line >= h.newStart && m.line < h.newStart + h.newCount);
   const hunk = fd.hunks.find((h) => origLine >= h.newStart && origLine < h.newStart + h.newCount);
   if (!hunk) return null;
   const removed = removedIn(hunk);
@@ -553,7 +633,8 @@ export function previousValue(fd: FileDiff, origLine: number, setter: string, be
   }
   const unpairedRemoved = fd.hunks.filter((h) => addedIn(h).length === 0).flatMap(removedIn);
   const unpairedAdded = fd.hunks.filter((h) => removedIn(h).length === 0).flatMap(addedIn);
-  if (unpairedRemoved.length === 1 && unpairedAdded.length === 1 && unpairedAdded[0]!.line === origLine) return unpairedRemoved[0]!.value;
+  if (unpairedRemoved.length === 1 && unpairedAdded.length === 1 && unpairedAdded[0]!.line === origLine)
+    return unpairedRemoved[0]!.value;
   return null;
 }
 
@@ -597,13 +678,19 @@ async function catFiles(cwd: string, specs: string[]): Promise<Map<string, strin
   return out;
 }
 
-async function commitTrailers(cwd: string, commits: string[]): Promise<Map<string, { key: string; value: string }[]>> {
+async function commitTrailers(
+  cwd: string,
+  commits: string[],
+): Promise<Map<string, { key: string; value: string }[]>> {
   const out = new Map<string, { key: string; value: string }[]>();
   if (commits.length === 0) return out;
-  const { stdout } = await git(['log', '--stdin', '--no-walk=unsorted', '--format=%x1e%H%x00%(trailers:unfold,only)'], {
-    cwd,
-    input: commits.join('\n') + '\n',
-  });
+  const { stdout } = await git(
+    ['log', '--stdin', '--no-walk=unsorted', '--format=%x1e%H%x00%(trailers:unfold,only)'],
+    {
+      cwd,
+      input: commits.join('\n') + '\n',
+    },
+  );
   for (const block of stdout.split('\x1e')) {
     const z = block.indexOf('\0');
     if (z < 0) continue;
@@ -623,7 +710,15 @@ async function gitBuffer(cwd: string, args: string[], input: string): Promise<Bu
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolve(Buffer.concat(chunks));
-      else reject(new GitError(`git ${args.join(' ')} failed: ${stderr.trim()}`, `git ${args.join(' ')}`, code, stderr.trim()));
+      else
+        reject(
+          new GitError(
+            `git ${args.join(' ')} failed: ${stderr.trim()}`,
+            `git ${args.join(' ')}`,
+            code,
+            stderr.trim(),
+          ),
+        );
     });
     child.stdin.end(input);
   });
@@ -649,7 +744,11 @@ function unquote(p: string): string {
     if (/[0-7]/.test(n)) {
       bytes.push(parseInt(body.slice(i, i + 3), 8));
       i += 2;
-    } else bytes.push(({ n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11 } as Record<string, number>)[n] ?? n.charCodeAt(0));
+    } else
+      bytes.push(
+        ({ n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11 } as Record<string, number>)[n] ??
+          n.charCodeAt(0),
+      );
   }
   return Buffer.from(bytes).toString('utf8');
 }

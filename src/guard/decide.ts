@@ -32,7 +32,10 @@ export interface DecideInput {
 const BUILD_TIME_LABEL = 'image build time';
 
 /** The string the marker would hold if the candidate were written (Flux's setter semantics). */
-export function candidateValue(field: MarkerField, c: { tag: string; name: string; digest?: string }): string {
+export function candidateValue(
+  field: MarkerField,
+  c: { tag: string; name: string; digest?: string },
+): string {
   switch (field) {
     case 'image':
       return c.digest ? `${c.name}:${c.tag}@${c.digest}` : `${c.name}:${c.tag}`;
@@ -87,7 +90,11 @@ export function decideMarker(input: DecideInput): Decision {
   const cmp = compareCurrent(input, c);
   if (cmp.refs === 'digest-presence') {
     const what = c.digest ? `adds digest ${c.digest}` : 'drops the digest, as the policy reflects none';
-    return verified(input, C, V, { action: 'write', reason: 'upgrade', detail: `Tag ${c.tag} is unchanged; writing ${C} over ${V} ${what}.` });
+    return verified(input, C, V, {
+      action: 'write',
+      reason: 'upgrade',
+      detail: `Tag ${c.tag} is unchanged; writing ${C} over ${V} ${what}.`,
+    });
   }
   const how = cmp.by === 'build-time' ? BUILD_TIME_LABEL : policyLabel;
   const fellBack = cmp.by === 'build-time' && guard.compare !== 'BuildTime' && cmp.refs === 'tags';
@@ -112,9 +119,17 @@ export function decideMarker(input: DecideInput): Decision {
       );
     }
     if (cmp.value > 0)
-      return keep('downgrade-blocked', `${capital(via)}current ${V} is newer than candidate ${C} by ${how}; writing ${C} would be a downgrade, so ${V} is kept.`, cmp.by);
+      return keep(
+        'downgrade-blocked',
+        `${capital(via)}current ${V} is newer than candidate ${C} by ${how}; writing ${C} would be a downgrade, so ${V} is kept.`,
+        cmp.by,
+      );
     if (cmp.value === 0)
-      return keep('equivalent', `${capital(via)}current ${V} and candidate ${C} are equally new by ${how}; keeping ${V}.`, cmp.by);
+      return keep(
+        'equivalent',
+        `${capital(via)}current ${V} and candidate ${C} are equally new by ${how}; keeping ${V}.`,
+        cmp.by,
+      );
   }
 
   let detail: string;
@@ -122,8 +137,10 @@ export function decideMarker(input: DecideInput): Decision {
     detail = `downgrades: Allow, so ${C} is written over ${V} as the policy selects, although ${V} is newer by ${how}.`;
   else if (!block && cmp.value !== null && cmp.value === 0)
     detail = `downgrades: Allow, so ${C} is written over the equally new ${V} (by ${how}) as the policy selects.`;
-  else if (!block && cmp.value === null) detail = `downgrades: Allow, so ${C} is written over ${V} as the policy selects (they cannot be ordered).`;
-  else if (cmp.refs === 'same-tag-digests') detail = `Tag ${c.tag} now points at a newer image: ${C} replaces ${V} (by ${BUILD_TIME_LABEL}).`;
+  else if (!block && cmp.value === null)
+    detail = `downgrades: Allow, so ${C} is written over ${V} as the policy selects (they cannot be ordered).`;
+  else if (cmp.refs === 'same-tag-digests')
+    detail = `Tag ${c.tag} now points at a newer image: ${C} replaces ${V} (by ${BUILD_TIME_LABEL}).`;
   else detail = `${capital(via)}candidate ${C} is newer than current ${V} by ${how}.`;
   return verified(input, C, V, { action: 'write', reason: 'upgrade', detail, orderedBy: cmp.by });
 }
@@ -159,17 +176,30 @@ function compareCurrent(input: DecideInput, c: { tag: string; name: string; dige
   // Same tag, different digest (a re-pushed tag, or a `:digest` line whose pair did not move):
   // only build times can say which image is newer.
   if (cur.tag !== null && cur.tag === c.tag && curDigest && c.digest) {
-    return { value: input.buildTimeOrder(curDigest, c.digest), by: 'build-time', v: curDigest, c: c.digest, refs: 'same-tag-digests' };
+    return {
+      value: input.buildTimeOrder(curDigest, c.digest),
+      by: 'build-time',
+      v: curDigest,
+      c: c.digest,
+      refs: 'same-tag-digests',
+    };
   }
   if (cur.tag !== null && cur.tag === c.tag) {
     return { value: 0, by: 'policy', v: cur.tag, c: c.tag, refs: 'digest-presence' };
   }
   if (cur.tag === null && curDigest && input.field === 'digest' && c.digest) {
-    return { value: input.buildTimeOrder(curDigest, c.digest), by: 'build-time', v: curDigest, c: c.digest, refs: 'digests' };
+    return {
+      value: input.buildTimeOrder(curDigest, c.digest),
+      by: 'build-time',
+      v: curDigest,
+      c: c.digest,
+      refs: 'digests',
+    };
   }
   // No tag at all means `latest` to a container runtime; a digest names the image exactly.
   const v = cur.tag ?? curDigest ?? 'latest';
-  if (input.guard.compare === 'BuildTime') return { value: input.buildTimeOrder(v, c.tag), by: 'build-time', v, c: c.tag, refs: 'tags' };
+  if (input.guard.compare === 'BuildTime')
+    return { value: input.buildTimeOrder(v, c.tag), by: 'build-time', v, c: c.tag, refs: 'tags' };
   const byPolicy = cur.tag === null ? null : input.order(v, c.tag);
   if (byPolicy !== null) return { value: byPolicy, by: 'policy', v, c: c.tag, refs: 'tags' };
   return { value: input.buildTimeOrder(v, c.tag), by: 'build-time', v, c: c.tag, refs: 'tags' };
@@ -179,7 +209,11 @@ function compareCurrent(input: DecideInput, c: { tag: string; name: string; dige
 function verified(input: DecideInput, C: string, V: string, d: Decision): Decision {
   if (!input.guard.verifyCandidate) return d;
   if (input.candidateExists === false)
-    return keep('candidate-missing', `Candidate ${C} does not exist in the registry now (HEAD found no manifest); keeping ${V}.`, d.orderedBy);
+    return keep(
+      'candidate-missing',
+      `Candidate ${C} does not exist in the registry now (HEAD found no manifest); keeping ${V}.`,
+      d.orderedBy,
+    );
   if (input.candidateExists === null) return { ...d, needsCandidateCheck: true };
   return d;
 }

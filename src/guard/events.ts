@@ -11,7 +11,14 @@ export interface MarkerContext {
 
 /** The event a marker decision is worth recording, or null (upgrades, up-to-date lines…). */
 export function decisionEvent(d: Decision, ctx: MarkerContext, pin: Pin | null = null): GuardEvent | null {
-  const base = { policy: ctx.policy, file: ctx.file, line: ctx.line, current: ctx.current, candidate: ctx.candidate ?? '', detail: d.detail };
+  const base = {
+    policy: ctx.policy,
+    file: ctx.file,
+    line: ctx.line,
+    current: ctx.current,
+    candidate: ctx.candidate ?? '',
+    detail: d.detail,
+  };
   switch (d.reason) {
     case 'downgrade-blocked':
       return { kind: 'downgrade-blocked', ...base };
@@ -30,7 +37,17 @@ export function withPolicy(events: readonly GuardEvent[], policy: string): Guard
 }
 
 /** The shape `store.recordEvent` takes (`PawlEvent` in src/store/types.ts). */
-export function toStoreEvent(e: GuardEvent, at: Date, repository?: string): { at: Date; kind: GuardEvent['kind']; policy?: string; repository?: string; detail: Record<string, unknown> } {
+export function toStoreEvent(
+  e: GuardEvent,
+  at: Date,
+  repository?: string,
+): {
+  at: Date;
+  kind: GuardEvent['kind'];
+  policy?: string;
+  repository?: string;
+  detail: Record<string, unknown>;
+} {
   const { kind, policy, ...detail } = e;
   return {
     at,

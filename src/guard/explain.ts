@@ -99,7 +99,8 @@ export function explainRatchet(state: RatchetState | null, confirmations: number
 
 /** One line per event, for `pawl explain` and logs. */
 export function explainEvent(e: GuardEvent): string {
-  const where = 'file' in e && e.file !== undefined ? ` (${e.file}${e.line !== undefined ? `:${e.line}` : ''})` : '';
+  const where =
+    'file' in e && e.file !== undefined ? ` (${e.file}${e.line !== undefined ? `:${e.line}` : ''})` : '';
   switch (e.kind) {
     case 'stale-scan':
       return e.highWaterExists

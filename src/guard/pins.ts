@@ -54,17 +54,31 @@ export function pinFor(input: PinInput): Pin | null {
 
 export function pinStatus(input: PinInput): PinStatus {
   const h = input.history;
-  if (input.manualEdits === 'Override') return { state: 'override', pin: null, detail: 'manualEdits: Override turns pins off.' };
+  if (input.manualEdits === 'Override')
+    return { state: 'override', pin: null, detail: 'manualEdits: Override turns pins off.' };
   if (!h) return { state: 'none', pin: null, detail: 'No Git history for this line.' };
   if (h.previous === null)
-    return { state: 'added', pin: null, detail: `The line was added in ${short(h.commit)}; a new line is upgraded normally.` };
+    return {
+      state: 'added',
+      pin: null,
+      detail: `The line was added in ${short(h.commit)}; a new line is upgraded normally.`,
+    };
 
   const policy = policyOfSetter(h.setter);
   const rollback = policy !== null && isRollbackOf(h.trailers, policy);
   const move = backwards(input, { ...h, previous: h.previous });
   if (!rollback && !(move.cmp !== null && move.cmp < 0)) {
-    const why = move.cmp === null ? 'could not be ordered' : move.cmp === 0 ? 'kept it equally new' : 'moved it forwards';
-    return { state: 'not-backwards', pin: null, detail: `The last change ${short(h.commit)} (${h.previous} → ${h.value}) ${why}; no pin.` };
+    const why =
+      move.cmp === null
+        ? 'could not be ordered'
+        : move.cmp === 0
+          ? 'kept it equally new'
+          : 'moved it forwards';
+    return {
+      state: 'not-backwards',
+      pin: null,
+      detail: `The last change ${short(h.commit)} (${h.previous} → ${h.value}) ${why}; no pin.`,
+    };
   }
 
   const reason = trailerValues(h.trailers, TRAILER_REASON)[0];
@@ -80,9 +94,15 @@ export function pinStatus(input: PinInput): PinStatus {
     ...(move.cmp !== null ? { orderedBy: move.by } : {}),
   };
   const by = `${rollback ? 'pawl rollback' : h.author.name} in ${short(h.commit)} at ${h.time.toISOString()}`;
-  if (input.released) return { state: 'released', pin, detail: `Pinned at ${h.value} by ${by}; lifted by pawl release.` };
+  if (input.released)
+    return { state: 'released', pin, detail: `Pinned at ${h.value} by ${by}; lifted by pawl release.` };
   const c = input.candidate;
-  if (c !== null && !input.candidateInitial && input.candidateFirstSeen !== null && input.candidateFirstSeen.getTime() > h.time.getTime()) {
+  if (
+    c !== null &&
+    !input.candidateInitial &&
+    input.candidateFirstSeen !== null &&
+    input.candidateFirstSeen.getTime() > h.time.getTime()
+  ) {
     return {
       state: 'lifted',
       pin,
@@ -111,12 +131,16 @@ export function releasesPolicy(trailers: LineChange['trailers'], policy: string)
 }
 
 // Compares the value the commit wrote against the one it replaced: <0 means it went backwards.
-function backwards(input: PinInput, h: LineChange & { previous: string }): { cmp: number | null; by: OrderedBy } {
+function backwards(
+  input: PinInput,
+  h: LineChange & { previous: string },
+): { cmp: number | null; by: OrderedBy } {
   const now = parseMarkerValue(h.field, h.value);
   const before = parseMarkerValue(h.field, h.previous);
   if (h.field === 'name') return { cmp: null, by: 'policy' };
   // Another image before: its tags mean nothing under this policy.
-  if (now.name !== null && before.name !== null && !sameImageName(now.name, before.name)) return { cmp: null, by: 'policy' };
+  if (now.name !== null && before.name !== null && !sameImageName(now.name, before.name))
+    return { cmp: null, by: 'policy' };
   if (now.tag !== null && before.tag !== null && now.tag !== before.tag) {
     if (input.compare !== 'BuildTime') {
       const p = input.order(now.tag, before.tag);

@@ -51,7 +51,10 @@ export interface RatchetResult {
  * filterTags, and the repository's exclusionList. The guard settings are left out on purpose:
  * changing `confirmations` does not make an old high-water mark meaningless.
  */
-export function policySpecHash(spec: Pick<ImagePolicy['spec'], 'imageRepositoryRef' | 'policy' | 'filterTags'>, exclusionList: readonly string[]): string {
+export function policySpecHash(
+  spec: Pick<ImagePolicy['spec'], 'imageRepositoryRef' | 'policy' | 'filterTags'>,
+  exclusionList: readonly string[],
+): string {
   const material = {
     imageRepositoryRef: spec.imageRepositoryRef,
     policy: spec.policy,
@@ -91,7 +94,10 @@ export function ratchetStep(input: RatchetInput): RatchetResult {
   // Flux's behaviour: whatever the policy selects. H still follows the selection for `pawl explain`.
   if (guard.downgrades === 'Allow') {
     const same = state.highWater === selected;
-    return done({ ...state, highWater: selected, highWaterAt: same ? state.highWaterAt : now, pending: null }, selected);
+    return done(
+      { ...state, highWater: selected, highWaterAt: same ? state.highWaterAt : now, pending: null },
+      selected,
+    );
   }
 
   const H = state.highWater;
@@ -112,7 +118,9 @@ export function ratchetStep(input: RatchetInput): RatchetResult {
   if (input.highWaterExists === null) return ask('high-water');
   const h = H!;
   if (input.highWaterExists) {
-    return done({ ...state, pending: null }, h, [{ kind: 'stale-scan', selected, highWater: h, highWaterExists: true }]);
+    return done({ ...state, pending: null }, h, [
+      { kind: 'stale-scan', selected, highWater: h, highWaterExists: true },
+    ]);
   }
 
   // H is gone. Count scans in a row that agree on the same regression.
@@ -172,7 +180,9 @@ export function toStored(s: RatchetState): StoredRatchetState {
     specHash: s.specHash,
     highWater: s.highWater,
     highWaterAt: s.highWaterAt?.toISOString() ?? null,
-    pending: s.pending ? { ...s.pending, firstAt: s.pending.firstAt.toISOString(), lastAt: s.pending.lastAt.toISOString() } : null,
+    pending: s.pending
+      ? { ...s.pending, firstAt: s.pending.firstAt.toISOString(), lastAt: s.pending.lastAt.toISOString() }
+      : null,
   };
 }
 
@@ -181,7 +191,9 @@ export function fromStored(s: StoredRatchetState): RatchetState {
     specHash: s.specHash,
     highWater: s.highWater,
     highWaterAt: s.highWaterAt ? new Date(s.highWaterAt) : null,
-    pending: s.pending ? { ...s.pending, firstAt: new Date(s.pending.firstAt), lastAt: new Date(s.pending.lastAt) } : null,
+    pending: s.pending
+      ? { ...s.pending, firstAt: new Date(s.pending.firstAt), lastAt: new Date(s.pending.lastAt) }
+      : null,
   };
 }
 

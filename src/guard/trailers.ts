@@ -25,7 +25,11 @@ export function trailerValues(trailers: Trailers, key: string): string[] {
 
 /** The trailer block of a rollback commit, to append after a blank line to the message. */
 export function rollbackTrailers(t: { policy: string; old: string; new: string; reason?: string }): string {
-  const lines = [`${TRAILER_POLICY}: ${oneLine(t.policy)}`, `${TRAILER_OLD}: ${oneLine(t.old)}`, `${TRAILER_NEW}: ${oneLine(t.new)}`];
+  const lines = [
+    `${TRAILER_POLICY}: ${oneLine(t.policy)}`,
+    `${TRAILER_OLD}: ${oneLine(t.old)}`,
+    `${TRAILER_NEW}: ${oneLine(t.new)}`,
+  ];
   if (t.reason !== undefined && t.reason.trim() !== '') lines.push(`${TRAILER_REASON}: ${oneLine(t.reason)}`);
   return lines.join('\n');
 }

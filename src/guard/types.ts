@@ -58,10 +58,49 @@ export interface Pin {
  * (and, for marker events, `file`/`line`) via the constructors in events.ts.
  */
 export type GuardEvent =
-  | { kind: 'stale-scan'; policy?: string; selected: string; highWater: string; highWaterExists: boolean; pendingCount?: number }
-  | { kind: 'regression-accepted'; policy?: string; from: string; to: string; confirmations: number; spanMs: number }
-  | { kind: 'downgrade-blocked'; policy?: string; file?: string; line?: number; current: string; candidate: string; detail: string }
-  | { kind: 'candidate-missing'; policy?: string; file?: string; line?: number; current: string; candidate: string; detail: string }
-  | { kind: 'pin'; policy?: string; file?: string; line?: number; current: string; candidate: string; commit: string; detail: string };
+  | {
+      kind: 'stale-scan';
+      policy?: string;
+      selected: string;
+      highWater: string;
+      highWaterExists: boolean;
+      pendingCount?: number;
+    }
+  | {
+      kind: 'regression-accepted';
+      policy?: string;
+      from: string;
+      to: string;
+      confirmations: number;
+      spanMs: number;
+    }
+  | {
+      kind: 'downgrade-blocked';
+      policy?: string;
+      file?: string;
+      line?: number;
+      current: string;
+      candidate: string;
+      detail: string;
+    }
+  | {
+      kind: 'candidate-missing';
+      policy?: string;
+      file?: string;
+      line?: number;
+      current: string;
+      candidate: string;
+      detail: string;
+    }
+  | {
+      kind: 'pin';
+      policy?: string;
+      file?: string;
+      line?: number;
+      current: string;
+      candidate: string;
+      commit: string;
+      detail: string;
+    };
 
 export type GuardEventKind = GuardEvent['kind'];

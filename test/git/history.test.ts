@@ -241,19 +241,26 @@ for (const method of ['auto', 'blame'] as const) {
     });
 
     test('committed and uncommitted files in one call, texts handed in', async (t) => {
-    const r = repo(t);
-    r.write('a.yaml', deploy('1.0.0'));
-    r.commit('first');
-    r.write('a.yaml', deploy('0.5.0'));
-    const back = r.commit('back');
-    r.write('new.yaml', deploy('1.0.0'));
-    const req = (f: string) => ({ file: f, lines: marked(r.dir, f), text: readFileSync(join(r.dir, f), 'utf8') });
-    const h = await lineHistory(r.dir, [req('new.yaml'), req('a.yaml')], { method });
-    assert.equal(h.get('new.yaml')!.get(10), null);
-    assert.deepEqual([h.get('a.yaml')!.get(10)!.commit, h.get('a.yaml')!.get(10)!.previous], [back, 'ghcr.io/org/app:1.0.0']);
-  });
+      const r = repo(t);
+      r.write('a.yaml', deploy('1.0.0'));
+      r.commit('first');
+      r.write('a.yaml', deploy('0.5.0'));
+      const back = r.commit('back');
+      r.write('new.yaml', deploy('1.0.0'));
+      const req = (f: string) => ({
+        file: f,
+        lines: marked(r.dir, f),
+        text: readFileSync(join(r.dir, f), 'utf8'),
+      });
+      const h = await lineHistory(r.dir, [req('new.yaml'), req('a.yaml')], { method });
+      assert.equal(h.get('new.yaml')!.get(10), null);
+      assert.deepEqual(
+        [h.get('a.yaml')!.get(10)!.commit, h.get('a.yaml')!.get(10)!.previous],
+        [back, 'ghcr.io/org/app:1.0.0'],
+      );
+    });
 
-  test('releasedSince finds a Pawl-Release commit after the pin', async (t) => {
+    test('releasedSince finds a Pawl-Release commit after the pin', async (t) => {
       const r = repo(t);
       r.write('a.yaml', deploy('1.0.0'));
       const pin = r.commit('pin');

@@ -8,7 +8,12 @@ import { buildTimes, guard, noBuildTimes, policyOrder, release, semver, serviceM
 const IMG = 'ghcr.io/org/app';
 const sem = policyOrder(semver());
 
-function input(field: MarkerField, value: string, candidateTag: string | null, over: Partial<DecideInput> = {}): DecideInput {
+function input(
+  field: MarkerField,
+  value: string,
+  candidateTag: string | null,
+  over: Partial<DecideInput> = {},
+): DecideInput {
   return {
     current: parseMarkerValue(field, value),
     candidate: candidateTag === null ? null : { tag: candidateTag, name: IMG },
@@ -49,7 +54,10 @@ describe('decision table (SPEC §4), row by row, in order', () => {
   test('2. V equals C → keep up-to-date (also for the other spelling of a Docker Hub name)', () => {
     assert.equal(decideMarker(input('image', `${IMG}:1.2.3`, '1.2.3')).reason, 'up-to-date');
     assert.equal(decideMarker(input('tag', '1.2.3', '1.2.3')).reason, 'up-to-date');
-    const hub = decideMarker({ ...input('image', 'nginx:1.2.3', '1.2.3'), candidate: { tag: '1.2.3', name: 'docker.io/library/nginx' } });
+    const hub = decideMarker({
+      ...input('image', 'nginx:1.2.3', '1.2.3'),
+      candidate: { tag: '1.2.3', name: 'docker.io/library/nginx' },
+    });
     assert.equal(hub.reason, 'up-to-date');
   });
 
@@ -66,7 +74,10 @@ describe('decision table (SPEC §4), row by row, in order', () => {
   });
 
   test('3 before 4: a pin is checked before the order (the candidate is newer than the pin)', () => {
-    assert.equal(decideMarker(input('tag', '1.0.0', '2.0.0', { pin, candidateExists: false })).reason, 'pinned');
+    assert.equal(
+      decideMarker(input('tag', '1.0.0', '2.0.0', { pin, candidateExists: false })).reason,
+      'pinned',
+    );
   });
 
   test('4. V newer than C → keep downgrade-blocked, naming both values and the order', () => {
@@ -78,7 +89,10 @@ describe('decision table (SPEC §4), row by row, in order', () => {
   });
 
   test('4 before 7: a blocked downgrade does not need the candidate to exist', () => {
-    assert.equal(decideMarker(input('tag', '1.3.0', '1.2.0', { candidateExists: false })).reason, 'downgrade-blocked');
+    assert.equal(
+      decideMarker(input('tag', '1.3.0', '1.2.0', { candidateExists: false })).reason,
+      'downgrade-blocked',
+    );
   });
 
   test('5. V and C equally new (1.0.0 vs v1.0.0) → keep equivalent', () => {
@@ -93,7 +107,11 @@ describe('decision table (SPEC §4), row by row, in order', () => {
   });
 
   test('6′. V cannot be ordered by the policy → build times decide', () => {
-    const bt = buildTimes({ latest: '2026-01-02T00:00:00Z', '1.0.0': '2026-01-01T00:00:00Z', '2.0.0': '2026-01-03T00:00:00Z' });
+    const bt = buildTimes({
+      latest: '2026-01-02T00:00:00Z',
+      '1.0.0': '2026-01-01T00:00:00Z',
+      '2.0.0': '2026-01-03T00:00:00Z',
+    });
     const older = decideMarker(input('tag', 'latest', '1.0.0', { buildTimeOrder: bt }));
     assert.deepEqual([older.reason, older.orderedBy], ['downgrade-blocked', 'build-time']);
     assert.match(older.detail, /build time/);
@@ -112,7 +130,9 @@ describe('decision table (SPEC §4), row by row, in order', () => {
   });
 
   test('7″. verifyCandidate: false → no HEAD needed, and a missing candidate is not consulted', () => {
-    const d = decideMarker(input('tag', '1.0.0', '1.1.0', { candidateExists: null, guard: guard({ verifyCandidate: false }) }));
+    const d = decideMarker(
+      input('tag', '1.0.0', '1.1.0', { candidateExists: null, guard: guard({ verifyCandidate: false }) }),
+    );
     assert.deepEqual([d.action, d.reason, d.needsCandidateCheck], ['write', 'upgrade', undefined]);
   });
 
@@ -127,7 +147,9 @@ describe('compare: BuildTime', () => {
   const bt = buildTimes({ '2.0.0': '2026-01-01T00:00:00Z', '1.0.0': '2026-02-01T00:00:00Z' });
   test('orders by build time even where the policy could order', () => {
     // By semver 2.0.0 is newer; by build time 1.0.0 (a rebuilt hotfix) is.
-    const d = decideMarker(input('tag', '2.0.0', '1.0.0', { guard: guard({ compare: 'BuildTime' }), buildTimeOrder: bt }));
+    const d = decideMarker(
+      input('tag', '2.0.0', '1.0.0', { guard: guard({ compare: 'BuildTime' }), buildTimeOrder: bt }),
+    );
     assert.deepEqual([d.action, d.reason, d.orderedBy], ['write', 'upgrade', 'build-time']);
   });
   test('unknown build times → undecidable, never the policy order', () => {
@@ -140,7 +162,9 @@ describe('SPEC §1 story 1: a manual newer tag is not overwritten', () => {
   const sm = policyOrder(serviceMain);
   const cand = 'service-main-3f2a9c1-123';
   test('the person’s tag passes the filter (the last scan predates it) → downgrade-blocked by the policy order', () => {
-    const d = decideMarker(input('tag', 'service-main-9b8e7d6-124', cand, { order: sm.order, orderLabel: 'numerical on $ts' }));
+    const d = decideMarker(
+      input('tag', 'service-main-9b8e7d6-124', cand, { order: sm.order, orderLabel: 'numerical on $ts' }),
+    );
     assert.deepEqual([d.action, d.reason, d.orderedBy], ['keep', 'downgrade-blocked', 'policy']);
     assert.match(d.detail, /service-main-9b8e7d6-124/);
     assert.match(d.detail, /service-main-3f2a9c1-123/);
@@ -154,11 +178,18 @@ describe('SPEC §1 story 1: a manual newer tag is not overwritten', () => {
     assert.match(d.detail, /cannot be ordered by/);
   });
   test('… and when the registry has no build times, it is kept as undecidable, not overwritten', () => {
-    const d = decideMarker(input('image', `${IMG}:manual-service-main-9b8e7d6-124`, cand, { order: sm.order }));
+    const d = decideMarker(
+      input('image', `${IMG}:manual-service-main-9b8e7d6-124`, cand, { order: sm.order }),
+    );
     assert.deepEqual([d.action, d.reason], ['keep', 'undecidable']);
   });
   test('with downgrades: Allow it is overwritten, as Flux does', () => {
-    const d = decideMarker(input('tag', 'service-main-9b8e7d6-124', cand, { order: sm.order, guard: guard({ downgrades: 'Allow' }) }));
+    const d = decideMarker(
+      input('tag', 'service-main-9b8e7d6-124', cand, {
+        order: sm.order,
+        guard: guard({ downgrades: 'Allow' }),
+      }),
+    );
     assert.deepEqual([d.action, d.reason], ['write', 'upgrade']);
     assert.match(d.detail, /Allow/);
   });
@@ -167,7 +198,9 @@ describe('SPEC §1 story 1: a manual newer tag is not overwritten', () => {
 describe('SPEC §1 story 2: a stale candidate is never written over the current release', () => {
   const r = policyOrder(release);
   test('release-3caa31f4-1651535374 over release-07ef7c53-1655866680 → downgrade-blocked', () => {
-    const d = decideMarker(input('tag', 'release-07ef7c53-1655866680', 'release-3caa31f4-1651535374', { order: r.order }));
+    const d = decideMarker(
+      input('tag', 'release-07ef7c53-1655866680', 'release-3caa31f4-1651535374', { order: r.order }),
+    );
     assert.deepEqual([d.action, d.reason], ['keep', 'downgrade-blocked']);
   });
 });
@@ -175,11 +208,20 @@ describe('SPEC §1 story 2: a stale candidate is never written over the current 
 describe('downgrades: Allow (only rows 1, 2, candidate-missing and upgrade)', () => {
   const allow = guard({ downgrades: 'Allow' });
   test('Flux’s DOWNGRADE case: 6.7.1 → 6.7.0 after an exclusion is written; blocked by default', () => {
-    const p = policyOrder({ policy: { strategy: 'semver', range: '6.7.x' }, filterTags: { pattern: '^6\\.7\\.\\d+$', extract: '' } }, ['^6\\.7\\.1$']);
+    const p = policyOrder(
+      {
+        policy: { strategy: 'semver', range: '6.7.x' },
+        filterTags: { pattern: '^6\\.7\\.\\d+$', extract: '' },
+      },
+      ['^6\\.7\\.1$'],
+    );
     const c = p.select(['6.7.0', '6.7.1']);
     assert.equal(c, '6.7.0');
     const base = input('image', `${IMG}:6.7.1`, c, { order: p.order });
-    assert.deepEqual([decideMarker({ ...base, guard: allow }).action, decideMarker({ ...base, guard: allow }).reason], ['write', 'upgrade']);
+    assert.deepEqual(
+      [decideMarker({ ...base, guard: allow }).action, decideMarker({ ...base, guard: allow }).reason],
+      ['write', 'upgrade'],
+    );
     assert.equal(decideMarker(base).reason, 'downgrade-blocked');
   });
   test('no pins, no equivalence, no undecidable', () => {
@@ -190,13 +232,19 @@ describe('downgrades: Allow (only rows 1, 2, candidate-missing and upgrade)', ()
   test('rows 1, 2 and candidate-missing still apply', () => {
     assert.equal(decideMarker(input('tag', '1.0.0', null, { guard: allow })).reason, 'no-candidate');
     assert.equal(decideMarker(input('tag', '1.0.0', '1.0.0', { guard: allow })).reason, 'up-to-date');
-    assert.equal(decideMarker(input('tag', '2.0.0', '1.0.0', { guard: allow, candidateExists: false })).reason, 'candidate-missing');
+    assert.equal(
+      decideMarker(input('tag', '2.0.0', '1.0.0', { guard: allow, candidateExists: false })).reason,
+      'candidate-missing',
+    );
   });
 });
 
 describe('manualEdits: Override ignores a pin handed in', () => {
   test('writes the upgrade', () => {
-    assert.equal(decideMarker(input('tag', '1.0.0', '1.1.0', { pin, guard: guard({ manualEdits: 'Override' }) })).reason, 'upgrade');
+    assert.equal(
+      decideMarker(input('tag', '1.0.0', '1.1.0', { pin, guard: guard({ manualEdits: 'Override' }) })).reason,
+      'upgrade',
+    );
   });
 });
 
@@ -208,7 +256,10 @@ describe('retarget: a marker naming another image', () => {
     assert.match(d.detail, /ghcr\.io\/org\/app:1\.0\.0/);
   });
   test('still needs the candidate to exist', () => {
-    assert.equal(decideMarker(input('image', 'docker.io/old/app:1.0.0', '1.0.0', { candidateExists: false })).reason, 'candidate-missing');
+    assert.equal(
+      decideMarker(input('image', 'docker.io/old/app:1.0.0', '1.0.0', { candidateExists: false })).reason,
+      'candidate-missing',
+    );
   });
   test('a :name line with another name is retargeted; with the same name it is up to date', () => {
     assert.equal(decideMarker(input('name', 'docker.io/old/app', '1.0.0')).reason, 'retarget');
@@ -232,17 +283,33 @@ describe(':name and :digest markers', () => {
   });
   test(':digest paired with its tag: decided on the tags', () => {
     const i = input('digest', digA, '1.0.0');
-    const blocked = decideMarker({ ...i, current: { ...i.current, tag: '2.0.0' }, candidate: { tag: '1.0.0', name: IMG, digest: digB } });
+    const blocked = decideMarker({
+      ...i,
+      current: { ...i.current, tag: '2.0.0' },
+      candidate: { tag: '1.0.0', name: IMG, digest: digB },
+    });
     assert.equal(blocked.reason, 'downgrade-blocked');
-    const up = decideMarker({ ...i, current: { ...i.current, tag: '0.9.0' }, candidate: { tag: '1.0.0', name: IMG, digest: digB } });
+    const up = decideMarker({
+      ...i,
+      current: { ...i.current, tag: '0.9.0' },
+      candidate: { tag: '1.0.0', name: IMG, digest: digB },
+    });
     assert.deepEqual([up.action, up.reason], ['write', 'upgrade']);
   });
   test(':digest without a paired tag: decided on the digests’ build times', () => {
     const i = input('digest', digA, '1.0.0');
     const cand = { tag: '1.0.0', name: IMG, digest: digB };
-    const older = decideMarker({ ...i, candidate: cand, buildTimeOrder: buildTimes({ [digA]: '2026-02-01T00:00:00Z', [digB]: '2026-01-01T00:00:00Z' }) });
+    const older = decideMarker({
+      ...i,
+      candidate: cand,
+      buildTimeOrder: buildTimes({ [digA]: '2026-02-01T00:00:00Z', [digB]: '2026-01-01T00:00:00Z' }),
+    });
     assert.equal(older.reason, 'downgrade-blocked');
-    const newer = decideMarker({ ...i, candidate: cand, buildTimeOrder: buildTimes({ [digA]: '2026-01-01T00:00:00Z', [digB]: '2026-02-01T00:00:00Z' }) });
+    const newer = decideMarker({
+      ...i,
+      candidate: cand,
+      buildTimeOrder: buildTimes({ [digA]: '2026-01-01T00:00:00Z', [digB]: '2026-02-01T00:00:00Z' }),
+    });
     assert.equal(newer.reason, 'upgrade');
     assert.equal(decideMarker({ ...i, candidate: cand }).reason, 'undecidable');
     assert.equal(decideMarker({ ...i, candidate: { ...cand, digest: digA } }).reason, 'up-to-date');
@@ -253,7 +320,11 @@ describe(':name and :digest markers', () => {
     const i = input('image', cur, '1.0.0');
     const refresh = decideMarker({ ...i, candidate: cand });
     assert.deepEqual([refresh.action, refresh.reason], ['write', 'upgrade']);
-    const back = decideMarker({ ...i, candidate: cand, buildTimeOrder: buildTimes({ [digA]: '2026-02-01T00:00:00Z', [digB]: '2026-01-01T00:00:00Z' }) });
+    const back = decideMarker({
+      ...i,
+      candidate: cand,
+      buildTimeOrder: buildTimes({ [digA]: '2026-02-01T00:00:00Z', [digB]: '2026-01-01T00:00:00Z' }),
+    });
     assert.equal(back.reason, 'downgrade-blocked');
     assert.equal(decideMarker({ ...i, candidate: { ...cand, digest: digA } }).reason, 'up-to-date');
   });
@@ -269,7 +340,17 @@ describe(':name and :digest markers', () => {
 
 describe('parseMarkerValue', () => {
   test('a registry port is not a tag', () => {
-    assert.deepEqual(parseMarkerValue('image', 'localhost:5000/app'), { value: 'localhost:5000/app', name: 'localhost:5000/app', tag: null, digest: null });
-    assert.deepEqual(parseMarkerValue('image', 'localhost:5000/app:1.0@sha256:x'), { value: 'localhost:5000/app:1.0@sha256:x', name: 'localhost:5000/app', tag: '1.0', digest: 'sha256:x' });
+    assert.deepEqual(parseMarkerValue('image', 'localhost:5000/app'), {
+      value: 'localhost:5000/app',
+      name: 'localhost:5000/app',
+      tag: null,
+      digest: null,
+    });
+    assert.deepEqual(parseMarkerValue('image', 'localhost:5000/app:1.0@sha256:x'), {
+      value: 'localhost:5000/app:1.0@sha256:x',
+      name: 'localhost:5000/app',
+      tag: '1.0',
+      digest: 'sha256:x',
+    });
   });
 });

@@ -9,7 +9,10 @@ export function guard(over: Partial<GuardSpec> = {}): GuardSpec {
 export type PolicyChoiceSpec = Pick<ImagePolicy['spec'], 'policy' | 'filterTags'>;
 
 /** The policy's compare as the lead passes it to the guard. */
-export function policyOrder(spec: PolicyChoiceSpec, exclusionList: string[] = []): { order: Order; select: (tags: string[]) => string | null } {
+export function policyOrder(
+  spec: PolicyChoiceSpec,
+  exclusionList: string[] = [],
+): { order: Order; select: (tags: string[]) => string | null } {
   const p = compilePolicy(spec, exclusionList);
   return { order: (a, b) => p.compare(a, b), select: (tags) => p.select(tags).tag };
 }

@@ -4,7 +4,12 @@ import { pinFor, pinStatus, policyOfSetter, type PinInput } from '../../src/guar
 import { decideMarker } from '../../src/guard/decide.js';
 import { parseMarkerValue } from '../../src/guard/values.js';
 import type { LineChange } from '../../src/git/history.js';
-import { rollbackTrailers, parseTrailerLines, releaseTrailers, isReleaseOf } from '../../src/guard/trailers.js';
+import {
+  rollbackTrailers,
+  parseTrailerLines,
+  releaseTrailers,
+  isReleaseOf,
+} from '../../src/guard/trailers.js';
 import { buildTimes, guard, noBuildTimes, policyOrder, semver, serviceMain } from './helpers.js';
 
 const sem = policyOrder(semver());
@@ -49,7 +54,10 @@ describe('pins', () => {
   test('a person moving the value back pins the line', () => {
     const p = pinFor(input(change('1.1.0', '1.0.0')));
     assert.ok(p);
-    assert.deepEqual([p.value, p.previous, p.kind, p.orderedBy, p.author.name], ['1.0.0', '1.1.0', 'manual', 'policy', 'Jane Doe']);
+    assert.deepEqual(
+      [p.value, p.previous, p.kind, p.orderedBy, p.author.name],
+      ['1.0.0', '1.1.0', 'manual', 'policy', 'Jane Doe'],
+    );
     assert.equal(p.time, PIN_TIME);
   });
 
@@ -69,13 +77,17 @@ describe('pins', () => {
   });
 
   test('pawl rollback commits (trailers) pin the line', () => {
-    const trailers = parseTrailerLines(rollbackTrailers({ policy: 'apps/app', old: '1.1.0', new: '1.0.0', reason: 'login broken' }));
+    const trailers = parseTrailerLines(
+      rollbackTrailers({ policy: 'apps/app', old: '1.1.0', new: '1.0.0', reason: 'login broken' }),
+    );
     const p = pinFor(input(change('1.1.0', '1.0.0', { trailers })));
     assert.deepEqual([p?.kind, p?.reason], ['rollback', 'login broken']);
   });
 
   test('a rollback commit pins even where the values cannot be ordered; another policy’s trailers do not', () => {
-    const trailers = parseTrailerLines(rollbackTrailers({ policy: 'apps/app', old: 'latest', new: 'stable' }));
+    const trailers = parseTrailerLines(
+      rollbackTrailers({ policy: 'apps/app', old: 'latest', new: 'stable' }),
+    );
     assert.equal(pinFor(input(change('latest', 'stable', { trailers })))?.kind, 'rollback');
     const other = parseTrailerLines(rollbackTrailers({ policy: 'apps/other', old: 'latest', new: 'stable' }));
     assert.equal(pinFor(input(change('latest', 'stable', { trailers: other }))), null);
@@ -96,19 +108,38 @@ describe('pins', () => {
   test('a new release first seen after the pinning commit lifts the pin', () => {
     const s = pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: after }));
     assert.equal(s.state, 'lifted');
-    assert.equal(pinFor(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: after })), null);
+    assert.equal(
+      pinFor(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: after })),
+      null,
+    );
   });
 
   test('a tag first seen before the commit does not lift it', () => {
-    assert.equal(pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: before })).state, 'pinned');
-    assert.equal(pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: PIN_TIME })).state, 'pinned', 'not strictly after');
+    assert.equal(
+      pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: before })).state,
+      'pinned',
+    );
+    assert.equal(
+      pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: PIN_TIME })).state,
+      'pinned',
+      'not strictly after',
+    );
   });
 
   test('tags of the very first scan of an empty state never lift a pin (state deleted → pins stay pinned)', () => {
-    const s = pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: after, candidateInitial: true }));
+    const s = pinStatus(
+      input(change('1.1.0', '1.0.0'), {
+        candidate: '1.2.0',
+        candidateFirstSeen: after,
+        candidateInitial: true,
+      }),
+    );
     assert.equal(s.state, 'pinned');
     assert.match(s.detail, /first scan/);
-    assert.equal(pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: null })).state, 'pinned');
+    assert.equal(
+      pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: null })).state,
+      'pinned',
+    );
   });
 
   test('pawl release lifts the pin', () => {
@@ -134,19 +165,41 @@ describe('pins', () => {
     const bt = buildTimes({ [manual]: '2026-11-01T00:00:00Z', [auto]: '2026-11-02T00:00:00Z' });
     const p = pinFor(input(change(auto, manual), { order: sm.order, buildTimeOrder: bt }));
     assert.equal(p?.orderedBy, 'build-time');
-    assert.equal(pinFor(input(change(auto, manual), { order: sm.order })), null, 'unknown build times: not shown to be backwards');
+    assert.equal(
+      pinFor(input(change(auto, manual), { order: sm.order })),
+      null,
+      'unknown build times: not shown to be backwards',
+    );
   });
 
   test('compare: BuildTime orders the move by build time only', () => {
     const bt = buildTimes({ '2.0.0': '2026-01-01T00:00:00Z', '1.0.0': '2026-02-01T00:00:00Z' });
-    assert.equal(pinFor(input(change('1.0.0', '2.0.0'), { compare: 'BuildTime', buildTimeOrder: bt }))?.orderedBy, 'build-time');
-    assert.equal(pinFor(input(change('1.0.0', '2.0.0'), { buildTimeOrder: bt })), null, 'by the policy 2.0.0 is forwards');
+    assert.equal(
+      pinFor(input(change('1.0.0', '2.0.0'), { compare: 'BuildTime', buildTimeOrder: bt }))?.orderedBy,
+      'build-time',
+    );
+    assert.equal(
+      pinFor(input(change('1.0.0', '2.0.0'), { buildTimeOrder: bt })),
+      null,
+      'by the policy 2.0.0 is forwards',
+    );
   });
 
   test('whole image references: tags compared; a change of image is not a pin', () => {
-    const img = (v: string) => change(`ghcr.io/org/app:${v.split('>')[0]}`, `ghcr.io/org/app:${v.split('>')[1]}`, { field: 'image', setter: 'apps:app' });
+    const img = (v: string) =>
+      change(`ghcr.io/org/app:${v.split('>')[0]}`, `ghcr.io/org/app:${v.split('>')[1]}`, {
+        field: 'image',
+        setter: 'apps:app',
+      });
     assert.ok(pinFor(input(img('1.1.0>1.0.0'))));
-    assert.equal(pinFor(input(change('docker.io/old/app:9.0.0', 'ghcr.io/org/app:1.0.0', { field: 'image', setter: 'apps:app' }))), null);
+    assert.equal(
+      pinFor(
+        input(
+          change('docker.io/old/app:9.0.0', 'ghcr.io/org/app:1.0.0', { field: 'image', setter: 'apps:app' }),
+        ),
+      ),
+      null,
+    );
   });
 
   test('policyOfSetter', () => {

@@ -1,6 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { ratchetStep, runRatchet, policySpecHash, toStored, fromStored, type RatchetState } from '../../src/guard/ratchet.js';
+import {
+  ratchetStep,
+  runRatchet,
+  policySpecHash,
+  toStored,
+  fromStored,
+  type RatchetState,
+} from '../../src/guard/ratchet.js';
 import { decideMarker } from '../../src/guard/decide.js';
 import { parseMarkerValue } from '../../src/guard/values.js';
 import type { GuardSpec } from '../../src/config/types.js';
@@ -11,15 +18,28 @@ const sem = policyOrder(semver());
 const MIN = 60_000;
 const t0 = Date.parse('2026-11-30T00:00:00Z');
 const at = (m: number) => new Date(t0 + m * MIN);
-const SPEC = policySpecHash({ imageRepositoryRef: { namespace: 'apps', name: 'app' }, ...semver() }, ['^.*\\.sig$']);
+const SPEC = policySpecHash({ imageRepositoryRef: { namespace: 'apps', name: 'app' }, ...semver() }, [
+  '^.*\\.sig$',
+]);
 
 /** One scan through the ratchet with a registry that answers HEAD from `existing`. */
-async function scan(state: RatchetState | null, selected: string | null, now: Date, existing: Set<string>, g: GuardSpec = guard(), scanOk = true, order = sem.order) {
+async function scan(
+  state: RatchetState | null,
+  selected: string | null,
+  now: Date,
+  existing: Set<string>,
+  g: GuardSpec = guard(),
+  scanOk = true,
+  order = sem.order,
+) {
   const heads: string[] = [];
-  const r = await runRatchet({ state, specHash: SPEC, selected, scanOk, now, guard: g, order }, async (tag) => {
-    heads.push(tag);
-    return existing.has(tag);
-  });
+  const r = await runRatchet(
+    { state, specHash: SPEC, selected, scanOk, now, guard: g, order },
+    async (tag) => {
+      heads.push(tag);
+      return existing.has(tag);
+    },
+  );
   return { ...r, asked: heads };
 }
 
@@ -32,10 +52,35 @@ describe('selection ratchet', () => {
   });
 
   test('two-phase: the pure step asks for the HEAD and decides nothing until answered', () => {
-    const first = ratchetStep({ state: null, specHash: SPEC, selected: '1.0.0', scanOk: true, now: at(0), guard: guard(), order: sem.order, highWaterExists: null });
-    assert.deepEqual([first.needHeadOfSelected, first.needHeadOfHighWater, first.candidate], [true, false, null]);
-    const second = ratchetStep({ state: null, specHash: SPEC, selected: '1.0.0', scanOk: true, now: at(0), guard: guard(), order: sem.order, highWaterExists: null, selectedExists: true });
-    assert.deepEqual([second.needHeadOfSelected, second.candidate, second.state.highWater], [false, '1.0.0', '1.0.0']);
+    const first = ratchetStep({
+      state: null,
+      specHash: SPEC,
+      selected: '1.0.0',
+      scanOk: true,
+      now: at(0),
+      guard: guard(),
+      order: sem.order,
+      highWaterExists: null,
+    });
+    assert.deepEqual(
+      [first.needHeadOfSelected, first.needHeadOfHighWater, first.candidate],
+      [true, false, null],
+    );
+    const second = ratchetStep({
+      state: null,
+      specHash: SPEC,
+      selected: '1.0.0',
+      scanOk: true,
+      now: at(0),
+      guard: guard(),
+      order: sem.order,
+      highWaterExists: null,
+      selectedExists: true,
+    });
+    assert.deepEqual(
+      [second.needHeadOfSelected, second.candidate, second.state.highWater],
+      [false, '1.0.0', '1.0.0'],
+    );
   });
 
   test('a selection listed but not there (HEAD 404) does not raise H and yields no candidate', async () => {
@@ -61,7 +106,9 @@ describe('selection ratchet', () => {
     const r = await scan(s, '1.0.0', at(5), new Set(['1.0.0', '2.0.0']));
     assert.equal(r.candidate, '2.0.0');
     assert.equal(r.state.highWater, '2.0.0');
-    assert.deepEqual(r.events, [{ kind: 'stale-scan', selected: '1.0.0', highWater: '2.0.0', highWaterExists: true }]);
+    assert.deepEqual(r.events, [
+      { kind: 'stale-scan', selected: '1.0.0', highWater: '2.0.0', highWaterExists: true },
+    ]);
   });
 
   test('selection < H and H gone: no candidate until `confirmations` agreeing scans spanning `window`', async () => {
@@ -85,7 +132,10 @@ describe('selection ratchet', () => {
     assert.equal(s.highWater, '1.0.0');
     assert.equal(s.pending, null);
     assert.equal(events.at(-1)?.kind, 'regression-accepted');
-    assert.deepEqual(events.slice(0, 3).map((e) => e.kind), ['stale-scan', 'stale-scan', 'stale-scan']);
+    assert.deepEqual(
+      events.slice(0, 3).map((e) => e.kind),
+      ['stale-scan', 'stale-scan', 'stale-scan'],
+    );
   });
 
   test('scans that disagree restart the count; a failed scan breaks the row', async () => {
@@ -106,7 +156,11 @@ describe('selection ratchet', () => {
 
   test('an empty list, a failed scan or no selection never yields a candidate and keep H', async () => {
     const s = (await scan(null, '2.0.0', at(0), new Set(['2.0.0']))).state;
-    for (const [sel, ok] of [[null, true], [null, false], ['3.0.0', false]] as const) {
+    for (const [sel, ok] of [
+      [null, true],
+      [null, false],
+      ['3.0.0', false],
+    ] as const) {
       const r = await scan(s, sel, at(1), new Set(['3.0.0']), guard(), ok);
       assert.equal(r.candidate, null);
       assert.deepEqual(r.state, s);
@@ -116,13 +170,35 @@ describe('selection ratchet', () => {
 
   test('H resets when the spec hash changes (policy spec or exclusionList)', async () => {
     const s = (await scan(null, '6.7.1', at(0), new Set(['6.7.0', '6.7.1']))).state;
-    const spec = { imageRepositoryRef: { namespace: 'apps', name: 'app' }, policy: { strategy: 'semver' as const, range: '6.7.x' }, filterTags: { pattern: '^6\\.7\\.\\d+$', extract: '' } };
+    const spec = {
+      imageRepositoryRef: { namespace: 'apps', name: 'app' },
+      policy: { strategy: 'semver' as const, range: '6.7.x' },
+      filterTags: { pattern: '^6\\.7\\.\\d+$', extract: '' },
+    };
     const before = policySpecHash(spec, ['^.*\\.sig$']);
     const after = policySpecHash(spec, ['^.*\\.sig$', '^6\\.7\\.1$']);
     assert.notEqual(before, after);
-    assert.equal(policySpecHash({ ...spec, filterTags: { extract: '', pattern: '^6\\.7\\.\\d+$' } }, ['^.*\\.sig$']), before, 'key order does not matter');
-    assert.notEqual(policySpecHash({ ...spec, policy: { strategy: 'semver', range: '6.x' } }, ['^.*\\.sig$']), before);
-    const r = await runRatchet({ state: { ...s, specHash: before }, specHash: after, selected: '6.7.0', scanOk: true, now: at(1), guard: guard(), order: sem.order }, async () => true);
+    assert.equal(
+      policySpecHash({ ...spec, filterTags: { extract: '', pattern: '^6\\.7\\.\\d+$' } }, ['^.*\\.sig$']),
+      before,
+      'key order does not matter',
+    );
+    assert.notEqual(
+      policySpecHash({ ...spec, policy: { strategy: 'semver', range: '6.x' } }, ['^.*\\.sig$']),
+      before,
+    );
+    const r = await runRatchet(
+      {
+        state: { ...s, specHash: before },
+        specHash: after,
+        selected: '6.7.0',
+        scanOk: true,
+        now: at(1),
+        guard: guard(),
+        order: sem.order,
+      },
+      async () => true,
+    );
     assert.equal(r.candidate, '6.7.0', 'the excluded 6.7.1 no longer holds the selection back');
     assert.deepEqual([r.state.specHash, r.state.highWater], [after, '6.7.0']);
     assert.deepEqual(r.events, []);
@@ -152,8 +228,19 @@ describe('selection ratchet', () => {
 
 describe('scenarios through ratchet and decision', () => {
   /** One run: ratchet, then the decision for one `:tag` marker; returns the written value or null. */
-  async function run(file: { value: string }, state: RatchetState | null, selected: string | null, now: Date, existing: Set<string>, g: GuardSpec, order = sem.order) {
-    const r = await runRatchet({ state, specHash: SPEC, selected, scanOk: selected !== null, now, guard: g, order }, async (t) => existing.has(t));
+  async function run(
+    file: { value: string },
+    state: RatchetState | null,
+    selected: string | null,
+    now: Date,
+    existing: Set<string>,
+    g: GuardSpec,
+    order = sem.order,
+  ) {
+    const r = await runRatchet(
+      { state, specHash: SPEC, selected, scanOk: selected !== null, now, guard: g, order },
+      async (t) => existing.has(t),
+    );
     const d = decideMarker({
       current: parseMarkerValue('tag', file.value),
       candidate: r.candidate === null ? null : { tag: r.candidate, name: 'ghcr.io/org/app' },
@@ -188,7 +275,14 @@ describe('scenarios through ratchet and decision', () => {
     let state: RatchetState | null = null;
     const writes: string[] = [];
     for (let i = 0; i < 10; i++) {
-      const r = await run(file, state, i % 2 === 0 ? '1.0.0' : '1.1.0', at(i * 5), new Set(['1.0.0', '1.1.0']), guard());
+      const r = await run(
+        file,
+        state,
+        i % 2 === 0 ? '1.0.0' : '1.1.0',
+        at(i * 5),
+        new Set(['1.0.0', '1.1.0']),
+        guard(),
+      );
       state = r.state;
       if (r.wrote) writes.push(r.wrote);
     }
@@ -200,7 +294,14 @@ describe('scenarios through ratchet and decision', () => {
     let state: RatchetState | null = null;
     let writes = 0;
     for (let i = 0; i < 10; i++) {
-      const r = await run(file, state, i % 2 === 0 ? '1.1.0' : '1.0.0', at(i * 5), new Set(['1.0.0', '1.1.0']), guard({ downgrades: 'Allow' }));
+      const r = await run(
+        file,
+        state,
+        i % 2 === 0 ? '1.1.0' : '1.0.0',
+        at(i * 5),
+        new Set(['1.0.0', '1.1.0']),
+        guard({ downgrades: 'Allow' }),
+      );
       state = r.state;
       if (r.wrote) writes++;
     }
@@ -214,7 +315,8 @@ describe('scenarios through ratchet and decision', () => {
     const existing = new Set([current]); // the stale tag was deleted from the registry
     for (const deleteStateAt of [-1, 2]) {
       const file = { value: current };
-      let state: RatchetState | null = (await run(file, null, current, at(0), existing, guard(), rel.order)).state;
+      let state: RatchetState | null = (await run(file, null, current, at(0), existing, guard(), rel.order))
+        .state;
       const events: GuardEvent[] = [];
       const writes: string[] = [];
       const lists = [stale, stale, stale, stale, stale, current, current];
@@ -236,7 +338,15 @@ describe('scenarios through ratchet and decision', () => {
   test('story 2 when the deleted tag still answers HEAD and the state is gone: the decision blocks the downgrade', async () => {
     const rel = policyOrder(release);
     const file = { value: 'release-07ef7c53-1655866680' };
-    const r = await run(file, null, 'release-3caa31f4-1651535374', at(0), new Set(['release-3caa31f4-1651535374', 'release-07ef7c53-1655866680']), guard(), rel.order);
+    const r = await run(
+      file,
+      null,
+      'release-3caa31f4-1651535374',
+      at(0),
+      new Set(['release-3caa31f4-1651535374', 'release-07ef7c53-1655866680']),
+      guard(),
+      rel.order,
+    );
     assert.equal(r.wrote, null);
     assert.equal(r.decision.reason, 'downgrade-blocked');
   });
