@@ -2,6 +2,7 @@
  * Policy selection over 100,000 tags with filterTags + extract and a semver range
  * (target: ≤ 150 ms). Prints the median of several runs and the peak RSS.
  */
+import os from 'node:os';
 import { compilePolicy } from '../src/select/index.js';
 
 const N = 100_000;
@@ -49,24 +50,30 @@ const exclusions = ['^.*\\.sig$'];
 
 function bench(label: string, spec: Parameters<typeof compilePolicy>[0]): void {
   const times: number[] = [];
+  const cpu: number[] = [];
   let selected: string | null = null;
   let candidates = 0;
   for (let r = 0; r < RUNS; r++) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const policy = compilePolicy(spec, exclusions);
     const sel = policy.select(tags);
     times.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
     selected = sel.tag;
     candidates = sel.candidates.length;
   }
   const fmt = (x: number): string => x.toFixed(1);
   process.stdout.write(
-    `${label}: median ${fmt(median(times))} ms (min ${fmt(Math.min(...times))}, max ${fmt(Math.max(...times))}, ${RUNS} runs) ` +
+    `${label}: median ${fmt(median(times))} ms wall, ${fmt(median(cpu))} ms CPU (min ${fmt(Math.min(...times))}, max ${fmt(Math.max(...times))} wall, ${RUNS} runs) ` +
       `selected ${selected ?? 'none'} from ${candidates} candidates\n`,
   );
 }
 
-process.stdout.write(`policy selection over ${N.toLocaleString('en')} tags (exclusionList ^.*\\.sig$)\n`);
+process.stdout.write(
+  `policy selection over ${N.toLocaleString('en')} tags (exclusionList ^.*\\.sig$); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs\n`,
+);
 bench('semver >=1.0.0 <15.0.0, filterTags ^release-(?P<v>.*)$ extract $v', {
   policy: { strategy: 'semver', range: '>=1.0.0 <15.0.0' },
   filterTags: { pattern: '^release-(?P<v>.*)$', extract: '$v' },

@@ -244,7 +244,9 @@ export function compilePolicy(spec: PolicySpec, exclusionList: readonly string[]
       let firstUnreadable: string | null = null;
       const items: { tag: string; extracted: string; value: unknown }[] = [];
       for (const tag of tags) {
-        if (exclusions.length > 0 && exclusions.some((re) => re.test(tag))) {
+        let excluded = false;
+        for (let i = 0; i < exclusions.length && !excluded; i++) excluded = exclusions[i]!.test(tag);
+        if (excluded) {
           counts.excluded++;
           continue;
         }

@@ -98,6 +98,8 @@ class GoRegexp implements Re2 {
   readonly #re: RE2JS;
   readonly #prefix: string;
   readonly #suffix: string;
+  /** Templates already split into text and group numbers. */
+  readonly #templates = new Map<string, (string | number)[]>();
   /** Index i holds the name of group i ("" for unnamed and for group 0), as Go's SubexpNames. */
   readonly #names: string[];
 
@@ -129,7 +131,21 @@ class GoRegexp implements Re2 {
   expand(template: string, s: string): string | null {
     const match = this.submatchIndex(s);
     if (match === null) return null;
-    return expandTemplate(template, s, match, this.#names);
+    let parts = this.#templates.get(template);
+    if (parts === undefined) {
+      parts = compileTemplate(template, this.#names);
+      this.#templates.set(template, parts);
+    }
+    let out = '';
+    for (const part of parts) {
+      if (typeof part === 'string') {
+        out += part;
+      } else {
+        const start = match[2 * part]!;
+        if (start >= 0) out += s.slice(start, match[2 * part + 1]!);
+      }
+    }
+    return out;
   }
 }
 
@@ -177,6 +193,42 @@ export function expandTemplate(template: string, src: string, match: readonly nu
     }
   }
   return out + rest;
+}
+
+/**
+ * The same walk as `expandTemplate`, done once per template: text stays text, each reference
+ * becomes the number of the group it names (references to no group are dropped).
+ */
+export function compileTemplate(template: string, names: readonly string[]): (string | number)[] {
+  const parts: (string | number)[] = [];
+  let text = '';
+  let rest = template;
+  for (;;) {
+    const dollar = rest.indexOf('$');
+    if (dollar < 0) break;
+    text += rest.slice(0, dollar);
+    rest = rest.slice(dollar + 1);
+    if (rest.startsWith('$')) {
+      text += '$';
+      rest = rest.slice(1);
+      continue;
+    }
+    const ref = extractRef(rest);
+    if (ref === null) {
+      text += '$';
+      continue;
+    }
+    rest = ref.rest;
+    const group = ref.num >= 0 ? (ref.num < names.length ? ref.num : -1) : names.indexOf(ref.name, 1);
+    if (group >= 0) {
+      if (text !== '') parts.push(text);
+      text = '';
+      parts.push(group);
+    }
+  }
+  text += rest;
+  if (text !== '') parts.push(text);
+  return parts;
 }
 
 function extractRef(str: string): { name: string; num: number; rest: string } | null {

@@ -108,3 +108,22 @@ describe('literal prefilter never changes a result', () => {
     }
   });
 });
+
+describe('compiled templates agree with the step-by-step expansion', () => {
+  test('over generated templates and inputs', async () => {
+    const fc = await import('fast-check');
+    const { expandTemplate } = await import('../../src/select/regex.js');
+    const names = ['', 'name', '', 'x_1'];
+    const re = compileRegex('(?P<name>[a-z]*)(\\d)?(?P<x_1>-+)?');
+    const piece = fc.constantFrom('$', '$$', '${', '}', '1', '0', '2', '3', 'name', 'x_1', 'x', '_', '-', 'é', '{name}', ' ');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), fc.stringMatching(/^[a-z0-9-]{0,8}$/), (parts, input) => {
+        const template = parts.join('');
+        const match = re.submatchIndex(input);
+        if (match === null) return;
+        assert.equal(re.expand(template, input), expandTemplate(template, input, match, names));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -284,7 +284,9 @@ export function parseSemverRange(range: string): SemverRange {
     source: range,
     check(v: SemverVersion): boolean {
       for (const g of groups) {
-        if (g.constraints.every((c) => checkOne(v, c, g.hasPre))) return true;
+        let ok = true;
+        for (let i = 0; ok && i < g.constraints.length; i++) ok = checkOne(v, g.constraints[i]!, g.hasPre);
+        if (ok) return true;
       }
       return false;
     },
