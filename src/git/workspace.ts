@@ -288,8 +288,8 @@ class GitWorkspace implements Workspace {
   private async checkoutBranch(branch: string): Promise<void> {
     const remote = `refs/remotes/origin/${branch}`;
     const sha = await this.resolveOrThrow(`${remote}^{commit}`, `branch ${branch}`);
+    // --force -B resets the branch, the index and the tracked files to sha in one step.
     await this.git(['checkout', '--quiet', '--force', '--no-track', '-B', branch, sha]);
-    await this.git(['reset', '--quiet', '--hard', sha]);
     await this.git(['clean', '-ffdxq']);
     this.ref = { kind: 'branch', branch };
     this.branch = branch;
@@ -298,20 +298,30 @@ class GitWorkspace implements Workspace {
   }
 
   private async defaultBranch(): Promise<string> {
-    // The remote's HEAD may have moved since the clone.
-    await this.remoteGit(['remote', 'set-head', 'origin', '--auto']).catch(() => undefined);
-    try {
-      const ref = (await this.git(['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'])).stdout.trim();
-      return ref.slice('refs/remotes/origin/'.length);
-    } catch {
-      throw new GitError(
-        `${this.name}: the remote has no default branch (is it empty?); set spec.ref.branch`,
-        'git symbolic-ref refs/remotes/origin/HEAD',
-        null,
-        '',
-        'not-found',
-      );
-    }
+    const known = async (): Promise<string | null> => {
+      try {
+        const ref = (await this.git(['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'])).stdout.trim();
+        const branch = ref.slice('refs/remotes/origin/'.length);
+        return (await this.remoteBranchHead(branch)) ? branch : null;
+      } catch {
+        return null;
+      }
+    };
+    // Ask the server only when the remembered default branch is gone (e.g. master renamed to main).
+    const remembered = await known();
+    if (remembered) return remembered;
+    await this.remoteGit(['remote', 'set-head', 'origin', '--auto']).catch((err: unknown) => {
+      if (isTransient(err)) throw err;
+    });
+    const current = await known();
+    if (current) return current;
+    throw new GitError(
+      `${this.name}: the remote has no default branch (is it empty?); set spec.ref.branch`,
+      'git symbolic-ref refs/remotes/origin/HEAD',
+      null,
+      '',
+      'not-found',
+    );
   }
 
   private async hasCommit(sha: string): Promise<boolean> {
@@ -408,10 +418,13 @@ async function clone(opts: OpenWorkspaceOptions, dir: string, url: string): Prom
   const base = dir.slice(parent.length + 1);
   const tmp = join(parent, `.${base}.clone-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
-    await runRemote(opts, url, ['clone', '--quiet', '--no-checkout', '--origin', 'origin', '--no-recurse-submodules', '--', url, tmp], {
-      cwd: parent,
-    });
-    for (const [k, v] of LOCAL_CONFIG) await git(['config', k, v], { cwd: tmp });
+    const config = LOCAL_CONFIG.flatMap(([k, v]) => ['--config', `${k}=${v}`]);
+    await runRemote(
+      opts,
+      url,
+      ['clone', '--quiet', '--no-checkout', '--origin', 'origin', '--no-recurse-submodules', ...config, '--', url, tmp],
+      { cwd: parent },
+    );
     await rm(dir, { recursive: true, force: true });
     await rename(tmp, dir);
   } catch (err) {

@@ -2,7 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, readdir, writeFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startGitServer, type GitServer } from '../helpers/git-server.js';
+import { runGit, startGitServer, type GitServer } from '../helpers/git-server.js';
 import { openWorkspace, withWorkspace } from '../../src/git/workspace.js';
 import { GitError } from '../../src/git/exec.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -112,6 +112,18 @@ describe('workspace over smart HTTP with Basic auth', () => {
     });
     assert.equal(branchWs.branch, 'release');
     assert.equal(await readFile(join(branchWs.dir, 'deploy.yaml'), 'utf8'), 'image: app:0.9.0\n');
+  });
+
+  test('follows the remote default branch when the remembered one is gone', async () => {
+    await server.createBareRepo('renamed', { 'a.yaml': 'on master\n' }, { branch: 'master' });
+    const repo = gitRepository(server.cloneUrl('renamed'), { name: 'renamed' });
+    assert.equal((await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger })).branch, 'master');
+    await server.commitFiles('renamed', 'main', { 'a.yaml': 'on main\n' }, { from: 'refs/heads/master' });
+    await runGit(['symbolic-ref', 'HEAD', 'refs/heads/main'], server.repoPath('renamed'));
+    await runGit(['update-ref', '-d', 'refs/heads/master'], server.repoPath('renamed'));
+    const ws = await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger });
+    assert.equal(ws.branch, 'main');
+    assert.equal(await readFile(join(ws.dir, 'a.yaml'), 'utf8'), 'on main\n');
   });
 
   test('a missing branch is a clear not-found error', async () => {
