@@ -24,12 +24,12 @@ import {
 } from './credentials.js';
 import {
   backoffMs,
-  defaultRegistryPool,
   parseRateLimit,
   parseRetryAfter,
   realSleep,
   RegistryBackoffError,
-  RegistryPool,
+  sharedRegistryPool,
+  type RegistryPool,
   type HostState,
   type RegistryLimits,
   type Sleep,
@@ -83,7 +83,7 @@ export interface RegistryClientOptions {
   insecure?: boolean;
   /** Deadline of one operation, retries and waits included (default 60s, Flux's). */
   timeoutMs?: number;
-  /** Per-registry limits; they apply to the pool this client creates (ignored with `pool`). */
+  /** Per-registry limits: clients with equal limits share one process-wide pool (ignored with `pool`). */
   limits?: Partial<RegistryLimits>;
   /** Shared per-registry state; default: the process-wide pool. */
   pool?: RegistryPool;
@@ -226,7 +226,7 @@ class Client implements RegistryClient {
 
   constructor(private readonly opts: RegistryClientOptions) {
     this.log = opts.log ?? silentLogger;
-    this.pool = opts.pool ?? (opts.limits ? new RegistryPool({ limits: opts.limits }) : defaultRegistryPool);
+    this.pool = opts.pool ?? sharedRegistryPool(opts.limits);
     this.fetchImpl = opts.fetch ?? fetch;
     this.sleep = opts.sleep ?? realSleep;
     this.random = opts.random ?? Math.random;

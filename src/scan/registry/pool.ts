@@ -181,6 +181,19 @@ export class RegistryPool {
 }
 
 export const defaultRegistryPool = new RegistryPool();
+const poolsByLimits = new Map<string, RegistryPool>();
+
+/**
+ * The process-wide pool for these limits: clients created with the same limits share
+ * per-registry state; no limits means `defaultRegistryPool`.
+ */
+export function sharedRegistryPool(limits?: Partial<RegistryLimits>): RegistryPool {
+  if (!limits || Object.keys(limits).length === 0) return defaultRegistryPool;
+  const key = JSON.stringify(Object.entries(limits).sort(([a], [b]) => a.localeCompare(b)));
+  let pool = poolsByLimits.get(key);
+  if (!pool) poolsByLimits.set(key, (pool = new RegistryPool({ limits })));
+  return pool;
+}
 
 /** Exponential back-off with "equal jitter": half fixed, half random. */
 export function backoffMs(attempt: number, limits: Pick<RegistryLimits, 'backoffBaseMs' | 'backoffMaxMs'>, random: () => number = Math.random): number {
