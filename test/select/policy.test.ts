@@ -160,3 +160,33 @@ describe('newestBuild', () => {
     assert.equal(p.key('a', { buildTimes: times }), 'built 2024-01-01T00:00:00.000Z');
   });
 });
+
+describe("selection agrees with Flux's policers fed in Flux's stored order", () => {
+  // Flux stores a repository's tags sorted by byte order, newest string first, and its
+  // policers read them in that order; with no filter, pawl must pick what they pick.
+  const fluxOrder = (tags: string[]): string[] => [...new Set(tags)].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+
+  test('semver, numerical, alphabetical over generated tags', async () => {
+    const fc = await import('fast-check');
+    const { semverLatest, parseSemverRange, numericalLatest, alphabeticalLatest } = await import('../../src/select/index.js');
+    const part = fc.constantFrom('0', '1', '2', '01', '10');
+    const semverTag = fc
+      .tuple(fc.constantFrom('', 'v'), part, part, part, fc.constantFrom('', '-rc.1', '-rc.2', '-alpha', '-0'), fc.constantFrom('', '+b1', '+b2'))
+      .map(([v, a, b, c, pre, meta]) => `${v}${a}.${b}.${c}${pre}${meta}`);
+    const anyTag = fc.oneof(semverTag, fc.constantFrom('latest', '1.2', 'main', '1e3', '10', '1.0', '01', '-5', '0x10p0'));
+    const ranges = ['*', '>=1.0.0', '>=0.0.0-0', '1.x', '~1.2', '^0.1', '<2 || >=10', '>=1.0.0-0 <2'];
+    fc.assert(
+      fc.property(fc.array(anyTag, { maxLength: 12 }), fc.constantFrom(...ranges), fc.constantFrom('asc' as const, 'desc' as const), (tags, range, order) => {
+        const flux = fluxOrder(tags);
+        const s = semverLatest(parseSemverRange(range), flux);
+        assert.equal(compilePolicy(semver(range), []).select(tags).tag, 'latest' in s ? s.latest : null, `semver ${range} ${JSON.stringify(flux)}`);
+        const n = numericalLatest(order, flux);
+        const nSel = compilePolicy({ policy: { strategy: 'numerical', order } }, []).select(tags);
+        if (!flux.some((t) => t.toLowerCase() === 'nan')) assert.equal(nSel.tag, 'latest' in n ? n.latest : null, `numerical ${order} ${JSON.stringify(flux)}`);
+        const a = alphabeticalLatest(order, flux);
+        assert.equal(compilePolicy({ policy: { strategy: 'alphabetical', order } }, []).select(tags).tag, 'latest' in a ? a.latest : null);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
