@@ -25,6 +25,16 @@ describe('compileRegex: Go/RE2 syntax', () => {
     assert.equal(re.test('v-e-r'), false);
   });
 
+  test("Go's character semantics: runes, simple case folding, ASCII \\s \\w \\b", () => {
+    assert.equal(compileRegex('(?i)k').test('\u212A'), true); // KELVIN SIGN folds to k
+    assert.equal(compileRegex('(?i)s').test('\u017F'), true); // LONG S folds to s
+    assert.equal(compileRegex('.').test('\r'), true);
+    assert.equal(compileRegex('.').test('\n'), false);
+    assert.equal(compileRegex('^.$').test('\u{1F600}'), true); // one rune, two UTF-16 units
+    assert.equal(compileRegex('\\w').test('é'), false);
+    assert.equal(compileRegex('\\s').test('\v'), false);
+  });
+
   test('$ is the end of the text, not before a final newline', () => {
     assert.equal(compileRegex('a$').test('a\n'), false);
     assert.equal(compileRegex('(?m)a$').test('a\n'), true);
