@@ -189,7 +189,10 @@ export interface PushWithRetryOptions extends PushOptions {
 }
 
 export interface PushWithRetryResult extends PushResult {
-  /** The commit pushed (or last attempted); null when an attempt found nothing to commit. */
+  /**
+   * The commit pushed (or, when rejected, the one that was refused); null when there was
+   * nothing to commit or the remote already had the same changes.
+   */
   commit: string | null;
   attempts: number;
 }
@@ -220,7 +223,8 @@ export async function pushWithRetry(
       };
     }
     const result = await push(ws, opts);
-    last = { ...result, commit: sha, attempts: n };
+    // Not pushed and not rejected: the remote already had these changes, so no commit landed.
+    last = { ...result, commit: result.pushed || result.rejected ? sha : null, attempts: n };
     if (result.rejected !== 'non-fast-forward') return last;
     opts.log?.info({ attempt: n, maxAttempts: max, message: result.message }, 'push rejected because the remote moved; refreshing');
     if (n < max) await ws.refresh();
