@@ -210,7 +210,11 @@ async function main(): Promise<void> {
     // through tsx from source (the development path, which compiles TypeScript at start-up).
     const bundleDir = join(repo, 'bench', 'out', 'cli');
     await mkdir(bundleDir, { recursive: true });
-    const esb = spawnSync(join(repo, 'node_modules', '.bin', 'esbuild'), [join(repo, 'src', 'cli', 'main.ts'), '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outfile=${join(bundleDir, 'main.js')}`, '--log-level=error'], { encoding: 'utf8' });
+    // The parse worker is bundled beside the CLI, where the built layout has it.
+    const worker = join(repo, 'src', 'write', 'setters', 'parse-worker.ts');
+    const esbuild = (entries: string[]) =>
+      spawnSync(join(repo, 'node_modules', '.bin', 'esbuild'), [...entries, worker, '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outdir=${bundleDir}`, '--log-level=error'], { encoding: 'utf8' });
+    const esb = esbuild([join(repo, 'src', 'cli', 'main.ts')]);
     const variants: [string, string[]][] = [];
     if (esb.status === 0) variants.push(['CLI (bundled, as built)', [join(bundleDir, 'main.js')]]);
     else {
@@ -229,8 +233,8 @@ async function main(): Promise<void> {
           '',
         ].join('\n'),
       );
-      const one = spawnSync(join(repo, 'node_modules', '.bin', 'esbuild'), [entry, '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outfile=${join(bundleDir, 'setters.js')}`, '--log-level=error'], { encoding: 'utf8' });
-      if (one.status === 0) variants.push(['CLI (`pawl setters` bundled alone)', [join(bundleDir, 'setters.js')]]);
+      const one = esbuild([entry]);
+      if (one.status === 0) variants.push(['CLI (`pawl setters` bundled alone)', [join(bundleDir, 'setters-entry.js')]]);
     }
     variants.push(['CLI (bin/pawl.js via tsx)', [join(repo, 'bin', 'pawl.js')]]);
     for (const [label, entry] of variants) {
