@@ -37,7 +37,12 @@ const MAP_OF: Record<Kind, keyof Config> = {
   Secret: 'secrets',
 };
 
-const RECEIVER_TARGETS = new Set<string>(['ImageRepository', 'ImagePolicy', 'ImageUpdateAutomation', 'GitRepository']);
+const RECEIVER_TARGETS = new Set<string>([
+  'ImageRepository',
+  'ImagePolicy',
+  'ImageUpdateAutomation',
+  'GitRepository',
+]);
 
 function str(raw: unknown, path: PropertyKey[]): string | undefined {
   const v = valueAt(raw, path);
@@ -71,7 +76,11 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
       });
       break;
     case 'ImagePolicy':
-      add(['spec', 'imageRepositoryRef', 'name'], 'ImageRepository', ['spec', 'imageRepositoryRef', 'namespace']);
+      add(['spec', 'imageRepositoryRef', 'name'], 'ImageRepository', [
+        'spec',
+        'imageRepositoryRef',
+        'namespace',
+      ]);
       break;
     case 'ImageUpdateAutomation': {
       const sourceKind = valueAt(raw, ['spec', 'sourceRef', 'kind']);
@@ -80,7 +89,9 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
       }
       const keyPath = ['spec', 'git', 'commit', 'signingKey', 'secretRef', 'name'];
       add(keyPath, 'Secret', undefined, (s) =>
-        'git.asc' in keys(s) ? undefined : `Secret ${secretName(keyPath)} has no "git.asc" key (the ASCII-armored OpenPGP private key)`,
+        'git.asc' in keys(s)
+          ? undefined
+          : `Secret ${secretName(keyPath)} has no "git.asc" key (the ASCII-armored OpenPGP private key)`,
       );
       break;
     }
@@ -91,7 +102,8 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
       add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) => {
         const k = keys(s);
         const name = secretName(['spec', 'secretRef', 'name']);
-        if (ssh && !('identity' in k)) return `Secret ${name} has no "identity" key; an SSH URL needs the private key in identity (and known_hosts)`;
+        if (ssh && !('identity' in k))
+          return `Secret ${name} has no "identity" key; an SSH URL needs the private key in identity (and known_hosts)`;
         if (http && !('bearerToken' in k) && !('username' in k && 'password' in k)) {
           return `Secret ${name} needs username and password, or bearerToken, for an HTTP(S) URL`;
         }

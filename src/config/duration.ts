@@ -5,8 +5,8 @@
 const UNIT_MS: Record<string, number> = {
   ns: 1e-6,
   us: 1e-3,
-  'µs': 1e-3,
-  'μs': 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
   ms: 1,
   s: 1000,
   m: 60_000,

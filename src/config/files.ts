@@ -11,7 +11,9 @@ const CONFIG_FILE = /\.(ya?ml|json)$/i;
  */
 export async function configFiles(paths: string[]): Promise<string[]> {
   if (paths.length === 0) {
-    throw new UsageError('no configuration given: pass -c PATH (a file or directory of Flux/pawl YAML objects)');
+    throw new UsageError(
+      'no configuration given: pass -c PATH (a file or directory of Flux/pawl YAML objects)',
+    );
   }
   const out: string[] = [];
   const seen = new Set<string>();

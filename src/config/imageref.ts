@@ -13,7 +13,11 @@ const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]
 export function imageRepositoryProblem(image: string): string | undefined {
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(image);
   if (scheme) {
-    const rest = image.slice(scheme[0].length).replace(/@.*$/, '').replace(/:[\w][\w.-]*$/, '').replace(/\/+$/, '');
+    const rest = image
+      .slice(scheme[0].length)
+      .replace(/@.*$/, '')
+      .replace(/:[\w][\w.-]*$/, '')
+      .replace(/\/+$/, '');
     return `"${image}" has a scheme (${scheme[1]}://); write the repository without it, e.g. "${rest}"`;
   }
   const at = image.indexOf('@');

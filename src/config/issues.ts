@@ -62,7 +62,10 @@ export function issueMessage(issue: z.core.$ZodIssue, root: unknown): string {
     case 'invalid_type': {
       if (actual === undefined) return `${where || 'value'} is required`;
       const expected = EXPECTED[issue.expected] ?? issue.expected;
-      const hint = issue.expected === 'string' && (typeof actual === 'number' || typeof actual === 'boolean') ? ' (quote it)' : '';
+      const hint =
+        issue.expected === 'string' && (typeof actual === 'number' || typeof actual === 'boolean')
+          ? ' (quote it)'
+          : '';
       return `${prefix}expected ${expected}, got ${describe(actual)}${hint}`;
     }
     case 'too_small':
@@ -124,7 +127,11 @@ export function fieldWarnings(schema: z.ZodType, value: unknown, kind: string): 
             walk(sub, child, [...path, key]);
             continue;
           }
-          const near = closest(key, known.filter((k) => k !== 'status'), 1);
+          const near = closest(
+            key,
+            known.filter((k) => k !== 'status'),
+            1,
+          );
           const hint = near.length ? `; did you mean ${near[0]}?` : '';
           out.push({
             path: [...path, key],

@@ -22,9 +22,17 @@ interface KindInfo {
 }
 
 const KINDS: Record<Kind, KindInfo> = {
-  ImageRepository: { apiVersions: IMAGE_API_VERSIONS, schema: imageRepositorySchema, map: 'imageRepositories' },
+  ImageRepository: {
+    apiVersions: IMAGE_API_VERSIONS,
+    schema: imageRepositorySchema,
+    map: 'imageRepositories',
+  },
   ImagePolicy: { apiVersions: IMAGE_API_VERSIONS, schema: imagePolicySchema, map: 'imagePolicies' },
-  ImageUpdateAutomation: { apiVersions: IMAGE_API_VERSIONS, schema: imageUpdateAutomationSchema, map: 'automations' },
+  ImageUpdateAutomation: {
+    apiVersions: IMAGE_API_VERSIONS,
+    schema: imageUpdateAutomationSchema,
+    map: 'automations',
+  },
   GitRepository: { apiVersions: GIT_API_VERSIONS, schema: gitRepositorySchema, map: 'gitRepositories' },
   Receiver: { apiVersions: RECEIVER_API_VERSIONS, schema: receiverSchema, map: 'receivers' },
   Secret: { apiVersions: ['v1'], schema: secretSchema, map: 'secrets' },
@@ -48,11 +56,13 @@ export function emptyConfig(): Config {
   };
 }
 
-const group = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+const group = (apiVersion: string): string =>
+  apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
 
 // A file naming one of these kinds is probably meant for pawl, so failing to parse it is an error;
 // other unparsable files (Helm templates in a Flux repository) only get a warning.
-const MENTIONS_PAWL_KIND = /\bkind:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
+const MENTIONS_PAWL_KIND =
+  /\bkind:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
 
 export interface LoadResult {
   config: Config;
@@ -80,7 +90,11 @@ export async function loadConfig(paths: string[]): Promise<LoadResult> {
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      problems.push({ location: { file }, severity: 'error', message: `cannot read: ${(err as Error).message}` });
+      problems.push({
+        location: { file },
+        severity: 'error',
+        message: `cannot read: ${(err as Error).message}`,
+      });
       continue;
     }
     const { docs, errors } = parseDocuments(file, text);
@@ -131,7 +145,15 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
   // A kubectl List: its items are objects too.
   if (raw.kind === 'List' && raw.apiVersion === 'v1' && Array.isArray(raw.items)) {
     raw.items.forEach((item, i) =>
-      loadDocument({ ...doc, value: item, lineOf: (p) => doc.lineOf(['items', i, ...p]), line: doc.lineOf(['items', i]) }, sink),
+      loadDocument(
+        {
+          ...doc,
+          value: item,
+          lineOf: (p) => doc.lineOf(['items', i, ...p]),
+          line: doc.lineOf(['items', i]),
+        },
+        sink,
+      ),
     );
     return;
   }
@@ -142,7 +164,11 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
   const ns = typeof meta.namespace === 'string' ? meta.namespace : 'default';
   const name = typeof meta.name === 'string' ? meta.name : '?';
   const object = `${kind} ${ns}/${name}`;
-  const problem = (path: readonly PropertyKey[], message: string, severity: Problem['severity'] = 'error'): void => {
+  const problem = (
+    path: readonly PropertyKey[],
+    message: string,
+    severity: Problem['severity'] = 'error',
+  ): void => {
     sink.problems.push({ location: { file: doc.file, line: doc.lineOf(path) }, object, severity, message });
   };
 
@@ -150,13 +176,20 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
     // Same kind name in another API group (another project's CRD) is none of pawl's business.
     const ourGroups = new Set(info.apiVersions.map(group));
     if (ourGroups.has(group(apiVersion))) {
-      problem(['apiVersion'], `apiVersion ${apiVersion} is not supported for ${kind}; use one of ${info.apiVersions.join(', ')}`);
+      problem(
+        ['apiVersion'],
+        `apiVersion ${apiVersion} is not supported for ${kind}; use one of ${info.apiVersions.join(', ')}`,
+      );
       sink.invalid.add(`${kind}/${ns}/${name}`);
     }
     return;
   }
   if (kind === 'Secret' && raw.sops !== null && typeof raw.sops === 'object') {
-    problem([], 'is SOPS-encrypted; pawl cannot read it and skips it (give pawl a decrypted copy if it needs this Secret)', 'warning');
+    problem(
+      [],
+      'is SOPS-encrypted; pawl cannot read it and skips it (give pawl a decrypted copy if it needs this Secret)',
+      'warning',
+    );
     sink.encrypted.add(`${ns}/${name}`);
     return;
   }

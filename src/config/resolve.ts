@@ -21,12 +21,18 @@ export function resolveObject<T>(map: Map<string, T>, name: string, kind: string
   const near = [
     ...new Set([
       ...closest(bare, keys, 5),
-      ...closest(bare, keys.map((k) => k.slice(k.indexOf('/') + 1)), 5).flatMap((n) =>
-        keys.filter((k) => k.endsWith(`/${n}`)),
-      ),
+      ...closest(
+        bare,
+        keys.map((k) => k.slice(k.indexOf('/') + 1)),
+        5,
+      ).flatMap((n) => keys.filter((k) => k.endsWith(`/${n}`))),
     ]),
   ].slice(0, 5);
-  const hint = near.length ? `; did you mean ${near.join(', ')}?` : keys.length === 0 ? `; there is no ${kind} in the configuration` : '';
+  const hint = near.length
+    ? `; did you mean ${near.join(', ')}?`
+    : keys.length === 0
+      ? `; there is no ${kind} in the configuration`
+      : '';
   throw new UsageError(`no ${kind} named "${name}"${hint}`);
 }
 
@@ -67,5 +73,7 @@ export function selectPolicies(config: Config, automation: ImageUpdateAutomation
     if (selector && !matchesSelector(p.metadata.labels, selector)) continue;
     out.push(p);
   }
-  return out.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  return out.sort((a, b) =>
+    a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
+  );
 }

@@ -1,4 +1,13 @@
-import { LineCounter, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node } from 'yaml';
+import {
+  LineCounter,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  parseAllDocuments,
+  type Document,
+  type Node,
+} from 'yaml';
 
 /** One YAML document of a config file, as plain data plus a way back to its lines. */
 export interface SourceDoc {
@@ -28,7 +37,8 @@ export function parseDocuments(file: string, text: string): { docs: SourceDoc[];
   const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
   for (const doc of parsed) {
     if (doc.errors.length > 0) {
-      for (const e of doc.errors) errors.push({ file, line: lineAt(e.pos[0]), message: cleanYamlMessage(e.message) });
+      for (const e of doc.errors)
+        errors.push({ file, line: lineAt(e.pos[0]), message: cleanYamlMessage(e.message) });
       continue;
     }
     if (doc.contents === null) continue;
@@ -56,7 +66,10 @@ export function parseDocuments(file: string, text: string): { docs: SourceDoc[];
 
 function cleanYamlMessage(message: string): string {
   // Keep the first sentence; drop " at line N, column M" and any quoted source excerpt.
-  return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').trim();
+  return message
+    .split('\n')[0]!
+    .replace(/ at line \d+, column \d+:?$/, '')
+    .trim();
 }
 
 /** Offset of the key (for map entries) or item at `path`, else of the deepest ancestor that exists. */
@@ -65,7 +78,9 @@ function offsetOf(root: Node | null, path: readonly PropertyKey[]): number {
   let offset = root?.range?.[0] ?? 0;
   for (const seg of path) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+      const pair = node.items.find(
+        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg),
+      );
       if (!pair) break;
       const key = pair.key as Node;
       if (key.range) offset = key.range[0];

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /** A directory of config files for one test; removed by the returned cleanup. */
-export async function configDir(files: Record<string, string>): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+export async function configDir(
+  files: Record<string, string>,
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-config-'));
   for (const [name, text] of Object.entries(files)) {
     await mkdir(dirname(join(dir, name)), { recursive: true });

@@ -150,7 +150,10 @@ describe('loadConfig', () => {
       JSON.stringify(problems, null, 2),
     );
     assert.deepEqual([...config.imageRepositories.keys()], ['flux-system/podinfo']);
-    assert.deepEqual([...config.imagePolicies.keys()].sort(), ['flux-system/podinfo', 'flux-system/podinfo-semver']);
+    assert.deepEqual([...config.imagePolicies.keys()].sort(), [
+      'flux-system/podinfo',
+      'flux-system/podinfo-semver',
+    ]);
     assert.deepEqual([...config.automations.keys()], ['flux-system/flux-system']);
     assert.deepEqual([...config.gitRepositories.keys()], ['flux-system/flux-system']);
     assert.deepEqual([...config.secrets.keys()], ['flux-system/flux-system']);
@@ -163,7 +166,11 @@ describe('loadConfig', () => {
 
     const auto = config.automations.get('flux-system/flux-system')!;
     assert.deepEqual(auto.spec.git.checkout, { ref: { branch: 'main' } });
-    assert.deepEqual(auto.spec.sourceRef, { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' });
+    assert.deepEqual(auto.spec.sourceRef, {
+      kind: 'GitRepository',
+      name: 'flux-system',
+      namespace: 'flux-system',
+    });
     assert.equal(auto.spec.interval, 30 * 60_000);
 
     const git = config.gitRepositories.get('flux-system/flux-system')!;
@@ -174,12 +181,20 @@ describe('loadConfig', () => {
 
   test("applies Flux's defaults", async (t) => {
     const { dir, cleanup } = await configDir({
-      'a.yaml': [REPO.replace('  namespace: apps\n', ''), POLICY.replace('  namespace: apps\n', ''), GIT, AUTOMATION].join('---\n'),
+      'a.yaml': [
+        REPO.replace('  namespace: apps\n', ''),
+        POLICY.replace('  namespace: apps\n', ''),
+        GIT,
+        AUTOMATION,
+      ].join('---\n'),
     });
     t.after(cleanup);
     const { config, problems } = await loadConfig([dir]);
     const repo = config.imageRepositories.get('default/app')!;
-    assert.deepEqual(problems.filter((p) => p.severity === 'error'), []);
+    assert.deepEqual(
+      problems.filter((p) => p.severity === 'error'),
+      [],
+    );
     assert.deepEqual(repo.metadata, { name: 'app', namespace: 'default', labels: {}, annotations: {} });
     assert.deepEqual(repo.spec, {
       image: 'ghcr.io/org/app',
@@ -199,18 +214,27 @@ describe('loadConfig', () => {
     });
     const auto = config.automations.get('apps/fleet')!;
     assert.deepEqual(auto.spec.update, { path: './clusters/prod', strategy: 'Setters' });
-    assert.deepEqual(auto.spec.git.commit, { author: { name: 'pawl', email: 'pawl@example.com' }, messageTemplateValues: {} });
+    assert.deepEqual(auto.spec.git.commit, {
+      author: { name: 'pawl', email: 'pawl@example.com' },
+      messageTemplateValues: {},
+    });
     assert.deepEqual(auto.spec.git.push, { branch: 'main', options: {} });
     assert.equal(auto.spec.policySelector, undefined);
     // The automation's namespace has no policies: a warning, not an error.
-    assert.match(problems.find((p) => p.object === 'ImageUpdateAutomation apps/fleet')!.message, /no ImagePolicy in namespace apps/);
+    assert.match(
+      problems.find((p) => p.object === 'ImageUpdateAutomation apps/fleet')!.message,
+      /no ImagePolicy in namespace apps/,
+    );
   });
 
   test('an explicit empty exclusionList and a partial guard keep what is given', async (t) => {
     const { dir, cleanup } = await configDir({
       'a.yaml': [
         REPO.replace('interval: 5m', 'interval: 5m\n  exclusionList: []'),
-        `${POLICY}    alphabetical: null\n  guard:\n    downgrades: Allow\n    staleScan: {window: 1h}\n`.replace('    alphabetical: null\n', ''),
+        `${POLICY}    alphabetical: null\n  guard:\n    downgrades: Allow\n    staleScan: {window: 1h}\n`.replace(
+          '    alphabetical: null\n',
+          '',
+        ),
       ].join('---\n'),
     });
     t.after(cleanup);
@@ -237,7 +261,10 @@ describe('loadConfig', () => {
     const { config, problems } = await loadConfig([dir]);
     assert.deepEqual(problems, []);
     assert.deepEqual(config.imagePolicies.get('apps/app')!.spec.policy, { strategy: 'newestBuild' });
-    assert.deepEqual(config.imagePolicies.get('apps/alpha')!.spec.policy, { strategy: 'alphabetical', order: 'desc' });
+    assert.deepEqual(config.imagePolicies.get('apps/alpha')!.spec.policy, {
+      strategy: 'alphabetical',
+      order: 'desc',
+    });
   });
 
   test('Secrets: data is decoded, stringData wins, SOPS-encrypted ones are skipped with a warning', async (t) => {
@@ -296,14 +323,25 @@ items:
     t.after(cleanup);
     const { config } = await loadConfig([`${dir}/config.txt`]);
     assert.equal(config.imageRepositories.size, 1);
-    await assert.rejects(loadConfig([`${dir}/nope`]), (e: unknown) => e instanceof UsageError && /nope/.test(e.message));
-    await assert.rejects(loadConfig([]), (e: unknown) => e instanceof UsageError && /-c PATH/.test(e.message));
+    await assert.rejects(
+      loadConfig([`${dir}/nope`]),
+      (e: unknown) => e instanceof UsageError && /nope/.test(e.message),
+    );
+    await assert.rejects(
+      loadConfig([]),
+      (e: unknown) => e instanceof UsageError && /-c PATH/.test(e.message),
+    );
   });
 
   test('loadConfigOrThrow throws ConfigError with every error, returns warnings otherwise', async (t) => {
     const { dir, cleanup } = await configDir({
-      'bad.yaml': [REPO.replace('interval: 5m', 'interval: x'), POLICY.replace('>=1.0.0', 'nope')].join('---\n'),
-      'warn/ok.yaml': [REPO.replace('apps', 'other'), POLICY.replace('apps', 'other').replace('  policy:', '  polcy: {}\n  policy:')].join('---\n'),
+      'bad.yaml': [REPO.replace('interval: 5m', 'interval: x'), POLICY.replace('>=1.0.0', 'nope')].join(
+        '---\n',
+      ),
+      'warn/ok.yaml': [
+        REPO.replace('apps', 'other'),
+        POLICY.replace('apps', 'other').replace('  policy:', '  polcy: {}\n  policy:'),
+      ].join('---\n'),
     });
     t.after(cleanup);
     await assert.rejects(loadConfigOrThrow([dir]), (e: unknown) => {
@@ -315,11 +353,16 @@ items:
     const { config, warnings } = await loadConfigOrThrow([`${dir}/warn`]);
     assert.equal(config.imagePolicies.size, 1);
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0]!.message, /unknown field spec\.polcy in ImagePolicy \(ignored\); did you mean policy\?/);
+    assert.match(
+      warnings[0]!.message,
+      /unknown field spec\.polcy in ImagePolicy \(ignored\); did you mean policy\?/,
+    );
   });
 
   test('a reference to an object that is itself invalid is not reported twice', async (t) => {
-    const { dir, cleanup } = await configDir({ 'a.yaml': [REPO.replace('5m', 'never'), POLICY].join('---\n') });
+    const { dir, cleanup } = await configDir({
+      'a.yaml': [REPO.replace('5m', 'never'), POLICY].join('---\n'),
+    });
     t.after(cleanup);
     const { problems } = await loadConfig([dir]);
     assert.equal(problems.length, 1);
@@ -357,12 +400,20 @@ stringData: {other: x}
         [19, 'warning', 'pawl does not act on HelmRelease'],
       ],
     );
-    assert.deepEqual(config.receivers.get('apps/hook')!.spec.resources[0], { kind: 'ImageRepository', name: 'app' });
+    assert.deepEqual(config.receivers.get('apps/hook')!.spec.resources[0], {
+      kind: 'ImageRepository',
+      name: 'app',
+    });
   });
 
   test('ImagePolicy interval only with digestReflectionPolicy Always', async (t) => {
     const { dir, cleanup } = await configDir({
-      'a.yaml': [REPO, `${POLICY}  interval: 5m\n`, POLICY.replace('name: app\n  namespace', 'name: b\n  namespace') + '  digestReflectionPolicy: Always\n'].join('---\n'),
+      'a.yaml': [
+        REPO,
+        `${POLICY}  interval: 5m\n`,
+        POLICY.replace('name: app\n  namespace', 'name: b\n  namespace') +
+          '  digestReflectionPolicy: Always\n',
+      ].join('---\n'),
     });
     t.after(cleanup);
     const { problems } = await loadConfig([dir]);
@@ -379,7 +430,10 @@ stringData: {other: x}
       'a.yaml': [
         REPO.replace('interval: 5m', 'interval: 5m\n  secretRef: {name: plain}'),
         POLICY,
-        GIT.replace('https://github.com/org/fleet', 'git@github.com:org/fleet').replace('interval: 1m', 'interval: 1m\n  secretRef: {name: plain}'),
+        GIT.replace('https://github.com/org/fleet', 'git@github.com:org/fleet').replace(
+          'interval: 1m',
+          'interval: 1m\n  secretRef: {name: plain}',
+        ),
         AUTOMATION.replace('    push:', '      signingKey: {secretRef: {name: plain}}\n    push:'),
         secret('plain', ['username', 'password']),
       ].join('---\n'),
@@ -388,7 +442,11 @@ stringData: {other: x}
     const { problems } = await loadConfig([dir]);
     assert.deepEqual(
       problems.filter((p) => p.severity === 'error').map((p) => p.message.replace(/;.*/, '')),
-      ['Secret apps/plain has no ".dockerconfigjson" key', 'Secret apps/plain has no "identity" key', 'Secret apps/plain has no "git.asc" key (the ASCII-armored OpenPGP private key)'],
+      [
+        'Secret apps/plain has no ".dockerconfigjson" key',
+        'Secret apps/plain has no "identity" key',
+        'Secret apps/plain has no "git.asc" key (the ASCII-armored OpenPGP private key)',
+      ],
     );
   });
 });

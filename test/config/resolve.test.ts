@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { matchesSelector, resolveObject, selectPolicies } from '../../src/config/resolve.js';
 import { emptyConfig } from '../../src/config/load.js';
 import { UsageError } from '../../src/util/errors.js';
-import { DEFAULT_GUARD, type ImagePolicy, type ImageUpdateAutomation, type LabelSelector } from '../../src/config/types.js';
+import {
+  DEFAULT_GUARD,
+  type ImagePolicy,
+  type ImageUpdateAutomation,
+  type LabelSelector,
+} from '../../src/config/types.js';
 
 const usage = (re: RegExp) => (e: unknown) => e instanceof UsageError && re.test(e.message);
 
@@ -18,10 +23,16 @@ describe('resolveObject', () => {
     assert.equal(resolveObject(map, 'podinfo', 'ImagePolicy'), 1);
   });
   test('an ambiguous bare name lists the candidates', () => {
-    assert.throws(() => resolveObject(map, 'web', 'ImagePolicy'), usage(/"web" is ambiguous: apps\/web, staging\/web; write NAMESPACE\/NAME/));
+    assert.throws(
+      () => resolveObject(map, 'web', 'ImagePolicy'),
+      usage(/"web" is ambiguous: apps\/web, staging\/web; write NAMESPACE\/NAME/),
+    );
   });
   test('an unknown name lists close matches', () => {
-    assert.throws(() => resolveObject(map, 'podinf', 'ImagePolicy'), usage(/no ImagePolicy named "podinf"; did you mean apps\/podinfo\?/));
+    assert.throws(
+      () => resolveObject(map, 'podinf', 'ImagePolicy'),
+      usage(/no ImagePolicy named "podinf"; did you mean apps\/podinfo\?/),
+    );
     assert.throws(() => resolveObject(map, 'prod/web', 'ImagePolicy'), usage(/did you mean .*apps\/web/));
     assert.throws(() => resolveObject(new Map(), 'x', 'ImagePolicy'), usage(/there is no ImagePolicy/));
   });
@@ -75,13 +86,22 @@ describe('selectPolicies', () => {
     assert.deepEqual(names(selectPolicies(config, automation('apps'))), ['a', 'b', 'c']);
   });
   test('an empty selector matches everything in the namespace', () => {
-    assert.deepEqual(names(selectPolicies(config, automation('apps', { matchLabels: {}, matchExpressions: [] }))), ['a', 'b', 'c']);
+    assert.deepEqual(
+      names(selectPolicies(config, automation('apps', { matchLabels: {}, matchExpressions: [] }))),
+      ['a', 'b', 'c'],
+    );
   });
   test('matchLabels', () => {
-    assert.deepEqual(names(selectPolicies(config, automation('apps', { matchLabels: { team: 'x' }, matchExpressions: [] }))), ['b']);
+    assert.deepEqual(
+      names(selectPolicies(config, automation('apps', { matchLabels: { team: 'x' }, matchExpressions: [] }))),
+      ['b'],
+    );
   });
   test('matchExpressions', () => {
-    const sel = (operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist', values: string[] = []): LabelSelector => ({
+    const sel = (
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist',
+      values: string[] = [],
+    ): LabelSelector => ({
       matchLabels: {},
       matchExpressions: [{ key: 'team', operator, values }],
     });
@@ -92,7 +112,13 @@ describe('selectPolicies', () => {
   });
   test('matchLabels and expressions must all hold', () => {
     assert.equal(
-      matchesSelector({ team: 'x', tier: 'web' }, { matchLabels: { team: 'x' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['web'] }] }),
+      matchesSelector(
+        { team: 'x', tier: 'web' },
+        {
+          matchLabels: { team: 'x' },
+          matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['web'] }],
+        },
+      ),
       false,
     );
   });

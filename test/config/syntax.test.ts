@@ -26,7 +26,14 @@ describe('parseDuration (Go syntax)', () => {
 });
 
 describe('image repository names', () => {
-  for (const ok of ['nginx', 'library/nginx', 'ghcr.io/org/app', 'localhost:5000/a/b', 'registry.example.com:443/team/app-x_y.z', '127.0.0.1:5000/app']) {
+  for (const ok of [
+    'nginx',
+    'library/nginx',
+    'ghcr.io/org/app',
+    'localhost:5000/a/b',
+    'registry.example.com:443/team/app-x_y.z',
+    '127.0.0.1:5000/app',
+  ]) {
     test(`accepts ${ok}`, () => assert.equal(imageRepositoryProblem(ok), undefined));
   }
   for (const [bad, why] of [
@@ -43,7 +50,16 @@ describe('image repository names', () => {
 });
 
 describe('git URLs', () => {
-  for (const ok of ['https://github.com/o/r', 'http://h/r.git', 'ssh://git@github.com/o/r', 'git@github.com:o/r.git', 'file:///srv/git/r', '/srv/git/r', './repo', '../repo']) {
+  for (const ok of [
+    'https://github.com/o/r',
+    'http://h/r.git',
+    'ssh://git@github.com/o/r',
+    'git@github.com:o/r.git',
+    'file:///srv/git/r',
+    '/srv/git/r',
+    './repo',
+    '../repo',
+  ]) {
     test(`accepts ${ok}`, () => assert.equal(gitUrlProblem(ok), undefined));
   }
   for (const bad of ['ftp://h/r', 'git@github.com:', '', 'https://']) {

@@ -92,7 +92,10 @@ const CASES: Case[] = [
   },
   {
     name: 'image with a digest',
-    text: [sub(REPO, 'image: ghcr.io/org/app', `image: ghcr.io/org/app@sha256:${'a'.repeat(64)}`), POLICY].join('---\n'),
+    text: [
+      sub(REPO, 'image: ghcr.io/org/app', `image: ghcr.io/org/app@sha256:${'a'.repeat(64)}`),
+      POLICY,
+    ].join('---\n'),
     at: 'image:',
     message: /has a digest/,
   },
@@ -110,7 +113,9 @@ const CASES: Case[] = [
   },
   {
     name: 'filterTags regular expression',
-    text: [REPO, sub(POLICY, '  policy:', "  filterTags:\n    pattern: '^(?P<ts[0-9]+'\n  policy:")].join('---\n'),
+    text: [REPO, sub(POLICY, '  policy:', "  filterTags:\n    pattern: '^(?P<ts[0-9]+'\n  policy:")].join(
+      '---\n',
+    ),
     at: 'pattern:',
     message: /spec\.filterTags\.pattern: not a valid RE2 regular expression/,
   },
@@ -128,7 +133,9 @@ const CASES: Case[] = [
   },
   {
     name: 'order enum',
-    text: [REPO, sub(POLICY, 'semver:\n      range: ">=1.0.0"', 'alphabetical:\n      order: newest')].join('---\n'),
+    text: [REPO, sub(POLICY, 'semver:\n      range: ">=1.0.0"', 'alphabetical:\n      order: newest')].join(
+      '---\n',
+    ),
     at: 'order:',
     message: /spec\.policy\.alphabetical\.order: "newest" is not one of asc, desc/,
   },
@@ -179,7 +186,12 @@ ${REPO}`,
   },
   {
     name: 'git URL scheme',
-    text: [REPO, POLICY, sub(GIT, 'url: https://github.com/org/fleet', 'url: ftp://github.com/org/fleet'), AUTOMATION].join('---\n'),
+    text: [
+      REPO,
+      POLICY,
+      sub(GIT, 'url: https://github.com/org/fleet', 'url: ftp://github.com/org/fleet'),
+      AUTOMATION,
+    ].join('---\n'),
     at: 'url:',
     message: /"ftp:\/\/" is not supported/,
   },
@@ -209,19 +221,34 @@ ${REPO}`,
   },
   {
     name: 'Secret data that is not base64',
-    text: [sub(REPO, 'interval: 5m', 'interval: 5m\n  secretRef: {name: creds}'), POLICY, 'apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: apps}\ntype: kubernetes.io/basic-auth\ndata:\n  username: not*base64\n'].join('---\n'),
+    text: [
+      sub(REPO, 'interval: 5m', 'interval: 5m\n  secretRef: {name: creds}'),
+      POLICY,
+      'apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: apps}\ntype: kubernetes.io/basic-auth\ndata:\n  username: not*base64\n',
+    ].join('---\n'),
     at: 'username:',
     message: /data\.username is not valid base64/,
   },
   {
     name: 'messageTemplate that does not parse',
-    text: [REPO, POLICY, GIT, AUTOMATION.replace('    push:', "      messageTemplate: '{{ range .Changed.Changes }}'\n    push:")].join('---\n'),
+    text: [
+      REPO,
+      POLICY,
+      GIT,
+      AUTOMATION.replace('    push:', "      messageTemplate: '{{ range .Changed.Changes }}'\n    push:"),
+    ].join('---\n'),
     at: 'messageTemplate:',
-    message: /spec\.git\.commit\.messageTemplate is not a valid Go template: template: commit message:1: unexpected EOF/,
+    message:
+      /spec\.git\.commit\.messageTemplate is not a valid Go template: template: commit message:1: unexpected EOF/,
   },
   {
     name: 'selector operator',
-    text: [REPO, POLICY, GIT, `${AUTOMATION}  policySelector:\n    matchExpressions:\n      - {key: app, operator: Equals, values: [x]}\n`].join('---\n'),
+    text: [
+      REPO,
+      POLICY,
+      GIT,
+      `${AUTOMATION}  policySelector:\n    matchExpressions:\n      - {key: app, operator: Equals, values: [x]}\n`,
+    ].join('---\n'),
     at: 'operator: Equals',
     message: /"Equals" is not one of In, NotIn, Exists, DoesNotExist/,
   },
@@ -233,7 +260,10 @@ describe('pawl validate: each kind of error exits 2 with file:line', { concurren
       const { code, stdout, dir } = await validate({ 'f.yaml': c.text });
       assert.equal(code, 2, stdout);
       const line = c.nth
-        ? c.text.split('\n').map((l, i) => (l === c.at ? i + 1 : 0)).filter(Boolean)[c.nth - 1]
+        ? c.text
+            .split('\n')
+            .map((l, i) => (l === c.at ? i + 1 : 0))
+            .filter(Boolean)[c.nth - 1]
         : lineOf(c.text, c.at);
       const hit = stdout.split('\n').find((l) => c.message.test(l));
       assert.ok(hit, `no line matching ${String(c.message)} in:\n${stdout}`);
@@ -247,7 +277,10 @@ describe('pawl validate', { concurrency: 4 }, () => {
   test('a valid configuration exits 0 and counts objects per kind', async () => {
     const { code, stdout } = await validate({ 'f.yaml': VALID });
     assert.equal(code, 0, stdout);
-    assert.match(stdout, /^valid: 1 ImageRepository, 1 ImagePolicy, 1 ImageUpdateAutomation, 1 GitRepository; 0 errors, 0 warnings$/m);
+    assert.match(
+      stdout,
+      /^valid: 1 ImageRepository, 1 ImagePolicy, 1 ImageUpdateAutomation, 1 GitRepository; 0 errors, 0 warnings$/m,
+    );
   });
 
   test('a typo in a field name is a warning naming the field and the closest known one', async () => {
@@ -255,7 +288,9 @@ describe('pawl validate', { concurrency: 4 }, () => {
     const { code, stdout, dir } = await validate({ 'f.yaml': text });
     assert.equal(code, 0, stdout);
     assert.ok(
-      stdout.includes(`${join(dir, 'f.yaml')}:${lineOf(text, 'filterTag:')}: warning: ImagePolicy apps/app: unknown field spec.filterTag`),
+      stdout.includes(
+        `${join(dir, 'f.yaml')}:${lineOf(text, 'filterTag:')}: warning: ImagePolicy apps/app: unknown field spec.filterTag`,
+      ),
       stdout,
     );
     assert.match(stdout, /did you mean filterTags\?/);
@@ -265,7 +300,11 @@ describe('pawl validate', { concurrency: 4 }, () => {
   test('every problem is reported in one go, across files', async () => {
     const { code, stdout } = await validate({
       'a/repo.yaml': sub(REPO, 'interval: 5m', 'interval: soon'),
-      'b/policy.yaml': sub(sub(POLICY, 'name: app\n  policy', 'name: nope\n  policy'), '>=1.0.0', 'not a range'),
+      'b/policy.yaml': sub(
+        sub(POLICY, 'name: app\n  policy', 'name: nope\n  policy'),
+        '>=1.0.0',
+        'not a range',
+      ),
     });
     assert.equal(code, 2);
     assert.match(stdout, /repo\.yaml:8: .*spec\.interval/);
@@ -278,7 +317,10 @@ describe('pawl validate', { concurrency: 4 }, () => {
     const text = [sub(REPO, 'interval: 5m', 'interval: 5 minutes'), POLICY].join('---\n');
     const { code, stdout, dir } = await validate({ 'f.yaml': text }, ['--json']);
     assert.equal(code, 2);
-    const out = JSON.parse(stdout) as { objects: Record<string, number>; problems: Record<string, unknown>[] };
+    const out = JSON.parse(stdout) as {
+      objects: Record<string, number>;
+      problems: Record<string, unknown>[];
+    };
     assert.equal(out.objects.ImagePolicy, 1);
     assert.equal(out.objects.ImageRepository, 0);
     assert.deepEqual(out.problems, [
@@ -287,7 +329,8 @@ describe('pawl validate', { concurrency: 4 }, () => {
         line: 8,
         object: 'ImageRepository apps/app',
         severity: 'error',
-        message: 'spec.interval: "5 minutes" is not a duration; write it the Go way, e.g. 30s, 5m, 1h30m, 500ms',
+        message:
+          'spec.interval: "5 minutes" is not a duration; write it the Go way, e.g. 30s, 5m, 1h30m, 500ms',
       },
     ]);
   });

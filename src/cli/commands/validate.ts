@@ -8,7 +8,9 @@ export function register(program: Command): void {
   withGlobalOptions(
     program
       .command('validate')
-      .description('load and check all configuration objects; report every problem with file:line (exit 2 on errors)'),
+      .description(
+        'load and check all configuration objects; report every problem with file:line (exit 2 on errors)',
+      ),
   ).action(
     action(async (ctx) => {
       const { config, problems } = await loadConfig(ctx.options.config);

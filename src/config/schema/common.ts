@@ -83,13 +83,20 @@ export function duration(opts: { positive?: boolean } = {}) {
  * canonical spelling (Flux lower-cases `order`); otherwise a case-only mismatch is
  * an error with a suggestion.
  */
-export function oneOf<const T extends readonly string[]>(values: T, opts: { caseInsensitive?: boolean } = {}) {
+export function oneOf<const T extends readonly string[]>(
+  values: T,
+  opts: { caseInsensitive?: boolean } = {},
+) {
   return z.string().transform((v, ctx): T[number] => {
     if (values.includes(v)) return v;
     const folded = values.find((x) => x.toLowerCase() === v.toLowerCase());
     if (folded !== undefined && opts.caseInsensitive) return folded;
     const hint = folded !== undefined ? `; did you mean ${folded}?` : '';
-    ctx.issues.push({ code: 'custom', message: `"${v}" is not one of ${values.join(', ')}${hint}`, input: v });
+    ctx.issues.push({
+      code: 'custom',
+      message: `"${v}" is not one of ${values.join(', ')}${hint}`,
+      input: v,
+    });
     return z.NEVER;
   });
 }

@@ -27,15 +27,27 @@ const policyChoice = z
     numerical: z.object({ order: ORDER.default('asc') }).optional(),
     newestBuild: z.object({}).optional(),
   })
-  .superRefine((p, ctx) => {
-    const given = STRATEGIES.filter((s) => p[s] !== undefined);
-    if (given.length === 0) {
-      ctx.addIssue({ code: 'custom', message: `needs one of ${STRATEGIES.join(', ')}, e.g. semver: {range: ">=1.0.0"}` });
-    } else if (given.length > 1) {
-      ctx.addIssue({ code: 'custom', message: `has ${given.join(' and ')}; a policy uses exactly one of them, keep one` });
-    }
-    // Also when a strategy itself is invalid, so that every problem is reported in one go.
-  }, { when: (payload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value) })
+  .superRefine(
+    (p, ctx) => {
+      const given = STRATEGIES.filter((s) => p[s] !== undefined);
+      if (given.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `needs one of ${STRATEGIES.join(', ')}, e.g. semver: {range: ">=1.0.0"}`,
+        });
+      } else if (given.length > 1) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `has ${given.join(' and ')}; a policy uses exactly one of them, keep one`,
+        });
+      }
+      // Also when a strategy itself is invalid, so that every problem is reported in one go.
+    },
+    {
+      when: (payload) =>
+        typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+    },
+  )
   .transform((p): PolicyChoice => {
     if (p.semver) return { strategy: 'semver', range: p.semver.range };
     if (p.alphabetical) return { strategy: 'alphabetical', order: p.alphabetical.order };
@@ -61,54 +73,56 @@ const guard = z
 
 export const imagePolicySchema = z
   .object({
-  apiVersion: z.string(),
-  kind: z.literal('ImagePolicy'),
-  metadata,
-  spec: z
-    .object({
-      imageRepositoryRef: namespacedRef,
-      policy: policyChoice,
-      filterTags: z
-        .object({
-          pattern: z
-            .string()
-            .default('')
-            .check((ctx) => {
-              const problem = throwsToIssue(() => compileRegex(ctx.value));
-              if (problem) {
-                ctx.issues.push({
-                  code: 'custom',
-                  input: ctx.value,
-                  message: `not a valid RE2 regular expression: ${problem}`,
-                });
-              }
-            }),
-          extract: z.string().default(''),
-        })
-        .optional(),
-      digestReflectionPolicy: oneOf(['Never', 'IfNotPresent', 'Always'] as const).default('Never'),
-      interval: duration({ positive: true }).optional(),
-      guard,
-    })
-    .superRefine((s, ctx) => {
-      // Flux's own CEL rules: interval exactly when digests are re-read on a schedule.
-      if (s.interval !== undefined && s.digestReflectionPolicy !== 'Always') {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['interval'],
-          message: 'is only accepted when digestReflectionPolicy is Always; remove it or set digestReflectionPolicy: Always',
-        });
-      }
-      if (s.interval === undefined && s.digestReflectionPolicy === 'Always') {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['digestReflectionPolicy'],
-          message: 'is Always, which needs spec.interval (how often to re-read digests), e.g. interval: 10m',
-        });
-      }
-    }),
-  status: tolerated,
-})
+    apiVersion: z.string(),
+    kind: z.literal('ImagePolicy'),
+    metadata,
+    spec: z
+      .object({
+        imageRepositoryRef: namespacedRef,
+        policy: policyChoice,
+        filterTags: z
+          .object({
+            pattern: z
+              .string()
+              .default('')
+              .check((ctx) => {
+                const problem = throwsToIssue(() => compileRegex(ctx.value));
+                if (problem) {
+                  ctx.issues.push({
+                    code: 'custom',
+                    input: ctx.value,
+                    message: `not a valid RE2 regular expression: ${problem}`,
+                  });
+                }
+              }),
+            extract: z.string().default(''),
+          })
+          .optional(),
+        digestReflectionPolicy: oneOf(['Never', 'IfNotPresent', 'Always'] as const).default('Never'),
+        interval: duration({ positive: true }).optional(),
+        guard,
+      })
+      .superRefine((s, ctx) => {
+        // Flux's own CEL rules: interval exactly when digests are re-read on a schedule.
+        if (s.interval !== undefined && s.digestReflectionPolicy !== 'Always') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['interval'],
+            message:
+              'is only accepted when digestReflectionPolicy is Always; remove it or set digestReflectionPolicy: Always',
+          });
+        }
+        if (s.interval === undefined && s.digestReflectionPolicy === 'Always') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['digestReflectionPolicy'],
+            message:
+              'is Always, which needs spec.interval (how often to re-read digests), e.g. interval: 10m',
+          });
+        }
+      }),
+    status: tolerated,
+  })
   .transform((o) => ({
     ...o,
     spec: {

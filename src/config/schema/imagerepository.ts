@@ -32,7 +32,11 @@ export const imageRepositorySchema = z.object({
         z.string().check((ctx) => {
           const problem = throwsToIssue(() => compileRegex(ctx.value));
           if (problem) {
-            ctx.issues.push({ code: 'custom', message: `not a valid RE2 regular expression: ${problem}`, input: ctx.value });
+            ctx.issues.push({
+              code: 'custom',
+              message: `not a valid RE2 regular expression: ${problem}`,
+              input: ctx.value,
+            });
           }
         }),
       )

@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { parseTemplate } from '../../git/template/index.js';
-import { duration, labelSelector, localRef, metadata, namespacedRef, oneOf, stringMap, throwsToIssue, tolerated } from './common.js';
+import {
+  duration,
+  labelSelector,
+  localRef,
+  metadata,
+  namespacedRef,
+  oneOf,
+  stringMap,
+  throwsToIssue,
+  tolerated,
+} from './common.js';
 import type { GitRef } from '../types.js';
 
 export const gitRef = z
@@ -13,7 +23,8 @@ export const gitRef = z
   })
   .transform((r): GitRef => {
     const out: GitRef = {};
-    for (const k of ['branch', 'tag', 'semver', 'name', 'commit'] as const) if (r[k] !== undefined) out[k] = r[k];
+    for (const k of ['branch', 'tag', 'semver', 'name', 'commit'] as const)
+      if (r[k] !== undefined) out[k] = r[k];
     return out;
   });
 

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { RECEIVER_TYPES, type ReceiverType } from '../types.js';
 import { duration, localRef, metadata, stringMap, tolerated } from './common.js';
 
-export const RECEIVER_API_VERSIONS = ['notification.toolkit.fluxcd.io/v1', 'notification.toolkit.fluxcd.io/v1beta2'] as const;
+export const RECEIVER_API_VERSIONS = [
+  'notification.toolkit.fluxcd.io/v1',
+  'notification.toolkit.fluxcd.io/v1beta2',
+] as const;
 const FLUX_ONLY_TYPES = ['bitbucket', 'gcr', 'nexus', 'acr', 'cdevents'];
 
 export const receiverSchema = z.object({

@@ -47,7 +47,8 @@ export const secretSchema = z
   })
   .transform((s, ctx) => {
     const data: Record<string, Buffer> = {};
-    for (const [k, v] of Object.entries(s.data)) data[k] = Buffer.from(String(v).replace(/\s+/g, ''), 'base64');
+    for (const [k, v] of Object.entries(s.data))
+      data[k] = Buffer.from(String(v).replace(/\s+/g, ''), 'base64');
     for (const [k, v] of Object.entries(s.stringData)) data[k] = Buffer.from(String(v), 'utf8');
     const req = REQUIRED_KEYS[s.type];
     if (req) {
@@ -71,12 +72,17 @@ export const secretSchema = z
       } catch {
         parsed = undefined;
       }
-      if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { auths?: unknown }).auths !== 'object') {
+      if (
+        typeof parsed !== 'object' ||
+        parsed === null ||
+        typeof (parsed as { auths?: unknown }).auths !== 'object'
+      ) {
         ctx.issues.push({
           code: 'custom',
           path: ['.dockerconfigjson' in s.stringData ? 'stringData' : 'data', '.dockerconfigjson'],
           input: undefined,
-          message: 'is not a Docker config (JSON with an "auths" object); create it with `kubectl create secret docker-registry`',
+          message:
+            'is not a Docker config (JSON with an "auths" object); create it with `kubectl create secret docker-registry`',
         });
         return z.NEVER;
       }
