@@ -202,15 +202,24 @@ export class Store {
           result.requests,
           id,
         );
+        // The scan's start is when the tag was observed; the list may take minutes to page through.
+        const at = row.started_at;
+        // Steady state: one statement moves every tag still listed, then only new tags are written.
+        if (prev !== null) {
+          db.prepare(
+            `UPDATE tags SET last_seen = ?, last_scan_id = ?
+             WHERE repository = ? AND image = ? AND last_scan_id = ? AND tag NOT IN (SELECT value FROM json_each(?))`,
+          ).run(at, id, row.repository, row.image, prev, JSON.stringify(diff.removed));
+        }
         const upsert = db.prepare(
           `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
            VALUES (@repository, @image, @tag, @at, @at, @id, @id, @initial)
            ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
         );
-        // The scan's start is when the tag was observed; the list may take minutes to page through.
-        const at = row.started_at;
         const initial = prev === null ? 1 : 0;
-        for (const tag of tags) upsert.run({ repository: row.repository, image: row.image, tag, at, id, initial });
+        for (const tag of prev === null ? tags : diff.added) {
+          upsert.run({ repository: row.repository, image: row.image, tag, at, id, initial });
+        }
       }
       if (result.responses && result.responses.length > 0 && this.#rawScansKept > 0) {
         const { body, truncated } = sanitizeResponses(result.responses, this.#rawBytesPerScan);
