@@ -278,6 +278,27 @@ describe('workspace failures without a server', () => {
     }
   });
 
+  test('a bearer token is sent as a header, never in the URL or config', async () => {
+    const token = 'tok-abcdef-123456';
+    const server = await startGitServer({ tokens: [token] });
+    const state = await tempDir();
+    try {
+      await server.createBareRepo('bearer', { 'a.yaml': 'a\n' });
+      const repo = gitRepository(server.cloneUrl('bearer'), { name: 'bearer' });
+      const ws = await openWorkspace({ stateDir: state.dir, repo, secret: secret('tok', { bearerToken: token }), log: silentLogger });
+      assert.equal(ws.branch, 'main');
+      assert.ok(server.requests.every((r) => r.user === 'token'));
+      assert.ok(!(await readFile(join(ws.dir, '.git', 'config'), 'utf8')).includes(token));
+      await assert.rejects(
+        openWorkspace({ stateDir: state.dir, repo, secret: secret('tok', { bearerToken: 'tok-wrong-99999' }), log: silentLogger }),
+        (err: unknown) => err instanceof GitError && err.failure === 'auth' && !err.message.includes('tok-wrong-99999'),
+      );
+    } finally {
+      await server.close();
+      await state.cleanup();
+    }
+  });
+
   test('file:// URLs and local paths need no credentials', async () => {
     const server = await startGitServer();
     const state = await tempDir();

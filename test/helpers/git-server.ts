@@ -115,6 +115,8 @@ export interface GitServer {
 export interface GitServerOptions {
   /** Basic-auth users (name → password). When given, every request needs valid credentials. */
   users?: Record<string, string>;
+  /** Bearer tokens accepted (`Authorization: Bearer …`); the request's user is `token`. */
+  tokens?: string[];
 }
 
 const FIXED_DATE = '2024-01-01T00:00:00Z';
@@ -132,8 +134,11 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
   const repoPath = (name: string): string => join(root, `${name}.git`);
 
   function authenticate(req: IncomingMessage): string | null | false {
-    if (!users) return null;
     const header = req.headers.authorization ?? '';
+    const bearer = /^Bearer\s+(.+)$/i.exec(header);
+    if (bearer && opts.tokens?.includes(bearer[1]!)) return 'token';
+    if (!users && !opts.tokens) return null;
+    if (!users) return false;
     const m = /^Basic\s+(.+)$/i.exec(header);
     if (!m) return false;
     const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
