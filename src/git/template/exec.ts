@@ -393,7 +393,7 @@ export class Executor {
     if (receiver instanceof GoStruct) {
       const f = structField(receiver, fieldName);
       if (f.found) {
-        if (!/^\p{Lu}/u.test(fieldName)) {
+        if (!isExported(fieldName)) {
           this.errorf(`${fieldName} is an unexported field of struct type ${typeName(receiver)}`);
         }
         if (hasArgs) this.errorf(`${fieldName} has arguments but cannot be invoked as function`);
@@ -554,6 +554,18 @@ export class Executor {
     if (!ok) this.errorf(`wrong type for value; expected ${paramTypeName(typ)}; got ${typeName(value)}`);
     return value;
   }
+}
+
+const exportedNames = new Map<string, boolean>();
+
+/** Go's IsExported: the name starts with an upper-case letter. */
+function isExported(name: string): boolean {
+  let r = exportedNames.get(name);
+  if (r === undefined) {
+    r = /^\p{Lu}/u.test(name);
+    exportedNames.set(name, r);
+  }
+  return r;
 }
 
 function canBeNil(typ: ParamKind): boolean {

@@ -35,6 +35,19 @@ export const DEFAULT_MESSAGE_TEMPLATE = 'Update from image update automation';
 /** The name Flux gives the template, so error messages read `template: commit message:3: …`. */
 export const TEMPLATE_NAME = 'commit message';
 
+/** The data never changes once built, so each method result is computed once. */
+function once<T>(fn: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = fn();
+      done = true;
+    }
+    return value;
+  };
+}
+
 function namespacedName(namespace: string, name: string): GoStruct {
   return new GoStruct(
     'types.NamespacedName',
@@ -133,7 +146,7 @@ export function fluxTemplateData(
     // Changes returns all the changes that were made in at least one update (deduplicated).
     Changes: {
       params: [],
-      call: () => {
+      call: once(() => {
         const seen = new Set<string>();
         const out = changeSlice([]);
         for (const file of sortedFiles) {
@@ -147,16 +160,16 @@ export function fluxTemplateData(
           }
         }
         return out;
-      },
+      }),
     },
     // Objects returns ObjectChanges regardless of file; a later file's list replaces an earlier one's.
     Objects: {
       params: [],
-      call: () => {
+      call: once(() => {
         const out = new Map<GoStruct, GoStruct[]>();
         for (const file of sortedFiles) for (const [id, list] of files.get(file)!) out.set(id, list);
         return objectChanges(out);
-      },
+      }),
     },
   });
 

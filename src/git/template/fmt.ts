@@ -260,6 +260,8 @@ export function formatValue(arg: unknown, verb: string, spec: Spec = NO_SPEC, de
   if (arg instanceof GoStruct && arg.stringer && 'vsxXq'.includes(verb)) {
     return fmtString(arg.stringer(), verb, spec);
   }
+  // Elements of slices, maps and structs are printed without the width.
+  const inner = spec.width === null ? spec : { ...spec, width: null };
   switch (kindOf(arg)) {
     case 'bool':
       return verb === 'v' || verb === 't' ? pad(String(arg), spec) : badVerb(verb, arg);
@@ -297,21 +299,20 @@ export function formatValue(arg: unknown, verb: string, spec: Spec = NO_SPEC, de
     case 'string':
       return fmtString(arg as string, verb, spec);
     case 'slice': {
-      const parts = (arg as unknown[]).map((e) => formatValue(e, verb, { ...spec, width: null }, depth + 1));
+      const parts = (arg as unknown[]).map((e) => formatValue(e, verb, inner, depth + 1));
       return pad(`[${parts.join(' ')}]`, spec, false);
     }
     case 'map': {
       const m = asGoMap(arg)!;
       const parts = sortedEntries(m).map(
-        ([k, v]) =>
-          `${formatValue(k, verb, { ...spec, width: null }, depth + 1)}:${formatValue(v, verb, { ...spec, width: null }, depth + 1)}`,
+        ([k, v]) => `${formatValue(k, verb, inner, depth + 1)}:${formatValue(v, verb, inner, depth + 1)}`,
       );
       return pad(`map[${parts.join(' ')}]`, spec, false);
     }
     case 'struct': {
       if (!(arg instanceof GoStruct)) return pad(String(arg), spec);
       const parts = arg.fields.map((f) => {
-        const v = formatValue(f.value, verb, { ...spec, width: null }, depth + 1);
+        const v = formatValue(f.value, verb, inner, depth + 1);
         return spec.plusV ? `${f.name}:${v}` : v;
       });
       return pad(`{${parts.join(' ')}}`, spec, false);

@@ -197,7 +197,11 @@ export function isTrue(v: unknown): boolean | null {
   }
 }
 
-function compareBytes(a: string, b: string): number {
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** Byte order of the UTF-8 encodings; UTF-16 order is the same unless a string has astral characters. */
+export function compareBytes(a: string, b: string): number {
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : a > b ? 1 : 0;
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
