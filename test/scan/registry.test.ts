@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { startRegistry, dockerConfigSecret, type TestRegistry, type RegistryAuth } from '../helpers/registry.js';
 import { startRegistryProxy, type RegistryProxy } from '../helpers/registry-proxy.js';
-import { pushImage, seedTags, type PushAuth } from '../helpers/push.js';
+import { pushImage, seedTags, deleteTag, type PushAuth } from '../helpers/push.js';
 import { createRegistryClient, RegistryError, type RegistryClientOptions } from '../../src/scan/registry/client.js';
 import { RegistryPool } from '../../src/scan/registry/pool.js';
 import { parseRepositoryRef } from '../../src/scan/registry/reference.js';
@@ -148,6 +148,19 @@ for (const auth of ['none', 'htpasswd', 'token'] as RegistryAuth[]) {
       assert.equal(proxy.count('manifest-get'), 0);
       assert.equal(proxy.count('blob'), 0);
       assert.equal(proxy.count('manifest-head'), 1);
+    });
+
+    test('deleteTag removes one tag; another tag on the same image stays', async () => {
+      const o = pushAuth ? { auth: pushAuth } : {};
+      const a = await pushImage(reg.url, 'org/del', 'keep', { created: new Date('2024-01-01T00:00:00Z'), ...o });
+      const b = await pushImage(reg.url, 'org/del', 'drop', { created: new Date('2024-01-01T00:00:00Z'), ...o });
+      assert.equal(a.digest, b.digest);
+      await deleteTag(reg.url, 'org/del', 'drop', o);
+      const c = client();
+      const ref = parseRepositoryRef(`${proxy.host}/org/del`);
+      assert.deepEqual((await c.listTags(ref)).tags, ['keep']);
+      assert.equal((await c.headManifest(ref, 'keep')).digest, a.digest);
+      assert.deepEqual(await c.headManifest(ref, 'drop'), { exists: false });
     });
 
     if (auth !== 'none') {
