@@ -6,6 +6,7 @@
 import { refKey, type Config, type ImagePolicy } from '../config/types.js';
 import { compilePolicy, type CompiledPolicy, type Selection } from '../select/index.js';
 import { policySpecHash, runRatchet, toStoreEvent, withPolicy, type RatchetState } from '../guard/index.js';
+import type { GuardEvent } from '../guard/types.js';
 import type { Store } from '../store/index.js';
 import type { ScanClients } from '../scan/clients.js';
 import { errorMessage } from '../util/errors.js';
@@ -31,6 +32,8 @@ export interface PolicyOutcome {
   ratchet: RatchetState | null;
   error: string | null;
   facts: ImageFacts | null;
+  /** What the ratchet saw this time (stale lists, accepted regressions). */
+  events: GuardEvent[];
 }
 
 export interface PolicyDeps {
@@ -57,9 +60,18 @@ export class FactsBook {
   }
 }
 
-export async function evaluatePolicy(policy: ImagePolicy, deps: PolicyDeps, book: FactsBook): Promise<PolicyOutcome> {
+/**
+ * Selects and steps the ratchet. With `readOnly` (`pawl explain`) nothing is recorded: the
+ * same answer is computed, the store is left as it was.
+ */
+export async function evaluatePolicy(
+  policy: ImagePolicy,
+  deps: PolicyDeps,
+  book: FactsBook,
+  opts: { readOnly?: boolean } = {},
+): Promise<PolicyOutcome> {
   const name = refKey(policy.metadata);
-  const out: PolicyOutcome = { name, policy, compiled: null, selection: null, candidate: null, ratchet: null, error: null, facts: null };
+  const out: PolicyOutcome = { name, policy, compiled: null, selection: null, candidate: null, ratchet: null, error: null, facts: null, events: [] };
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const facts = book.forRepository(repoKey);
   if (!facts) return { ...out, error: `ImageRepository ${repoKey} is not in the configuration` };
@@ -107,8 +119,11 @@ export async function evaluatePolicy(policy: ImagePolicy, deps: PolicyDeps, book
       (tag) => facts.exists(tag),
     );
     out.ratchet = r.state;
-    store.setPolicyState(name, r.state);
-    for (const e of withPolicy(r.events, name)) store.recordEvent(toStoreEvent(e, deps.now(), repoKey));
+    out.events = withPolicy(r.events, name);
+    if (!opts.readOnly) {
+      store.setPolicyState(name, r.state);
+      for (const e of out.events) store.recordEvent(toStoreEvent(e, deps.now(), repoKey));
+    }
     if (r.candidate !== null) {
       const digest = policy.spec.digestReflectionPolicy === 'Never' ? undefined : await facts.digest(r.candidate);
       out.candidate = { tag: r.candidate, name: repo.spec.image, ...(digest ? { digest } : {}) };
@@ -122,7 +137,7 @@ export async function evaluatePolicy(policy: ImagePolicy, deps: PolicyDeps, book
     out.candidate = null;
     out.error = errorMessage(err);
   }
-  store.recordSelection(name, deps.now(), out.candidate?.tag ?? null, out.error);
+  if (!opts.readOnly) store.recordSelection(name, deps.now(), out.candidate?.tag ?? null, out.error);
   if (out.error) deps.log.info({ policy: name, error: out.error }, 'policy has no candidate');
   return out;
 }

@@ -1,4 +1,88 @@
 import type { Command } from 'commander';
+import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
+import { action } from '../action.js';
+import { loadConfigOrThrow } from '../../config/load.js';
+import { resolveObject } from '../../config/resolve.js';
+import { openStore } from '../../store/index.js';
+import { createScanClients } from '../../scan/clients.js';
+import { release, rollback, type PeopleDeps } from '../../run/people.js';
+import type { AutomationReport } from '../../run/report.js';
+import type { ImagePolicy } from '../../config/types.js';
 
-/** Placeholder until the command is built. */
-export function register(_program: Command): void {}
+async function withPeopleDeps<T>(ctx: CommandContext, policyName: string, body: (deps: PeopleDeps, policy: ImagePolicy) => Promise<T>): Promise<T> {
+  const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
+  const policy = resolveObject(config.imagePolicies, policyName, 'ImagePolicy');
+  const store = openStore(ctx.options.stateDir);
+  try {
+    const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
+    return await body({ config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log }, policy);
+  } finally {
+    store.close();
+  }
+}
+
+function renderAutomations(ctx: CommandContext, reports: AutomationReport[]): number {
+  let failed = 0;
+  for (const a of reports) {
+    const head = a.result === 'pushed' ? `pushed ${a.commit?.slice(0, 12)} to ${a.branch}` : a.result === 'failed' ? `failed: ${a.error}` : a.result;
+    writeLine(ctx, `automation ${a.name}: ${head}`);
+    for (const c of a.changes) writeLine(ctx, `  ${c.file}:${c.line} ${c.setter} ${c.old} -> ${c.new}`);
+    if (a.result === 'failed') failed++;
+    if (a.diff) writeLine(ctx, a.diff.trimEnd());
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+export function register(program: Command): void {
+  const rb = withGlobalOptions(
+    program
+      .command('rollback')
+      .argument('<policy>', 'ImagePolicy (NAMESPACE/NAME or a unique NAME)')
+      .description("write TAG into the policy's markers on purpose, commit it with trailers; the lines stay pinned until a newer release or `pawl release`")
+      .requiredOption('--to <tag>', 'the tag to roll back to (it must exist in the registry)')
+      .option('--reason <text>', 'why; recorded in the commit')
+      .option('--dry-run', 'show the diff; write, commit and push nothing'),
+  );
+  rb.action(
+    action(async (ctx, policyName: string) => {
+      const o = rb.opts<{ to: string; reason?: string; dryRun?: boolean }>();
+      return withPeopleDeps(ctx, policyName, async (deps, policy) => {
+        const r = await rollback(deps, policy, { to: o.to, ...(o.reason ? { reason: o.reason } : {}), ...(o.dryRun ? { dryRun: true } : {}) });
+        if (ctx.options.json) {
+          writeJson(ctx, r);
+          return r.automations.some((a) => a.result === 'failed') ? 1 : 0;
+        }
+        writeLine(ctx, `rollback of ${r.policy} to ${r.to}:`);
+        const code = renderAutomations(ctx, r.automations);
+        if (code === 0 && r.automations.every((a) => a.result === 'up-to-date')) writeLine(ctx, `every marker of ${r.policy} already holds ${r.to}`);
+        return code;
+      });
+    }),
+  );
+
+  const rel = withGlobalOptions(
+    program
+      .command('release')
+      .argument('<policy>', 'ImagePolicy (NAMESPACE/NAME or a unique NAME)')
+      .description("lift the policy's pins: write its current candidate now")
+      .option('--dry-run', 'show the diff; write, commit and push nothing'),
+  );
+  rel.action(
+    action(async (ctx, policyName: string) => {
+      const o = rel.opts<{ dryRun?: boolean }>();
+      return withPeopleDeps(ctx, policyName, async (deps, policy) => {
+        const r = await release(deps, policy, o.dryRun ? { dryRun: true } : {});
+        if (ctx.options.json) {
+          writeJson(ctx, r);
+          return r.candidate === null || r.automations.some((a) => a.result === 'failed') ? 1 : 0;
+        }
+        if (r.candidate === null) {
+          ctx.stderr.write(`pawl: ${r.policy} has no candidate to release: ${r.error ?? 'unknown'}\n`);
+          return 1;
+        }
+        writeLine(ctx, `release of ${r.policy} at ${r.candidate}:`);
+        return renderAutomations(ctx, r.automations);
+      });
+    }),
+  );
+}

@@ -1,0 +1,131 @@
+/**
+ * `pawl explain POLICY`: why the policy selects what it selects and what pawl would do with
+ * every marker — the ranked candidates with their ordering keys, the high-water mark, each
+ * marker's value and decision in words, pins, and the anomalies of the last scans. Read-only:
+ * it computes what a run would, and records nothing.
+ */
+import { refKey, type ImagePolicy } from '../config/types.js';
+import { adviceFor, explainPin, explainRatchet, REASON_LABELS } from '../guard/index.js';
+import type { Reason } from '../guard/types.js';
+import { describeAnomaly } from '../store/index.js';
+import { errorMessage } from '../util/errors.js';
+import { openAutomationWorkspace } from './automation.js';
+import { automationsFor, type PeopleDeps } from './people.js';
+import { evaluatePolicy, FactsBook } from './policies.js';
+import { planTree } from './plan.js';
+
+export interface Explanation {
+  policy: string;
+  repository: string;
+  image: string;
+  strategy: string;
+  selected: string | null;
+  candidate: string | null;
+  error: string | null;
+  counts: { tags: number; excluded: number; filteredOut: number; unparsable: number; outOfRange: number } | null;
+  candidates: { rank: number; tag: string; extracted: string; key: string }[];
+  highWater: string | null;
+  highWaterAt: string | null;
+  pending: { candidate: string; count: number; firstAt: string; lastAt: string } | null;
+  ratchet: string;
+  scans: { at: string; outcome: string; tags: number | null; added: number; removed: number; anomalies: string[]; error: string | null }[];
+  markers: {
+    automation: string;
+    file: string;
+    line: number;
+    setter: string;
+    value: string;
+    action: 'write' | 'keep';
+    reason: string;
+    words: string;
+    detail: string;
+    advice: string | null;
+    pin: { state: string; detail: string; commit?: string; author?: string; time?: string; previous?: string; kind?: string } | null;
+  }[];
+  automationErrors: { automation: string; error: string }[];
+  events: { at: string; kind: string; detail: Record<string, unknown> }[];
+}
+
+export async function explain(deps: PeopleDeps, policy: ImagePolicy, opts: { candidates?: number } = {}): Promise<Explanation> {
+  const now = deps.now ?? (() => new Date());
+  const name = refKey(policy.metadata);
+  const repoKey = refKey(policy.spec.imageRepositoryRef);
+  const repo = deps.config.imageRepositories.get(repoKey);
+  const book = new FactsBook({ config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now });
+  const o = await evaluatePolicy(policy, { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now }, book, { readOnly: true });
+  const sel = o.selection;
+  const state = o.ratchet;
+  const p = policy.spec.policy;
+  const out: Explanation = {
+    policy: name,
+    repository: repoKey,
+    image: repo?.spec.image ?? '',
+    strategy: p.strategy === 'semver' ? `semver range ${p.range}` : p.strategy === 'newestBuild' ? 'newestBuild' : `${p.strategy} ${p.order}`,
+    selected: sel?.tag ?? null,
+    candidate: o.candidate?.tag ?? null,
+    error: o.error,
+    counts: sel
+      ? { tags: deps.store.currentTags(repoKey).length, excluded: sel.excluded, filteredOut: sel.filteredOut, unparsable: sel.unparsable, outOfRange: sel.outOfRange }
+      : null,
+    candidates: (sel?.candidates ?? []).slice(0, opts.candidates ?? 10).map((c, i) => ({ rank: i + 1, tag: c.tag, extracted: c.extracted, key: c.key })),
+    highWater: state?.highWater ?? null,
+    highWaterAt: state?.highWaterAt?.toISOString() ?? null,
+    pending: state?.pending
+      ? { ...state.pending, firstAt: state.pending.firstAt.toISOString(), lastAt: state.pending.lastAt.toISOString() }
+      : null,
+    ratchet: explainRatchet(state, policy.spec.guard.staleScan.confirmations, policy.spec.guard.staleScan.window),
+    scans: deps.store.scanHistory(repoKey, 5).map((s) => ({
+      at: s.startedAt.toISOString(),
+      outcome: s.outcome,
+      tags: s.tagCount,
+      added: s.added.length,
+      removed: s.removed.length,
+      anomalies: s.anomalies.map((a) => describeAnomaly(a)),
+      error: s.error,
+    })),
+    markers: [],
+    automationErrors: [],
+    events: deps.store.events({ policy: name, limit: 10 }).map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
+  };
+
+  for (const a of automationsFor(deps.config, policy)) {
+    const automation = refKey(a.metadata);
+    try {
+      const ws = await openAutomationWorkspace(a, { config: deps.config, stateDir: deps.stateDir, log: deps.log, now });
+      const plan = await planTree(ws.dir, a.spec.update.path, new Map([[name, o]]));
+      for (const m of plan.plans) {
+        const reason = m.decision.reason as Reason;
+        out.markers.push({
+          automation,
+          file: m.marker.file,
+          line: m.marker.line,
+          setter: m.marker.setter,
+          value: m.marker.value,
+          action: m.decision.action,
+          reason,
+          words: REASON_LABELS[reason] ?? reason,
+          detail: m.decision.detail,
+          advice: adviceFor(reason, { policy: name, current: m.marker.value, candidate: o.candidate?.tag ?? null }),
+          pin: m.pin
+            ? {
+                state: m.pin.state,
+                detail: explainPin(m.pin),
+                ...(m.pin.pin
+                  ? {
+                      commit: m.pin.pin.commit,
+                      author: `${m.pin.pin.author.name} <${m.pin.pin.author.email}>`,
+                      time: m.pin.pin.time.toISOString(),
+                      previous: m.pin.pin.previous,
+                      kind: m.pin.pin.kind,
+                    }
+                  : {}),
+              }
+            : null,
+        });
+      }
+    } catch (err) {
+      out.automationErrors.push({ automation, error: errorMessage(err) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,127 @@
+/**
+ * What people ask for on purpose (SPEC §4 "Pins", §5): `pawl rollback` writes an older tag and
+ * commits it with trailers, which pins the lines; `pawl release` lifts the pin by writing the
+ * policy's candidate now. Both go through the same workspace, writer and push retry as a run.
+ */
+import { refKey, type Config, type ImagePolicy, type ImageUpdateAutomation } from '../config/types.js';
+import { selectPolicies } from '../config/resolve.js';
+import { candidateValue, TRAILER_NEW, TRAILER_OLD, TRAILER_POLICY, TRAILER_REASON, TRAILER_RELEASE } from '../guard/index.js';
+import { isScanDue, scanRepositories } from '../scan/scanner.js';
+import type { ScanClients } from '../scan/clients.js';
+import type { Store } from '../store/index.js';
+import { RuntimeError, UsageError } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { runAutomation } from './automation.js';
+import { evaluatePolicy, FactsBook, type PolicyOutcome } from './policies.js';
+import type { AutomationReport } from './report.js';
+
+export interface PeopleDeps {
+  config: Config;
+  store: Store;
+  stateDir: string;
+  clients: ScanClients;
+  log: Logger;
+  now?: () => Date;
+}
+
+/** The automations whose policy set includes `policy` (suspended ones too: a person asked). */
+export function automationsFor(config: Config, policy: ImagePolicy): ImageUpdateAutomation[] {
+  const key = refKey(policy.metadata);
+  return [...config.automations.values()]
+    .filter((a) => selectPolicies(config, a).some((p) => refKey(p.metadata) === key))
+    .sort((a, b) => refKey(a.metadata).localeCompare(refKey(b.metadata)));
+}
+
+function emptyOutcome(policy: ImagePolicy): PolicyOutcome {
+  return { name: refKey(policy.metadata), policy, compiled: null, selection: null, candidate: null, ratchet: null, error: 'rollback', facts: null, events: [] };
+}
+
+export interface RollbackResult {
+  policy: string;
+  to: string;
+  automations: AutomationReport[];
+}
+
+export async function rollback(
+  deps: PeopleDeps,
+  policy: ImagePolicy,
+  opts: { to: string; reason?: string; dryRun?: boolean },
+): Promise<RollbackResult> {
+  const name = refKey(policy.metadata);
+  const repo = deps.config.imageRepositories.get(refKey(policy.spec.imageRepositoryRef));
+  if (!repo) throw new UsageError(`ImagePolicy ${name}: its ImageRepository is not in the configuration`);
+  const client = deps.clients.client(repo);
+  const head = await client.headManifest(deps.clients.reference(repo), opts.to);
+  if (!head.exists) {
+    throw new RuntimeError(`${repo.spec.image}:${opts.to} does not exist in the registry; pawl only rolls back to an image that exists`);
+  }
+  const digest = policy.spec.digestReflectionPolicy === 'Never' ? undefined : head.digest;
+  const target = { tag: opts.to, name: repo.spec.image, ...(digest ? { digest } : {}) };
+  const automations = automationsFor(deps.config, policy);
+  if (automations.length === 0) throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to roll back`);
+
+  const outcomes = new Map([[name, emptyOutcome(policy)]]);
+  const reports: AutomationReport[] = [];
+  for (const a of automations) {
+    const { report } = await runAutomation(a, outcomes, { config: deps.config, stateDir: deps.stateDir, log: deps.log, now: deps.now ?? (() => new Date()) }, {
+      ...(opts.dryRun ? { dryRun: true } : {}),
+      edits: (plan) =>
+        plan.plans
+          .filter((p) => p.policy === name)
+          .map((p) => ({ plan: p, value: candidateValue(p.marker.field, target) }))
+          .filter((e) => e.value !== e.plan.marker.value),
+      message: (changes) => {
+        const olds = [...new Set(changes.map((c) => c.old))];
+        return {
+          message: `Roll back ${name} to ${opts.to}${opts.reason ? `\n\n${opts.reason}` : ''}`,
+          trailers: {
+            [TRAILER_POLICY]: name,
+            [TRAILER_OLD]: olds,
+            [TRAILER_NEW]: opts.to,
+            ...(opts.reason ? { [TRAILER_REASON]: opts.reason.replace(/\s+/g, ' ').trim() } : {}),
+          },
+        };
+      },
+    });
+    for (const c of report.changes) c.reason = 'rollback';
+    reports.push(report);
+  }
+  return { policy: name, to: opts.to, automations: reports };
+}
+
+export interface ReleaseResult {
+  policy: string;
+  candidate: string | null;
+  error: string | null;
+  automations: AutomationReport[];
+}
+
+export async function release(deps: PeopleDeps, policy: ImagePolicy, opts: { dryRun?: boolean } = {}): Promise<ReleaseResult> {
+  const now = deps.now ?? (() => new Date());
+  const name = refKey(policy.metadata);
+  const repo = deps.config.imageRepositories.get(refKey(policy.spec.imageRepositoryRef));
+  if (!repo) throw new UsageError(`ImagePolicy ${name}: its ImageRepository is not in the configuration`);
+  // Reconcile through: the candidate must come from a fresh enough scan.
+  if (isScanDue(repo, deps.store, now())) {
+    await scanRepositories([repo], { client: deps.clients.client(repo), reference: deps.clients.reference, store: deps.store, log: deps.log, now });
+  }
+  const book = new FactsBook({ config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now });
+  const outcome = await evaluatePolicy(policy, { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now }, book);
+  if (!outcome.candidate) return { policy: name, candidate: null, error: outcome.error, automations: [] };
+  const automations = automationsFor(deps.config, policy);
+  if (automations.length === 0) throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to release`);
+
+  const reports: AutomationReport[] = [];
+  for (const a of automations) {
+    const { report } = await runAutomation(a, new Map([[name, outcome]]), { config: deps.config, stateDir: deps.stateDir, log: deps.log, now }, {
+      ...(opts.dryRun ? { dryRun: true } : {}),
+      release: new Set([name]),
+      message: (changes) => ({
+        message: `Release ${name}: ${[...new Set(changes.map((c) => c.new))].join(', ')}`,
+        trailers: { [TRAILER_RELEASE]: name },
+      }),
+    });
+    reports.push(report);
+  }
+  return { policy: name, candidate: outcome.candidate.tag, error: null, automations: reports };
+}
