@@ -97,8 +97,12 @@ export function decideMarker(input: DecideInput): Decision {
     });
   }
   const how = cmp.by === 'build-time' ? BUILD_TIME_LABEL : policyLabel;
+  const by = (via: string) => (via ? '' : ` by ${how}`);
   const fellBack = cmp.by === 'build-time' && guard.compare !== 'BuildTime' && cmp.refs === 'tags';
-  const via = fellBack ? `${cmp.v} cannot be ordered by ${policyLabel}; by ${BUILD_TIME_LABEL}, ` : '';
+  // Sentences start with a word, never with a value: capitalising a tag would misname it.
+  const via = fellBack
+    ? `The current ${cmp.v} cannot be ordered by ${policyLabel}; by ${BUILD_TIME_LABEL}, `
+    : '';
 
   if (block) {
     // Rows 4–6 are the three outcomes of one comparison, in the table's order.
@@ -115,19 +119,19 @@ export function decideMarker(input: DecideInput): Decision {
         'undecidable',
         guard.compare === 'BuildTime'
           ? `The build times of ${cmp.v} and ${cmp.c} cannot be read (compare: BuildTime); keeping ${V}.`
-          : `${cmp.v} cannot be ordered by ${policyLabel} and the build times of ${cmp.v} and ${cmp.c} cannot be read; keeping ${V}.`,
+          : `The current ${cmp.v} cannot be ordered by ${policyLabel} and the build times of ${cmp.v} and ${cmp.c} cannot be read; keeping ${V}.`,
       );
     }
     if (cmp.value > 0)
       return keep(
         'downgrade-blocked',
-        `${capital(via)}current ${V} is newer than candidate ${C} by ${how}; writing ${C} would be a downgrade, so ${V} is kept.`,
+        `${via ? `${via}current` : 'Current'} ${V} is newer than candidate ${C}${by(via)}; writing ${C} would be a downgrade, so ${V} is kept.`,
         cmp.by,
       );
     if (cmp.value === 0)
       return keep(
         'equivalent',
-        `${capital(via)}current ${V} and candidate ${C} are equally new by ${how}; keeping ${V}.`,
+        `${via ? `${via}current` : 'Current'} ${V} and candidate ${C} are equally new${by(via)}; keeping ${V}.`,
         cmp.by,
       );
   }
@@ -141,7 +145,7 @@ export function decideMarker(input: DecideInput): Decision {
     detail = `downgrades: Allow, so ${C} is written over ${V} as the policy selects (they cannot be ordered).`;
   else if (cmp.refs === 'same-tag-digests')
     detail = `Tag ${c.tag} now points at a newer image: ${C} replaces ${V} (by ${BUILD_TIME_LABEL}).`;
-  else detail = `${capital(via)}candidate ${C} is newer than current ${V} by ${how}.`;
+  else detail = `${via ? `${via}candidate` : 'Candidate'} ${C} is newer than current ${V}${by(via)}.`;
   return verified(input, C, V, { action: 'write', reason: 'upgrade', detail, orderedBy: cmp.by });
 }
 
