@@ -157,18 +157,18 @@ describe('pawl scan and pawl tags on an anonymous registry', () => {
 });
 
 describe('credentials never reach the state or the output', () => {
-  test('htpasswd: scan, tags, history, raw; then grep the state directory and the output for the password', async () => {
-    const password = 'pawl-htpasswd-s3cret-Zq9';
-    const registry = await startRegistry({ auth: 'htpasswd', users: { alice: password } });
-    cleanups.push(() => registry.stop());
-    const auth = { username: 'alice', password };
-    await pushTags(registry.url, 'team/secure', ['1.0.0', '1.1.0'], { auth });
-    const configDir = await tempDir('pawl-scan-config-');
-    const stateDir = await tempDir('pawl-scan-state-');
-    await writeFile(
-      join(configDir, 'repos.yaml'),
-      imageRepository('secure', `${registry.host}/team/secure`, '  secretRef:\n    name: regcred\n') +
-        `apiVersion: v1
+  for (const auth of ['htpasswd', 'token'] as const) {
+    test(`${auth}: scan, tags, history, raw; then search the state directory and the output for the password${auth === 'token' ? ' and the tokens' : ''}`, async () => {
+      const password = `pawl-${auth}-s3cret-Zq9`;
+      const registry = await startRegistry({ auth, users: { alice: password } });
+      cleanups.push(() => registry.stop());
+      await pushTags(registry.url, 'team/secure', ['1.0.0', '1.1.0'], { auth: { username: 'alice', password } });
+      const configDir = await tempDir('pawl-scan-config-');
+      const stateDir = await tempDir('pawl-scan-state-');
+      await writeFile(
+        join(configDir, 'repos.yaml'),
+        imageRepository('secure', `${registry.host}/team/secure`, '  secretRef:\n    name: regcred\n') +
+          `apiVersion: v1
 kind: Secret
 metadata:
   name: regcred
@@ -177,29 +177,37 @@ type: kubernetes.io/dockerconfigjson
 stringData:
   .dockerconfigjson: '{"auths": {"${registry.host}": {"username": "alice", "password": "${password}"}}}'
 `,
-    );
-    const outputs: string[] = [];
-    const scan = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--log-level', 'debug']);
-    outputs.push(scan.stdout, scan.stderr);
-    assert.equal(scan.code, 0, scan.stderr);
-    assert.match(scan.stdout, /apps\/secure\s+2\s/);
-    for (const args of [[], ['--history'], ['--raw'], ['--raw', '--json'], ['--wide', '--json']]) {
-      const r = await pawl(['tags', 'secure', '--state-dir', stateDir, '--log-level', 'debug', ...args]);
-      assert.equal(r.code, 0, r.stderr);
-      outputs.push(r.stdout, r.stderr);
-    }
-    const basic = Buffer.from(`alice:${password}`).toString('base64');
-    for (const text of outputs) {
-      assert.ok(!text.includes(password), 'password in CLI output');
-      assert.ok(!text.includes(basic), 'Basic credentials in CLI output');
-    }
-    // The database, its WAL and shared memory: every byte of every file.
-    const files = await readdir(stateDir);
-    assert.ok(files.includes('pawl.db'));
-    for (const f of files) {
-      const bytes = await readFile(join(stateDir, f));
-      assert.ok(!bytes.includes(password), `password in ${f}`);
-      assert.ok(!bytes.includes(basic), `Basic credentials in ${f}`);
-    }
-  });
+      );
+      const outputs: string[] = [];
+      const scan = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--log-level', 'debug']);
+      outputs.push(scan.stdout, scan.stderr);
+      assert.equal(scan.code, 0, scan.stderr);
+      assert.match(scan.stdout, /apps\/secure\s+2\s/);
+      for (const args of [[], ['--history'], ['--raw'], ['--raw', '--json'], ['--wide', '--json']]) {
+        const r = await pawl(['tags', 'secure', '--state-dir', stateDir, '--log-level', 'debug', ...args]);
+        assert.equal(r.code, 0, r.stderr);
+        outputs.push(r.stdout, r.stderr);
+      }
+      // The raw responses are there (a 401 challenge and the listing), only without credentials.
+      const raw = outputs.at(-4) ?? '';
+      assert.match(raw, /tags\/list/);
+      const secrets = [password, Buffer.from(`alice:${password}`).toString('base64')];
+      if (auth === 'token') {
+        const issued = registry.tokenServer!.issued;
+        assert.ok(issued.length > 0, 'the scan used a token');
+        // A JWT's signature alone is secret enough to look for, as is the whole token.
+        for (const tok of issued) secrets.push(tok, tok.split('.').at(-1)!);
+      }
+      for (const text of outputs) {
+        for (const secret of secrets) assert.ok(!text.includes(secret), `a credential in CLI output: ${text.slice(0, 200)}`);
+      }
+      // The database, its WAL and shared memory, if left: every byte of every file.
+      const files = await readdir(stateDir);
+      assert.ok(files.includes('pawl.db'));
+      for (const f of files) {
+        const bytes = await readFile(join(stateDir, f));
+        for (const secret of secrets) assert.ok(!bytes.includes(secret), `a credential in ${f}`);
+      }
+    });
+  }
 });
