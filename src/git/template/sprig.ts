@@ -507,7 +507,8 @@ const uniqOf = (l: unknown[]): unknown => {
 const compactOf = (l: unknown[]): unknown => list(l.filter((e) => !empty(e)));
 
 function sliceOf(l: unknown, indices: unknown[]): unknown {
-  const arr = mustList(l, 'slice');
+  if (!Array.isArray(l)) throw new FuncError(`list should be type of slice or array but ${goKindName(l)}`);
+  const arr = l;
   if (arr.length === 0) return undefined;
   const start = indices.length > 0 ? Number(toInt64(indices[0])) : 0;
   const end = indices.length < 2 ? arr.length : Number(toInt64(indices[1]));
@@ -526,7 +527,7 @@ function chunkOf(size: number, l: unknown): unknown {
 
 function hasOf(needle: unknown, haystack: unknown): boolean {
   if (haystack === undefined || haystack === null) return false;
-  return mustList(haystack, 'has').some((e) => deepEqual(e, needle));
+  return mustList(haystack, 'find has').some((e) => deepEqual(e, needle));
 }
 
 function abbrev(width: number, str: string): string {
@@ -956,10 +957,10 @@ const SPRIG: [string, GoFunc][] = [
   ],
   ['has', f(['any', 'any'], ([needle, hay]) => hasOf(needle, hay))],
   ['mustHas', f(['any', 'any'], ([needle, hay]) => hasOf(needle, hay))],
-  ['append', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'append'), v]))],
-  ['push', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'append'), v]))],
-  ['mustAppend', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'append'), v]))],
-  ['mustPush', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'append'), v]))],
+  ['append', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'push'), v]))],
+  ['push', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'push'), v]))],
+  ['mustAppend', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'push'), v]))],
+  ['mustPush', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'push'), v]))],
   ['prepend', f(['any', 'any'], ([l, v]) => list([v, ...mustList(l, 'prepend')]))],
   ['mustPrepend', f(['any', 'any'], ([l, v]) => list([v, ...mustList(l, 'prepend')]))],
   [
