@@ -129,3 +129,22 @@ describe('TLS with a custom CA (certSecretRef)', () => {
     );
   });
 });
+
+describe('anonymous bearer tokens (token registry that lets anyone pull)', () => {
+  let reg: TestRegistry;
+  before(async () => {
+    reg = await startRegistry({ auth: 'token', anonymousPull: true });
+    await pushImage(reg.url, 'org/public', 'v1', { auth: reg.user! });
+  });
+  after(async () => {
+    await reg?.stop();
+  });
+  test('lists tags with an anonymous token', async () => {
+    const before = reg.tokenServer!.requests;
+    const c = createRegistryClient({ pool: new RegistryPool(), dockerConfig: false });
+    const list = await c.listTags(parseRepositoryRef(`${reg.host}/org/public`));
+    assert.deepEqual(list.tags, ['v1']);
+    assert.equal(reg.tokenServer!.requests - before, 1);
+    assert.equal(list.requests, 3, 'ping, token, one page');
+  });
+});

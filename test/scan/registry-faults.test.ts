@@ -174,6 +174,30 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
     assert.deepEqual(list.tags, ['seed', 't0001']);
   });
 
+  test('a cached token is used until it expires, then fetched again', async () => {
+    let now = Date.now();
+    const pool = new RegistryPool({ limits: { requestsPerSecond: 10_000 }, now: () => now });
+    const c = client({}, { pool });
+    const before = reg.tokenServer!.requests;
+    await c.listTags(ref);
+    await c.listTags(ref);
+    assert.equal(reg.tokenServer!.requests - before, 1, 'one token for two listings');
+    now += 10 * 60_000; // past the token's 300s lifetime
+    await c.listTags(ref);
+    assert.equal(reg.tokenServer!.requests - before, 2, 'a new token after expiry');
+  });
+
+  test('a 401 with a cached token fetches a fresh token and retries once', async () => {
+    const c = client();
+    await c.listTags(ref);
+    const before = reg.tokenServer!.requests;
+    const challenge = `Bearer realm="${reg.tokenServer!.realm}",service="${reg.tokenServer!.service}",scope="repository:org/app:pull"`;
+    proxy.addFault({ page: 1, action: { status: 401, headers: { 'www-authenticate': challenge } } });
+    const list = await c.listTags(ref);
+    assert.equal(list.tags.length, TAGS);
+    assert.equal(reg.tokenServer!.requests - before, 1);
+  });
+
   test('the token service failing is retried like the registry', async () => {
     reg.tokenServer!.failNext(1, 503);
     const list = await client().listTags(ref);

@@ -123,6 +123,36 @@ describe('protocol details', () => {
     assert.equal(parseCreated('garbage'), null);
     assert.equal(parseCreated('2024-01-01T00:00:00Z')?.toISOString(), '2024-01-01T00:00:00.000Z');
   });
+  test('per-registry concurrency: a request waits for a free slot', async () => {
+    const pool = new RegistryPool({ limits: { maxConcurrent: 2, requestsPerSecond: 1000 } });
+    const h = pool.host('https://r.example');
+    const noSleep = async (): Promise<void> => undefined;
+    const r1 = await h.acquire(noSleep);
+    const r2 = await h.acquire(noSleep);
+    let third = false;
+    const p3 = h.acquire(noSleep).then((r) => {
+      third = true;
+      return r;
+    });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(third, false, 'the third request waits');
+    r1();
+    const r3 = await p3;
+    assert.equal(third, true);
+    r2();
+    r3();
+  });
+  test('per-registry rate: bursts pass, then each request waits its interval', async () => {
+    const now = 1_000_000;
+    const pool = new RegistryPool({ limits: { maxConcurrent: 100, requestsPerSecond: 4 }, now: () => now });
+    const h = pool.host('https://r.example');
+    const waits: number[] = [];
+    const sleep = async (ms: number): Promise<void> => {
+      waits.push(ms);
+    };
+    for (let i = 0; i < 6; i++) (await h.acquire(sleep))();
+    assert.deepEqual(waits, [250, 500], 'four in a burst, then 250 ms apart');
+  });
   test('the circuit breaker opens after the threshold and says until when', () => {
     let now = 1_000_000;
     const pool = new RegistryPool({ limits: { breakerThreshold: 2, breakerCooldownMs: 10_000 }, now: () => now });
