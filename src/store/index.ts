@@ -1,3 +1,3 @@
-export { openStore, Store, DB_FILE, SCHEMA_VERSION } from './store.js';
+export { openStore, storeOptionsFromEnv, Store, DB_FILE, SCHEMA_VERSION, STALE_RUNNING_SCAN_MS } from './store.js';
 export { diffTags, tagListChecksum, sortTags, describeAnomaly, abbreviate, COUNT_DROP_MIN_RATIO, COUNT_DROP_MIN_TAGS } from './diff.js';
 export type * from './types.js';

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { BuildTime, BuildTimeCache, RecordedResponse } from '../scan/registry/types.js';
-import { RuntimeError, errorMessage } from '../util/errors.js';
+import { RuntimeError, UsageError, errorMessage } from '../util/errors.js';
 import { diffTags, tagListChecksum, sortTags } from './diff.js';
 import { MIGRATIONS } from './migrations.js';
 import { sanitizeResponses } from './redact.js';
@@ -30,6 +30,24 @@ type Db = Database.Database;
 
 export const DB_FILE = 'pawl.db';
 export const SCHEMA_VERSION = MIGRATIONS.length;
+/** Longer than any sane `spec.timeout`: a scan running this long was interrupted. */
+export const STALE_RUNNING_SCAN_MS = 6 * 60 * 60_000;
+
+/** Raw-response bounds from the environment (`PAWL_RAW_SCANS_KEPT`, `PAWL_RAW_BYTES_PER_SCAN`), for options not given. */
+export function storeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): StoreOptions {
+  const read = (name: string, min: number): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`${name} must be a whole number of at least ${min}, not "${v}"`);
+    return Number(v);
+  };
+  const out: StoreOptions = {};
+  const kept = read('PAWL_RAW_SCANS_KEPT', 0);
+  const bytes = read('PAWL_RAW_BYTES_PER_SCAN', 1024);
+  if (kept !== undefined) out.rawScansKept = kept;
+  if (bytes !== undefined) out.rawBytesPerScan = bytes;
+  return out;
+}
 
 interface ScanRow {
   id: number;
@@ -82,7 +100,7 @@ function toScan(r: ScanRow): ScanRecord {
  * Opens (creating when needed) `<stateDir>/pawl.db`, or an in-memory database for `:memory:`.
  * The database is a cache of observations (SPEC §7): deleting it is always safe.
  */
-export function openStore(stateDir: string, options: StoreOptions = {}): Store {
+export function openStore(stateDir: string, options: StoreOptions = stateDir === ':memory:' ? {} : storeOptionsFromEnv()): Store {
   let file: string;
   if (stateDir === ':memory:') {
     file = ':memory:';
@@ -104,7 +122,7 @@ export function openStore(stateDir: string, options: StoreOptions = {}): Store {
     migrate(db, file);
   } catch (err) {
     db?.close();
-    if (err instanceof RuntimeError) throw err;
+    if (err instanceof RuntimeError || err instanceof UsageError) throw err;
     throw new RuntimeError(
       `cannot open the state database ${file === ':memory:' ? file : resolve(file)}: ${errorMessage(err)} ` +
         `(it only caches observations: moving it away and running again is safe)`,
@@ -158,6 +176,13 @@ export class Store {
   // ---------------------------------------------------------------- scans
 
   beginScan(repository: string, image: string, at: Date): number {
+    // A scan still "running" long after any timeout was cut off by a crash or a kill.
+    this.#db
+      .prepare(
+        `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = 'interrupted: pawl stopped before the scan finished'
+         WHERE repository = ? AND outcome = 'running' AND started_at < ?`,
+      )
+      .run(repository, ms(at) - STALE_RUNNING_SCAN_MS);
     const r = this.#db
       .prepare('INSERT INTO scans (repository, image, started_at) VALUES (?, ?, ?)')
       .run(repository, image, ms(at));

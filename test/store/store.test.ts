@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, readdirSync, readFileSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openStore, SCHEMA_VERSION, tagListChecksum, diffTags, type Store } from '../../src/store/index.js';
+import { openStore, storeOptionsFromEnv, SCHEMA_VERSION, tagListChecksum, diffTags, type Store } from '../../src/store/index.js';
 import type { RecordedResponse } from '../../src/scan/registry/types.js';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -290,4 +290,36 @@ test('deleting the state directory is safe: a new store starts empty', (t) => {
   assert.deepEqual(again.currentTags('ns/app'), []);
   again.close();
   assert.ok(readFileSync(join(dir, 'pawl.db')).length > 0);
+});
+
+test('a scan left running by a crashed process is marked interrupted by the next scan, hours later', () => {
+  const s = openStore(':memory:');
+  const stuck = s.beginScan('ns/app', 'example.com/app', at(0));
+  s.beginScan('ns/app', 'example.com/app', at(30)); // another process may still be on it
+  assert.equal(s.getScan(stuck)!.outcome, 'running');
+  s.beginScan('ns/app', 'example.com/app', at(7 * 60));
+  assert.equal(s.getScan(stuck)!.outcome, 'failed');
+  assert.match(s.getScan(stuck)!.error!, /interrupted/);
+});
+
+test('two handles on one state directory (pawl serve and a CLI) both read and write', (t) => {
+  const dir = tempDir(t);
+  const a = openStore(dir);
+  const b = openStore(dir);
+  scan(a, 'ns/app', ['1'], 0);
+  assert.deepEqual(b.currentTags('ns/app'), ['1']);
+  scan(b, 'ns/app', ['1', '2'], 1);
+  assert.deepEqual(a.currentTags('ns/app'), ['1', '2']);
+  a.close();
+  b.close();
+});
+
+test('raw-response bounds from the environment', () => {
+  assert.deepEqual(storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: '2', PAWL_RAW_BYTES_PER_SCAN: '65536' }), { rawScansKept: 2, rawBytesPerScan: 65536 });
+  assert.deepEqual(storeOptionsFromEnv({}), {});
+  assert.throws(() => storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: 'five' }), /PAWL_RAW_SCANS_KEPT must be a whole number/);
+  const s = openStore(':memory:', storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: '0' }));
+  const id = s.beginScan('ns/app', 'x', at(0));
+  s.finishScan(id, { outcome: 'ok', tags: ['a'], requests: 1, responses: [response(0)], endedAt: at(0) });
+  assert.deepEqual(s.rawResponses('ns/app'), []);
 });
