@@ -209,11 +209,12 @@ async function main(): Promise<void> {
     // The CLI as shipped: a bundle of src/cli/main.ts (what `npm run build` + bin/pawl.js run), and
     // through tsx from source (the development path, which compiles TypeScript at start-up).
     const bundleDir = join(repo, 'bench', 'out', 'cli');
+    await rm(bundleDir, { recursive: true, force: true });
     await mkdir(bundleDir, { recursive: true });
     // The parse worker is bundled beside the CLI, where the built layout has it.
     const worker = join(repo, 'src', 'write', 'setters', 'parse-worker.ts');
     const esbuild = (entries: string[]) =>
-      spawnSync(join(repo, 'node_modules', '.bin', 'esbuild'), [...entries, worker, '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outdir=${bundleDir}`, '--log-level=error'], { encoding: 'utf8' });
+      spawnSync(join(repo, 'node_modules', '.bin', 'esbuild'), [...entries, worker, '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outdir=${bundleDir}`, '--entry-names=[name]', '--log-level=error'], { encoding: 'utf8' });
     const esb = esbuild([join(repo, 'src', 'cli', 'main.ts')]);
     const variants: [string, string[]][] = [];
     if (esb.status === 0) variants.push(['CLI (bundled, as built)', [join(bundleDir, 'main.js')]]);
