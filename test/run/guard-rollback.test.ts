@@ -1,0 +1,120 @@
+/**
+ * Rolling back on purpose stays easy (SPEC §4 "Pins"): `pawl rollback` commits with trailers and
+ * pins the lines; a new release or `pawl release` lifts the pin. A person's own backwards edit
+ * pins the same way; a new line with an old tag is not a pin.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pushTags } from '../helpers/push.js';
+import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
+import type { RunReport } from '../../src/run/report.js';
+
+const line = (tag: string, name = 'app') =>
+  `        - name: ${name}\n          image: {{REGISTRY}}/org/app:${tag} # {"$imagepolicy": "flux-system:app"}\n`;
+const deploy = (...lines: string[]) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  template:
+    spec:
+      containers:
+${lines.join('')}`;
+
+async function world(): Promise<World> {
+  const w = await startWorld({
+    files: { 'deploy.yaml': deploy(line('1.0.0')) },
+    config: { 'git.yaml': gitObjects(), 'app.yaml': imageObjects('app', '{{REGISTRY}}/org/app', 'semver:\n  range: ">=1.0.0"') },
+  });
+  await pushTags(w.registry.url, 'org/app', ['1.0.0', '1.1.0', '1.2.0']);
+  const r = await w.pawlJson<RunReport>(['run']);
+  assert.equal(r.json.automations[0]!.result, 'pushed', r.stderr);
+  return w;
+}
+
+const fileAt = async (w: World) => w.git.show(w.repoName, 'main', 'deploy.yaml');
+const run = async (w: World) => {
+  const r = await w.pawlJson<RunReport>(['run', '--refresh']);
+  assert.equal(r.code, 0, r.stderr);
+  return r.json.automations[0]!;
+};
+
+describe('pawl rollback', () => {
+  let w: World;
+  before(async () => (w = await world()));
+  after(() => w?.close());
+
+  test('commits the older tag with trailers; the next runs keep it (pinned); a new release upgrades', async () => {
+    const rb = await w.pawl(['rollback', 'flux-system/app', '--to', '1.1.0', '--reason', 'memory leak in 1.2.0']);
+    assert.equal(rb.code, 0, rb.stderr);
+    const [head] = await w.git.log(w.repoName, 'main');
+    assert.match(head!.subject, /Roll back flux-system\/app to 1\.1\.0/);
+    assert.match(head!.body, /^Pawl-Policy: flux-system\/app$/m);
+    assert.match(head!.body, /^Pawl-Old: .*org\/app:1\.2\.0$/m);
+    assert.match(head!.body, /^Pawl-New: 1\.1\.0$/m);
+    assert.match(head!.body, /^Pawl-Reason: memory leak in 1\.2\.0$/m);
+    assert.match(await fileAt(w), /org\/app:1\.1\.0 /);
+
+    for (let i = 0; i < 2; i++) {
+      const a = await run(w);
+      assert.equal(a.result, 'up-to-date');
+      assert.equal(a.kept[0]!.reason, 'pinned');
+      assert.match(a.kept[0]!.detail, /pinned/);
+    }
+    const explain = await w.pawl(['explain', 'app']);
+    assert.match(explain.stdout, /pawl release flux-system\/app/);
+
+    await pushTags(w.registry.url, 'org/app', ['1.3.0']);
+    const a = await run(w);
+    assert.equal(a.result, 'pushed');
+    assert.equal(a.changes[0]!.new.endsWith(':1.3.0'), true);
+  });
+
+  test('pawl release upgrades at once', async () => {
+    assert.equal((await w.pawl(['rollback', 'app', '--to', '1.0.0'])).code, 0);
+    assert.equal((await run(w)).kept[0]!.reason, 'pinned');
+    const rel = await w.pawl(['release', 'app']);
+    assert.equal(rel.code, 0, rel.stderr);
+    const [head] = await w.git.log(w.repoName, 'main');
+    assert.match(head!.body, /^Pawl-Release: flux-system\/app$/m);
+    assert.match(await fileAt(w), /org\/app:1\.3\.0 /);
+    assert.equal((await run(w)).result, 'up-to-date');
+  });
+
+  test('rollback to a tag that does not exist is refused and writes nothing', async () => {
+    const before = (await w.git.log(w.repoName, 'main')).length;
+    const r = await w.pawl(['rollback', 'app', '--to', '0.0.9']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /0\.0\.9 does not exist/);
+    assert.equal((await w.git.log(w.repoName, 'main')).length, before);
+  });
+});
+
+describe('a person edits by hand', () => {
+  let w: World;
+  before(async () => (w = await world()));
+  after(() => w?.close());
+
+  test('committing an older tag pins the line like a rollback', async () => {
+    await w.git.commitFiles(w.repoName, 'main', { 'deploy.yaml': deploy(line('1.1.0')).replaceAll('{{REGISTRY}}', w.registryHost) }, {
+      message: 'Go back to 1.1.0, 1.2.0 is broken',
+      author: { name: 'Ops Person', email: 'ops@example.com' },
+    });
+    const a = await run(w);
+    assert.equal(a.result, 'up-to-date');
+    assert.equal(a.kept[0]!.reason, 'pinned');
+    assert.match(a.kept[0]!.detail, /Ops Person/);
+    await pushTags(w.registry.url, 'org/app', ['1.2.1']);
+    const b = await run(w);
+    assert.equal(b.result, 'pushed');
+    assert.match(await fileAt(w), /org\/app:1\.2\.1 /);
+  });
+
+  test('a new marked line with an old tag is upgraded normally', async () => {
+    const text = deploy(line('1.2.1'), line('1.0.0', 'canary')).replaceAll('{{REGISTRY}}', w.registryHost);
+    await w.git.commitFiles(w.repoName, 'main', { 'deploy.yaml': text }, { message: 'Add a canary container', author: { name: 'Ops Person', email: 'ops@example.com' } });
+    const a = await run(w);
+    assert.equal(a.result, 'pushed');
+    assert.deepEqual(a.changes.map((c) => [c.line, c.new.split(':').pop()]), [[11, '1.2.1']]);
+  });
+});
