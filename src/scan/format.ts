@@ -24,6 +24,7 @@ export function changeList(sign: '+' | '-', names: readonly string[], max = 10):
 export function formatResponse(r: RecordedResponse): string {
   const head = `${r.method} ${r.url} → ${r.status} (${r.durationMs} ms, ${r.at})`;
   const headers = Object.entries(r.headers).map(([k, v]) => `  ${k}: ${v}`);
-  const body = r.body === '' ? [] : ['', ...r.body.split('\n').map((l) => `  ${l}`)];
+  const text = r.body.replace(/\s+$/, '');
+  const body = text === '' ? [] : ['', ...text.split('\n').map((l) => `  ${l}`.trimEnd())];
   return [head, ...headers, ...body].join('\n');
 }

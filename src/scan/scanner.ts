@@ -125,7 +125,8 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
       { repository: name, tags: rec.tagCount, excluded: list.tags.length - tags.length, pages: list.pages, requests: list.requests, ms },
       'scanned',
     );
-    for (const a of rec.anomalies) deps.log.warn({ repository: name, anomaly: a.kind }, describeAnomaly(a));
+    // Info, not warn: the report carries anomalies and errors to whoever shows them (table, --json, serve).
+    for (const a of rec.anomalies) deps.log.info({ repository: name, anomaly: a.kind }, describeAnomaly(a));
     return {
       ...base,
       tags: rec.tagCount ?? 0,
@@ -148,7 +149,7 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
     }
     const details = failureDetails(err);
     deps.store.finishScan(id, { outcome: 'failed', error: message, requests: details.requests, responses: details.responses, endedAt: now() });
-    deps.log.warn({ repository: name, error: message }, 'scan failed; the previous tags stay current');
+    deps.log.info({ repository: name, error: message }, 'scan failed; the previous tags stay current');
     return { ...base, tags: known()?.tagCount ?? 0, scanned: false, suspended: false, error: message, requests: details.requests };
   } finally {
     clearTimeout(timer);
