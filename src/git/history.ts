@@ -186,7 +186,17 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
     a.push(g);
   }
   let open = ranges.length;
-  const args = ['log', '--no-color', '--no-ext-diff', `--format=${LOG_FORMAT}`];
+  // A repository's own config must not change what is parsed (signatures, path prefixes).
+  const args = [
+    '-c',
+    'log.showSignature=false',
+    'log',
+    '--no-color',
+    '--no-ext-diff',
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
+    `--format=${LOG_FORMAT}`,
+  ];
   for (const g of ranges) args.push('-L', `${g.marked.line},${g.marked.line}:${g.file}`);
   args.push(rev, '--');
 
@@ -423,6 +433,8 @@ export async function releasedSince(
 ): Promise<boolean> {
   const { stdout } = await git(
     [
+      '-c',
+      'log.showSignature=false',
       'log',
       '--format=%x1e%(trailers:key=' + TRAILER_RELEASE + ',valueonly,unfold)',
       `${since}..${rev}`,
@@ -557,7 +569,19 @@ async function diffCommit(
   paths: string[],
 ): Promise<Map<string, FileDiff>> {
   const { stdout } = await git(
-    ['diff', '--no-color', '--no-ext-diff', '-U0', '-M', parent, commit, '--', ...paths],
+    [
+      'diff',
+      '--no-color',
+      '--no-ext-diff',
+      '--src-prefix=a/',
+      '--dst-prefix=b/',
+      '-U0',
+      '-M',
+      parent,
+      commit,
+      '--',
+      ...paths,
+    ],
     { cwd },
   );
   return parseDiff(stdout);
@@ -685,7 +709,14 @@ async function commitTrailers(
   const out = new Map<string, { key: string; value: string }[]>();
   if (commits.length === 0) return out;
   const { stdout } = await git(
-    ['log', '--stdin', '--no-walk=unsorted', '--format=%x1e%H%x00%(trailers:unfold,only)'],
+    [
+      '-c',
+      'log.showSignature=false',
+      'log',
+      '--stdin',
+      '--no-walk=unsorted',
+      '--format=%x1e%H%x00%(trailers:unfold,only)',
+    ],
     {
       cwd,
       input: commits.join('\n') + '\n',
