@@ -211,3 +211,26 @@ stringData:
     });
   }
 });
+
+describe('usage and empty states', () => {
+  test('no ImageRepository: nothing to scan, exit 0; bad --concurrency: exit 2', async () => {
+    const configDir = await tempDir('pawl-scan-config-');
+    const stateDir = await tempDir('pawl-scan-state-');
+    await writeFile(join(configDir, 'empty.yaml'), '# nothing here\n');
+    const r = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { repositories: [] });
+    const bad = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--concurrency', '0']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--concurrency must be a positive whole number/);
+  });
+
+  test('pawl tags with an empty state says what to do; --history with --raw is a usage error', async () => {
+    const stateDir = await tempDir('pawl-scan-state-');
+    const r = await pawl(['tags', 'app', '--state-dir', stateDir]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /no scans in .* yet; run "pawl scan" first/);
+    const both = await pawl(['tags', 'app', '--history', '--raw', '--state-dir', stateDir]);
+    assert.equal(both.code, 2);
+  });
+});
