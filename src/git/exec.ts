@@ -3,7 +3,7 @@
  * never prompts, never depends on the user's or the system's git config, and never lets a
  * credential reach an error message.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { RuntimeError } from '../util/errors.js';
 
 export interface GitOptions {
@@ -136,65 +136,98 @@ export function formatCommand(args: readonly string[], secrets: readonly string[
   return redact(['git', ...args].join(' '), secrets);
 }
 
+/** Process groups of running git commands, killed if pawl exits while they run. */
+const running = new Set<number>();
+let exitHookInstalled = false;
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Run git. It runs in its own process group so that a timeout or an abort also stops the
+ * helpers git starts (git-remote-http, ssh), which would otherwise linger as orphans.
+ */
 export function git(args: string[], opts: GitOptions): Promise<GitResult> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const secrets = opts.secrets ?? [];
   const env = { ...baseEnv(), ...(opts.env ?? {}) };
+  const command = (): string => formatCommand(args, secrets);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const pid of running) killGroup(pid, 'SIGTERM');
+    });
+  }
   return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      args,
-      {
-        cwd: opts.cwd,
-        env,
-        timeout: timeoutMs,
-        killSignal: 'SIGTERM',
-        maxBuffer: MAX_BUFFER,
-        encoding: 'utf8',
-        windowsHide: true,
-        ...(opts.signal ? { signal: opts.signal } : {}),
-      },
-      (err, stdout, stderr) => {
-        if (!err) {
-          resolve({ stdout, stderr });
-          return;
-        }
-        const command = formatCommand(args, secrets);
-        const cleaned = cleanStderr(stderr, secrets);
-        const e = err as NodeJS.ErrnoException & { code?: number | string; killed?: boolean; signal?: string | null };
-        let exitCode: number | null = typeof e.code === 'number' ? e.code : null;
-        let failure: GitFailure;
-        if (e.code === 'ENOENT') {
-          reject(new GitError('git is not installed (the `git` command was not found on PATH)', command, null, '', 'other'));
-          return;
-        }
-        if (e.name === 'AbortError') {
-          reject(new GitError(`${command}: aborted`, command, null, cleaned, 'other', redact(stdout, secrets)));
-          return;
-        }
-        if (e.killed && exitCode === null) {
-          failure = 'timeout';
-          exitCode = null;
-        } else {
-          failure = classifyFailure(cleaned);
-        }
-        const detail = cleaned ? `\n${cleaned}` : '';
-        reject(
-          new GitError(
-            `${command}: ${describe(failure, cleaned, timeoutMs)}${detail}`,
-            command,
-            exitCode,
-            cleaned,
-            failure,
-            redact(stdout, secrets),
-          ),
-        );
-      },
-    );
-    if (opts.input !== undefined) {
-      child.stdin?.end(opts.input);
-    } else {
-      child.stdin?.end();
+    if (opts.signal?.aborted) {
+      reject(new GitError(`${command()}: aborted`, command(), null, '', 'other'));
+      return;
     }
+    const child = spawn('git', args, { cwd: opts.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let ended: 'timeout' | 'abort' | 'overflow' | null = null;
+    const pid = child.pid;
+    if (pid !== undefined) running.add(pid);
+    const stop = (why: 'timeout' | 'abort' | 'overflow'): void => {
+      if (ended || pid === undefined) return;
+      ended = why;
+      killGroup(pid, 'SIGTERM');
+      setTimeout(() => killGroup(pid, 'SIGKILL'), 2000).unref();
+    };
+    const timer = setTimeout(() => stop('timeout'), timeoutMs);
+    const onAbort = (): void => stop('abort');
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BUFFER) stop('overflow');
+      else into.push(chunk);
+    };
+    child.stdout.on('data', collect(out));
+    child.stderr.on('data', collect(err));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(opts.input ?? '');
+
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (pid !== undefined) running.delete(pid);
+      if (e.code === 'ENOENT') reject(new GitError('git is not installed (the `git` command was not found on PATH)', command(), null, '', 'other'));
+      else reject(new GitError(`${command()}: ${e.message}`, command(), null, '', 'other'));
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (pid !== undefined) running.delete(pid);
+      const stdout = Buffer.concat(out).toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (!ended && code === 0) {
+        resolve({ stdout, stderr });
+        return;
+      }
+      const cleaned = cleanStderr(stderr, secrets);
+      const detail = cleaned ? `\n${cleaned}` : '';
+      let failure: GitFailure;
+      let what: string;
+      if (ended === 'timeout') {
+        failure = 'timeout';
+        what = describe('timeout', cleaned, timeoutMs);
+      } else if (ended === 'abort') {
+        failure = 'other';
+        what = 'aborted';
+      } else if (ended === 'overflow') {
+        failure = 'other';
+        what = `output larger than ${MAX_BUFFER / 1024 / 1024} MB`;
+      } else {
+        failure = classifyFailure(cleaned);
+        what = describe(failure, cleaned, timeoutMs);
+      }
+      reject(new GitError(`${command()}: ${what}${detail}`, command(), ended ? null : code, cleaned, failure, redact(stdout, secrets)));
+    });
   });
 }

@@ -16,14 +16,14 @@ const author = { name: 'Flux Bot', email: 'fluxbot@example.com' };
 const creds = secret('creds', { username: 'bot', password: PASSWORD });
 
 /** The lead's attempt, in miniature: recompute from the files, bump one marked value. */
-function bumpTo(tag: string, automation = 'flux-system/auto') {
+function bumpTo(tag: string, automation = 'flux-system/auto', date?: Date) {
   return async (ws: Workspace): Promise<string | null> => {
     const file = join(ws.dir, 'deploy.yaml');
     const text = await readFile(file, 'utf8');
     const next = text.replace(/image: app:[^\s]+/, `image: app:${tag}`);
     if (next === text) return null;
     await writeFile(file, next);
-    return commit(ws, { message: `Update app to ${tag}`, author, automation, files: ['deploy.yaml'] });
+    return commit(ws, { message: `Update app to ${tag}`, author, automation, files: ['deploy.yaml'], ...(date ? { date } : {}) });
   };
 }
 
@@ -95,7 +95,8 @@ describe('push', () => {
 
     // Same content again: nothing to push, no churn.
     await ws.refresh();
-    assert.ok(await bumpTo('1.4.0')(ws));
+    // Another commit (a later date) with the same content.
+    assert.ok(await bumpTo('1.4.0', 'flux-system/auto', new Date('2030-01-01T00:00:00Z'))(ws));
     const same = await push(ws, { branch: 'auto' });
     assert.deepEqual([same.pushed, same.rejected], [false, null]);
     assert.match(same.message, /already has these changes/);

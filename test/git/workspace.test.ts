@@ -278,6 +278,36 @@ describe('workspace failures without a server', () => {
     }
   });
 
+  test('a server that never answers: timeout after spec.timeout, no git left running', async () => {
+    const { createServer } = await import('node:net');
+    const sockets: import('node:net').Socket[] = [];
+    const hang = createServer((sock) => {
+      sockets.push(sock);
+      sock.resume();
+      sock.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    const port = (hang.address() as import('node:net').AddressInfo).port;
+    const state = await tempDir();
+    try {
+      const repo = gitRepository(`http://127.0.0.1:${port}/slow.git`, { name: 'slow' });
+      repo.spec.timeout = 1000;
+      await assert.rejects(openWorkspace({ stateDir: state.dir, repo, log: silentLogger }), (err: unknown) => {
+        assert.ok(err instanceof GitError);
+        assert.equal(err.failure, 'timeout');
+        assert.match(err.message, /timed out after 1s/);
+        return true;
+      });
+      // The git helper that held the connection was stopped with git.
+      for (let i = 0; i < 50 && !sockets.every((s) => s.destroyed); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(sockets.length > 0 && sockets.every((s) => s.destroyed), 'the connection was closed by the client');
+    } finally {
+      for (const s of sockets) s.destroy();
+      hang.close();
+      await state.cleanup();
+    }
+  });
+
   test('a bearer token is sent as a header, never in the URL or config', async () => {
     const token = 'tok-abcdef-123456';
     const server = await startGitServer({ tokens: [token] });
