@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { RE2JS } from 're2js';
+import { newVersion, parseSemverRange, type SemverVersion } from '../../select/strategies/semver.js';
 import { FuncError } from './errors.js';
 import type { GoFunc } from './exec.js';
 import { formatValue, goQuote } from './fmt.js';
@@ -467,6 +468,49 @@ function regexSplit(re: RE2JS, s: string, n: number): string[] {
   }
   if (beg <= s.length) out.push(s.slice(beg));
   return out;
+}
+
+// --- semver (Masterminds/semver v3, as sprig uses it) ------------------------
+
+function mustVersion(v: string): SemverVersion {
+  const parsed = newVersion(v);
+  if (!parsed) throw new FuncError('Invalid Semantic Version');
+  return parsed;
+}
+
+function uint64Value(digits: string): number | bigint {
+  const n = Number(digits);
+  return Number.isSafeInteger(n) ? n : BigInt(digits);
+}
+
+/** sprig's semver: a *semver.Version, printed by its String() and read through its methods. */
+function semverValue(v: SemverVersion): GoStruct {
+  const text = `${v.major}.${v.minor}.${v.patch}${v.pre ? `-${v.pre}` : ''}${v.metadata ? `+${v.metadata}` : ''}`;
+  const method = (fn: () => unknown) => ({ params: [] as ParamKind[], call: fn });
+  return new GoStruct(
+    '*semver.Version',
+    [],
+    {
+      Major: method(() => uint64Value(v.major)),
+      Minor: method(() => uint64Value(v.minor)),
+      Patch: method(() => uint64Value(v.patch)),
+      Prerelease: method(() => v.pre),
+      Metadata: method(() => v.metadata),
+      Original: method(() => v.original),
+      String: method(() => text),
+    },
+    () => text,
+  );
+}
+
+function semverCompare(constraint: string, version: string): boolean {
+  let range;
+  try {
+    range = parseSemverRange(constraint);
+  } catch (e) {
+    throw new FuncError(e instanceof Error ? e.message : String(e));
+  }
+  return range.check(mustVersion(version));
 }
 
 // --- registry -------------------------------------------------------------
@@ -1060,6 +1104,9 @@ const SPRIG: [string, GoFunc][] = [
   ],
   ['values', f(['dict'], ([d]) => list(sortedEntries(dictOf(d)).map(([, v]) => v)))],
   ['dig', f([], (args) => dig(args), 'any')],
+  // semver
+  ['semver', f(['string'], ([v]) => semverValue(mustVersion(s(v))))],
+  ['semverCompare', f(['string', 'string'], ([c, v]) => semverCompare(s(c), s(v)))],
   // flow control
   [
     'fail',
