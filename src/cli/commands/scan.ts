@@ -80,7 +80,7 @@ export function renderReports(reports: readonly ScanReport[]): string {
 }
 
 /** A one-line counter on stderr, only for a person at a terminal (never with --json). */
-function progressIndicator(ctx: CommandContext, total: number): { update: (r: ScanReport, done: number) => void; done: () => void } {
+export function progressIndicator(ctx: CommandContext, total: number): { update: (r: ScanReport, done: number) => void; done: () => void } {
   const tty = (ctx.stderr as NodeJS.WriteStream).isTTY === true && !ctx.options.json;
   if (!tty) return { update: () => undefined, done: () => undefined };
   let shown = false;
