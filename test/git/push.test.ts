@@ -140,6 +140,24 @@ describe('push', () => {
     assert.equal(await server.show(name, 'main', 'deploy.yaml'), 'image: app:2.0.0\n');
   });
 
+  test('race at the last moment (the server cannot lock the ref): also retried and landed', async () => {
+    const { name, ws } = await setup();
+    let theirs = '';
+    server.beforePush(
+      name,
+      async ({ count }) => {
+        if (count === 1) theirs = await server.commitFiles(name, 'main', { 'notes.txt': 'late writer\n' }, { message: 'late writer' });
+      },
+      { stage: 'receive' },
+    );
+    const result = await pushWithRetry(ws, bumpTo('2.5.0'));
+    server.beforePush(name, null);
+    assert.equal(result.pushed, true);
+    assert.equal(result.attempts, 2);
+    const log = await server.log(name, 'main');
+    assert.deepEqual([log[0]!.sha, log[1]!.sha], [result.commit, theirs]);
+  });
+
   test('race where the other writer made the same change: nothing left to commit', async () => {
     const { name, ws } = await setup();
     server.beforePush(name, async ({ count }) => {

@@ -98,8 +98,13 @@ export interface GitServer {
   tag(name: string, tagName: string, rev: string): Promise<void>;
   /** A pre-receive hook declines every update of `branch`, as a protected branch does. */
   protectBranch(name: string, branch: string): Promise<void>;
-  /** Run `hook` when a push to `name` starts, before refs are advertised; `null` removes it. */
-  beforePush(name: string, hook: PushHook | null): void;
+  /**
+   * Run `hook` when a push to `name` starts, before refs are advertised (stage `advertise`,
+   * the default: the client then sees the new commit and is rejected with "fetch first"), or
+   * after the client chose its old value but before the server applies it (stage `receive`:
+   * the server then fails to lock the ref). `null` removes the hook.
+   */
+  beforePush(name: string, hook: PushHook | null, opts?: { stage?: 'advertise' | 'receive' }): void;
   /** Commits reachable from `branch`, newest first. */
   log(name: string, branch: string): Promise<CommitInfo[]>;
   /** Content of `path` at `rev`. */
@@ -124,7 +129,7 @@ const FIXED_DATE = '2024-01-01T00:00:00Z';
 export async function startGitServer(opts: GitServerOptions = {}): Promise<GitServer> {
   const root = await mkdtemp(join(tmpdir(), 'pawl-git-server-'));
   let users: Map<string, string> | undefined = opts.users ? new Map(Object.entries(opts.users)) : undefined;
-  const hooks = new Map<string, PushHook>();
+  const hooks = new Map<string, { hook: PushHook; stage: 'advertise' | 'receive' }>();
   const pushCounts = new Map<string, number>();
   const requests: RequestRecord[] = [];
   const backend = await execFileP('git', ['--exec-path'], { env: cleanEnv() }).then(
@@ -165,16 +170,12 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
 
     const repoMatch = /^\/([^/]+)\.git\//.exec(url.pathname);
     const repoName = repoMatch?.[1];
-    if (
-      repoName &&
-      req.method === 'GET' &&
-      url.pathname.endsWith('/info/refs') &&
-      url.searchParams.get('service') === 'git-receive-pack'
-    ) {
-      const count = (pushCounts.get(repoName) ?? 0) + 1;
-      pushCounts.set(repoName, count);
-      const hook = hooks.get(repoName);
-      if (hook) await hook({ count, repo: repoName });
+    const advertise = req.method === 'GET' && url.pathname.endsWith('/info/refs') && url.searchParams.get('service') === 'git-receive-pack';
+    const receive = req.method === 'POST' && url.pathname.endsWith('/git-receive-pack');
+    if (repoName && advertise) pushCounts.set(repoName, (pushCounts.get(repoName) ?? 0) + 1);
+    const registered = repoName ? hooks.get(repoName) : undefined;
+    if (repoName && registered && ((advertise && registered.stage === 'advertise') || (receive && registered.stage === 'receive'))) {
+      await registered.hook({ count: pushCounts.get(repoName) ?? 0, repo: repoName });
     }
 
     const env = cleanEnv({
@@ -353,8 +354,8 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
       );
       await chmod(hook, 0o755);
     },
-    beforePush(name, hook) {
-      if (hook) hooks.set(name, hook);
+    beforePush(name, hook, o = {}) {
+      if (hook) hooks.set(name, { hook, stage: o.stage ?? 'advertise' });
       else hooks.delete(name);
     },
     async log(name, branch) {
