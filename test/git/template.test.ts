@@ -316,6 +316,19 @@ describe('sprig functions', () => {
     );
   });
 
+  test('semver and semverCompare follow Masterminds/semver v3', () => {
+    assert.equal(
+      render(
+        '{{ semver "v1.2" }}|{{ (semver "1.2.3-rc.1").Prerelease }}|{{ semverCompare "^1.2" "1.3.0" }}|{{ semverCompare ">=2" "1.3.0" }}',
+      ),
+      '1.2.0|rc.1|true|false',
+    );
+    assert.match(
+      execError('{{ semverCompare ">=2" "latest" }}'),
+      /error calling semverCompare: Invalid Semantic Version$/,
+    );
+  });
+
   test("regular expressions use RE2 syntax and Go's $ expansion", () => {
     assert.equal(
       render(
