@@ -104,7 +104,8 @@ function checkCase(c: PolicyCase): string | null {
     return `pawl rejects the policy: ${err instanceof Error ? err.message : String(err)}`;
   }
   const sel = compiled.select(c.tags ?? []);
-  if (sel.tag !== c.expected) return `selected ${JSON.stringify(sel.tag)}, Flux ${JSON.stringify(c.expected)} (${sel.error ?? 'no error'})`;
+  if (sel.tag !== c.expected)
+    return `selected ${JSON.stringify(sel.tag)}, Flux ${JSON.stringify(c.expected)} (${sel.error ?? 'no error'})`;
   if (c.expected === null && sel.error === null) return 'no tag and no error';
 
   // Where the case pins down the policer itself, its result and words must be Flux's too.
@@ -120,22 +121,34 @@ function checkCase(c: PolicyCase): string | null {
             ? numericalLatest(choice.order, tags)
             : null;
     if (r !== null) {
-      if ('latest' in r && r.latest !== c.expected) return `policer chose ${JSON.stringify(r.latest)}, Flux ${JSON.stringify(c.expected)}`;
+      if ('latest' in r && r.latest !== c.expected)
+        return `policer chose ${JSON.stringify(r.latest)}, Flux ${JSON.stringify(c.expected)}`;
       if ('error' in r && c.expected !== null) return `policer failed: ${r.error}`;
-      if ('error' in r && c.error !== undefined && r.error !== c.error) return `policer said ${JSON.stringify(r.error)}, Flux ${JSON.stringify(c.error)}`;
+      if ('error' in r && c.error !== undefined && r.error !== c.error)
+        return `policer said ${JSON.stringify(r.error)}, Flux ${JSON.stringify(c.error)}`;
     }
   }
-  if (fluxError !== undefined && sel.error !== null && !sel.error.startsWith(fluxError) && (c.tags ?? []).length > 0) {
+  if (
+    fluxError !== undefined &&
+    sel.error !== null &&
+    !sel.error.startsWith(fluxError) &&
+    (c.tags ?? []).length > 0
+  ) {
     return `error ${JSON.stringify(sel.error)} does not start with Flux's ${JSON.stringify(fluxError)}`;
   }
   return null;
 }
 
 function checkFilter(c: FilterCase): string | null {
-  const compiled = compilePolicy({ policy: { strategy: 'alphabetical', order: 'asc' }, filterTags: filterOf(c.filterTags) }, []);
+  const compiled = compilePolicy(
+    { policy: { strategy: 'alphabetical', order: 'asc' }, filterTags: filterOf(c.filterTags) },
+    [],
+  );
   const items = [...new Set(compiled.select(c.tags).candidates.map((x) => x.extracted))].sort();
   const want = [...c.expectedItems].sort();
-  return JSON.stringify(items) === JSON.stringify(want) ? null : `items ${JSON.stringify(items)}, Flux ${JSON.stringify(want)}`;
+  return JSON.stringify(items) === JSON.stringify(want)
+    ? null
+    : `items ${JSON.stringify(items)}, Flux ${JSON.stringify(want)}`;
 }
 
 function checkExclusion(c: ExclusionCase): string | null {
@@ -143,10 +156,14 @@ function checkExclusion(c: ExclusionCase): string | null {
   try {
     kept = applyExclusions(c.tags, compileExclusions(c.exclusionList));
   } catch (err) {
-    return c.expected === null ? null : `pawl rejects the list: ${err instanceof Error ? err.message : String(err)}`;
+    return c.expected === null
+      ? null
+      : `pawl rejects the list: ${err instanceof Error ? err.message : String(err)}`;
   }
   if (c.expected === null) return 'pawl accepts an exclusion list Flux rejects';
-  return JSON.stringify(kept) === JSON.stringify(c.expected) ? null : `kept ${JSON.stringify(kept)}, Flux ${JSON.stringify(c.expected)}`;
+  return JSON.stringify(kept) === JSON.stringify(c.expected)
+    ? null
+    : `kept ${JSON.stringify(kept)}, Flux ${JSON.stringify(c.expected)}`;
 }
 
 function rangeParses(r: string): boolean {

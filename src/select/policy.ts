@@ -11,7 +11,13 @@ import { compileRegex, type Re2 } from './regex.js';
 import { alphabeticalKey, compareGoStrings, isWide } from './strategies/alphabetical.js';
 import { buildTimeKey, compareBuildTimes } from './strategies/newestBuild.js';
 import { numericalKey, parseGoFloat } from './strategies/numerical.js';
-import { compareVersions, parseSemverRange, parseVersion, versionKey, type SemverVersion } from './strategies/semver.js';
+import {
+  compareVersions,
+  parseSemverRange,
+  parseVersion,
+  versionKey,
+  type SemverVersion,
+} from './strategies/semver.js';
 
 export type PolicySpec = Pick<ImagePolicy['spec'], 'policy' | 'filterTags'>;
 
@@ -91,7 +97,10 @@ function semverStrategy(range: string): Strategy<SemverVersion> {
   try {
     parsed = parseSemverRange(range);
   } catch (err) {
-    throw new Error(`invalid semver range ${JSON.stringify(range)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(
+      `invalid semver range ${JSON.stringify(range)}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
   const r = parsed;
   return {
@@ -104,7 +113,8 @@ function semverStrategy(range: string): Strategy<SemverVersion> {
     strict: false,
     noCandidate: (c) => {
       const why: string[] = [];
-      if (c.unparsable) why.push(`${plural(c.unparsable, 'is not a semantic version', 'are not semantic versions')}`);
+      if (c.unparsable)
+        why.push(`${plural(c.unparsable, 'is not a semantic version', 'are not semantic versions')}`);
       if (c.outOfRange) why.push(`${c.outOfRange} outside the range ${JSON.stringify(range)}`);
       return `unable to determine latest version from provided list (${why.join(', ') || 'no versions'})`;
     },
@@ -167,7 +177,10 @@ function newestBuildStrategy(): Strategy<Timed> {
     key: (v) => buildTimeKey(v.time),
     tie: (a, b) => compareGoStrings(a, b),
     strict: false,
-    noCandidate: (c) => (c.unparsable ? `no build time is known for ${plural(c.unparsable, 'tag', 'tags')}` : 'version list argument cannot be empty'),
+    noCandidate: (c) =>
+      c.unparsable
+        ? `no build time is known for ${plural(c.unparsable, 'tag', 'tags')}`
+        : 'version list argument cannot be empty',
   };
 }
 
@@ -214,7 +227,9 @@ export function compilePolicy(spec: PolicySpec, exclusionList: readonly string[]
     try {
       filter = compileRegex(spec.filterTags.pattern);
     } catch (err) {
-      throw new Error(`filterTags.pattern: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`filterTags.pattern: ${err instanceof Error ? err.message : String(err)}`, {
+        cause: err,
+      });
     }
   } else if (template !== '') {
     // An empty pattern matches every tag at offset 0 with no groups; only `$$` and literals survive.
@@ -229,7 +244,10 @@ export function compilePolicy(spec: PolicySpec, exclusionList: readonly string[]
     return filter.expand(template, tag);
   };
 
-  const readTag = (tag: string, opts: SelectOptions | undefined): { extracted: string; value: unknown } | null => {
+  const readTag = (
+    tag: string,
+    opts: SelectOptions | undefined,
+  ): { extracted: string; value: unknown } | null => {
     const extracted = extract(tag);
     if (extracted === null) return null;
     const value = strategy.parse(extracted, tag, opts);
@@ -240,7 +258,13 @@ export function compilePolicy(spec: PolicySpec, exclusionList: readonly string[]
     strategy: spec.policy.strategy,
 
     select(tags, opts) {
-      const counts: Counts = { total: tags.length, excluded: 0, filteredOut: 0, unparsable: 0, outOfRange: 0 };
+      const counts: Counts = {
+        total: tags.length,
+        excluded: 0,
+        filteredOut: 0,
+        unparsable: 0,
+        outOfRange: 0,
+      };
       let firstUnreadable: string | null = null;
       const items: { tag: string; extracted: string; value: unknown }[] = [];
       for (const tag of tags) {
@@ -274,7 +298,11 @@ export function compilePolicy(spec: PolicySpec, exclusionList: readonly string[]
           // Equal values from different tags: Flux's filter map keeps the least tag.
           compareGoStrings(a.tag, b.tag),
       );
-      const candidates = items.map((i) => ({ tag: i.tag, extracted: i.extracted, key: strategy.key(i.value) }));
+      const candidates = items.map((i) => ({
+        tag: i.tag,
+        extracted: i.extracted,
+        key: strategy.key(i.value),
+      }));
       const base = {
         candidates,
         excluded: counts.excluded,
@@ -291,7 +319,10 @@ export function compilePolicy(spec: PolicySpec, exclusionList: readonly string[]
       if (counts.excluded + counts.filteredOut === counts.total) {
         const why: string[] = [];
         if (counts.excluded) why.push(`${counts.excluded} excluded by the exclusion list`);
-        if (counts.filteredOut) why.push(`${counts.filteredOut} not matching filterTags.pattern ${JSON.stringify(spec.filterTags?.pattern ?? '')}`);
+        if (counts.filteredOut)
+          why.push(
+            `${counts.filteredOut} not matching filterTags.pattern ${JSON.stringify(spec.filterTags?.pattern ?? '')}`,
+          );
         return { tag: null, error: `version list argument cannot be empty (${why.join(', ')})`, ...base };
       }
       return { tag: null, error: strategy.noCandidate(counts), ...base };

@@ -27,7 +27,11 @@ interface SyntaxErrorLike {
 }
 
 function isSyntaxError(err: unknown): err is SyntaxErrorLike {
-  return typeof err === 'object' && err !== null && typeof (err as { getDescription?: unknown }).getDescription === 'function';
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { getDescription?: unknown }).getDescription === 'function'
+  );
 }
 
 // Punctuation that stands for itself when escaped, and ASCII that stands for itself unescaped.
@@ -115,7 +119,9 @@ class GoRegexp implements Re2 {
 
   /** A necessary condition for a match, far cheaper than running the automaton. */
   #mayMatch(s: string): boolean {
-    return (this.#prefix === '' || s.startsWith(this.#prefix)) && (this.#suffix === '' || s.endsWith(this.#suffix));
+    return (
+      (this.#prefix === '' || s.startsWith(this.#prefix)) && (this.#suffix === '' || s.endsWith(this.#suffix))
+    );
   }
 
   test(s: string): boolean {
@@ -157,7 +163,12 @@ const NAME_CHAR = /[\p{L}\p{Nd}_]/u;
  * letters, digits and `_` (so `$1x` names a group called "1x", which expands to nothing), and
  * a name with a leading zero (`$01`) is a name, not a number.
  */
-export function expandTemplate(template: string, src: string, match: readonly number[], names: readonly string[]): string {
+export function expandTemplate(
+  template: string,
+  src: string,
+  match: readonly number[],
+  names: readonly string[],
+): string {
   let out = '';
   let rest = template;
   for (;;) {
@@ -278,7 +289,11 @@ export function compileRegex(pattern: string): Re2 {
   try {
     re = RE2JS.compile(pattern);
   } catch (err) {
-    const why = isSyntaxError(err) ? describe(err, pattern) : err instanceof Error ? err.message : String(err);
+    const why = isSyntaxError(err)
+      ? describe(err, pattern)
+      : err instanceof Error
+        ? err.message
+        : String(err);
     throw new Error(`invalid regular expression ${JSON.stringify(pattern)}: ${why}`, { cause: err });
   }
   const compiled = new GoRegexp(pattern, re);

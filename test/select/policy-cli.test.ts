@@ -11,7 +11,11 @@ const cli = resolve(here, 'helpers', 'policy-cli.ts');
 let dir = '';
 
 function pawl(args: string[], input?: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'policy', 'eval', ...args], { input, encoding: 'utf8', cwd: resolve(here, '..', '..') });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'policy', 'eval', ...args], {
+    input,
+    encoding: 'utf8',
+    cwd: resolve(here, '..', '..'),
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -44,7 +48,13 @@ spec:
   });
 
   test('reads a bare spec (JSON) and tags from stdin; --json shows the ranking', () => {
-    const spec = file('s.json', JSON.stringify({ policy: { numerical: { order: 'asc' } }, filterTags: { pattern: '-(?P<ts>[0-9]+)$', extract: '$ts' } }));
+    const spec = file(
+      's.json',
+      JSON.stringify({
+        policy: { numerical: { order: 'asc' } },
+        filterTags: { pattern: '-(?P<ts>[0-9]+)$', extract: '$ts' },
+      }),
+    );
     const r = pawl(['--policy', spec, '--tags', '-', '--json'], 'main-a-10\nmain-b-9\nother\n');
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as Record<string, unknown>;
@@ -66,10 +76,18 @@ spec:
   });
 
   test('exit 1 with the reason when nothing is selected', () => {
-    const r = pawl(['--policy', file('five.yaml', 'policy: {semver: {range: "5.x"}}\n'), '--tags', file('t2.txt', '1.0.0\n2.0.0\n')]);
+    const r = pawl([
+      '--policy',
+      file('five.yaml', 'policy: {semver: {range: "5.x"}}\n'),
+      '--tags',
+      file('t2.txt', '1.0.0\n2.0.0\n'),
+    ]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /no tag selected: unable to determine latest version from provided list \(2 outside the range "5.x"\)/);
+    assert.match(
+      r.stderr,
+      /no tag selected: unable to determine latest version from provided list \(2 outside the range "5.x"\)/,
+    );
   });
 
   test('exit 2 naming the file and what is wrong: bad range, bad regex, bad exclusion, no policy', () => {
@@ -77,9 +95,17 @@ spec:
     let r = pawl(['--policy', file('r.yaml', 'policy: {semver: {range: "*-*"}}\n'), '--tags', t]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /r\.yaml: policy\.semver\.range: .*not a valid semver range/);
-    r = pawl(['--policy', file('x.yaml', 'policy: {alphabetical: {}}\nfilterTags: {pattern: "("}\n'), '--tags', t]);
+    r = pawl([
+      '--policy',
+      file('x.yaml', 'policy: {alphabetical: {}}\nfilterTags: {pattern: "("}\n'),
+      '--tags',
+      t,
+    ]);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /x\.yaml: filterTags\.pattern: .*invalid regular expression "\(": missing closing \)/);
+    assert.match(
+      r.stderr,
+      /x\.yaml: filterTags\.pattern: .*invalid regular expression "\(": missing closing \)/,
+    );
     r = pawl(['--policy', file('ok.yaml', 'policy: {alphabetical: {}}\n'), '--tags', t, '--exclude', '[=']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--exclude: exclusionList: invalid regular expression "\[="/);
@@ -93,7 +119,12 @@ spec:
 
   test('newestBuild takes build times from a second column', () => {
     const p = file('nb.yaml', 'policy: {newestBuild: {}}\n');
-    const r = pawl(['--policy', p, '--tags', file('nb.txt', 'old 2024-01-01T00:00:00Z\nnew 2024-05-01T00:00:00Z\nnone\n')]);
+    const r = pawl([
+      '--policy',
+      p,
+      '--tags',
+      file('nb.txt', 'old 2024-01-01T00:00:00Z\nnew 2024-05-01T00:00:00Z\nnone\n'),
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'new\n');
   });

@@ -13,7 +13,9 @@ describe('compileRegex: Go/RE2 syntax', () => {
 
   test('rejects what Go rejects, naming the pattern and the reason', () => {
     assert.throws(() => compileRegex('('), { message: 'invalid regular expression "(": missing closing )' });
-    assert.throws(() => compileRegex('[='), { message: 'invalid regular expression "[=": missing closing ]' });
+    assert.throws(() => compileRegex('[='), {
+      message: 'invalid regular expression "[=": missing closing ]',
+    });
     assert.throws(() => compileRegex('(?<=a)b'), /invalid regular expression "\(\?<=a\)b"/);
     assert.throws(() => compileRegex('(a)\\1'), /invalid escape sequence/);
     assert.throws(() => compileRegex('a{1001}'), /invalid repeat count/);
@@ -109,8 +111,34 @@ describe('literal prefilter never changes a result', () => {
 
   test('patterns with affixes agree with an unfiltered engine on many inputs', async () => {
     const { RE2JS } = await import('re2js');
-    const patterns = ['^release-(?P<v>.*)$', '^.*\\.sig$', '^v\\d+\\.\\d+$', '^a\\.b', 'x-\\w+-y$', '^ab?c', '^main-[a-f0-9]+-(?P<ts>[0-9]+)$'];
-    const inputs = ['release-1', 'release-', 'Release-1', 'a.sig', '.sig', 'x.sig\n', 'v1.2', 'v1.2.3', 'a.bc', 'axb', 'x-ab-y', 'x-a-b-y', 'ac', 'abc', 'main-ff-12', 'main--12', ''];
+    const patterns = [
+      '^release-(?P<v>.*)$',
+      '^.*\\.sig$',
+      '^v\\d+\\.\\d+$',
+      '^a\\.b',
+      'x-\\w+-y$',
+      '^ab?c',
+      '^main-[a-f0-9]+-(?P<ts>[0-9]+)$',
+    ];
+    const inputs = [
+      'release-1',
+      'release-',
+      'Release-1',
+      'a.sig',
+      '.sig',
+      'x.sig\n',
+      'v1.2',
+      'v1.2.3',
+      'a.bc',
+      'axb',
+      'x-ab-y',
+      'x-a-b-y',
+      'ac',
+      'abc',
+      'main-ff-12',
+      'main--12',
+      '',
+    ];
     for (const p of patterns) {
       const plain = RE2JS.compile(p);
       const ours = compileRegex(p);
@@ -125,14 +153,35 @@ describe('compiled templates agree with the step-by-step expansion', () => {
     const { expandTemplate } = await import('../../src/select/regex.js');
     const names = ['', 'name', '', 'x_1'];
     const re = compileRegex('(?P<name>[a-z]*)(\\d)?(?P<x_1>-+)?');
-    const piece = fc.constantFrom('$', '$$', '${', '}', '1', '0', '2', '3', 'name', 'x_1', 'x', '_', '-', 'é', '{name}', ' ');
+    const piece = fc.constantFrom(
+      '$',
+      '$$',
+      '${',
+      '}',
+      '1',
+      '0',
+      '2',
+      '3',
+      'name',
+      'x_1',
+      'x',
+      '_',
+      '-',
+      'é',
+      '{name}',
+      ' ',
+    );
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 8 }), fc.stringMatching(/^[a-z0-9-]{0,8}$/), (parts, input) => {
-        const template = parts.join('');
-        const match = re.submatchIndex(input);
-        if (match === null) return;
-        assert.equal(re.expand(template, input), expandTemplate(template, input, match, names));
-      }),
+      fc.property(
+        fc.array(piece, { maxLength: 8 }),
+        fc.stringMatching(/^[a-z0-9-]{0,8}$/),
+        (parts, input) => {
+          const template = parts.join('');
+          const match = re.submatchIndex(input);
+          if (match === null) return;
+          assert.equal(re.expand(template, input), expandTemplate(template, input, match, names));
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -1,6 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareVersions, parseSemverRange, parseVersion, versionKey } from '../../src/select/strategies/semver.js';
+import {
+  compareVersions,
+  parseSemverRange,
+  parseVersion,
+  versionKey,
+} from '../../src/select/strategies/semver.js';
 
 function v(s: string) {
   const p = parseVersion(s);
@@ -10,10 +15,36 @@ function v(s: string) {
 
 describe('parseVersion (fluxcd/pkg ParseVersion)', () => {
   test('needs two dots; v prefix and leading zeros allowed', () => {
-    for (const ok of ['1.2.3', 'v1.2.3', 'v2025.07.03', '01.002.0003', '1.2.3-rc.1', '1.2.3+build.5', '1.2.3-a-b+c-d', '1.2-3.4']) {
+    for (const ok of [
+      '1.2.3',
+      'v1.2.3',
+      'v2025.07.03',
+      '01.002.0003',
+      '1.2.3-rc.1',
+      '1.2.3+build.5',
+      '1.2.3-a-b+c-d',
+      '1.2-3.4',
+    ]) {
       assert.ok(parseVersion(ok), ok);
     }
-    for (const bad of ['1.2', 'v1', '1.2.3.4', 'V1.2.3', 'vv1.2.3', '1.2.x', '1.2.3-', '1.2.3+', '1.2.3-01', '1.2.3-a..b', '1.2.3 ', ' 1.2.3', '1.2.3_4', '', '..', '1..3']) {
+    for (const bad of [
+      '1.2',
+      'v1',
+      '1.2.3.4',
+      'V1.2.3',
+      'vv1.2.3',
+      '1.2.x',
+      '1.2.3-',
+      '1.2.3+',
+      '1.2.3-01',
+      '1.2.3-a..b',
+      '1.2.3 ',
+      ' 1.2.3',
+      '1.2.3_4',
+      '',
+      '..',
+      '1..3',
+    ]) {
       assert.equal(parseVersion(bad), null, bad);
     }
   });
@@ -33,10 +64,30 @@ describe('parseVersion (fluxcd/pkg ParseVersion)', () => {
 });
 
 describe('compareVersions (Masterminds Compare)', () => {
-  const ordered = ['1.0.0-2', '1.0.0-10', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.0.1', '1.1.0', '2.0.0', '10.0.0', '99999999999999999.0.0'];
+  const ordered = [
+    '1.0.0-2',
+    '1.0.0-10',
+    '1.0.0-alpha',
+    '1.0.0-alpha.1',
+    '1.0.0-alpha.beta',
+    '1.0.0-beta',
+    '1.0.0-beta.2',
+    '1.0.0-beta.11',
+    '1.0.0-rc.1',
+    '1.0.0',
+    '1.0.1',
+    '1.1.0',
+    '2.0.0',
+    '10.0.0',
+    '99999999999999999.0.0',
+  ];
   test('orders by precedence', () => {
     for (let i = 0; i + 1 < ordered.length; i++) {
-      assert.equal(compareVersions(v(ordered[i]!), v(ordered[i + 1]!)), -1, `${ordered[i]} < ${ordered[i + 1]}`);
+      assert.equal(
+        compareVersions(v(ordered[i]!), v(ordered[i + 1]!)),
+        -1,
+        `${ordered[i]} < ${ordered[i + 1]}`,
+      );
       assert.equal(compareVersions(v(ordered[i + 1]!), v(ordered[i]!)), 1);
     }
   });
@@ -103,7 +154,12 @@ describe('parseSemverRange (Masterminds NewConstraint + Check)', () => {
   ];
   for (const [range, version, want] of table) {
     test(`${JSON.stringify(range)} ${want ? 'admits' : 'rejects'} ${version}`, () => {
-      assert.equal(parseSemverRange(range).check(v(version.includes('.') && version.split('.').length >= 3 ? version : `${version}`)), want);
+      assert.equal(
+        parseSemverRange(range).check(
+          v(version.includes('.') && version.split('.').length >= 3 ? version : `${version}`),
+        ),
+        want,
+      );
     });
   }
 

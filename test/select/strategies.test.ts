@@ -26,10 +26,40 @@ describe('parseGoFloat (strconv.ParseFloat(s, 64))', () => {
     ['1e-400', 0],
     ['007', 7],
   ];
-  for (const [s, want] of ok) test(`${JSON.stringify(s)} = ${want}`, () => assert.equal(parseGoFloat(s), want));
+  for (const [s, want] of ok)
+    test(`${JSON.stringify(s)} = ${want}`, () => assert.equal(parseGoFloat(s), want));
   test('"nan" parses to NaN', () => assert.ok(Number.isNaN(parseGoFloat('NaN'))));
 
-  const bad = ['', '1a', 'b', '1.2.3', 'e5', '1e', '1e+', '0x1', '0x', '0x1.8', '_1', '1_', '1__0', '1_.5', '1._5', '+nan', 'infin', 'info', '1e400', '-1e400', '0x1p2000', ' 1', '1 ', '١', '1,5', '--1', '.', '.e1'];
+  const bad = [
+    '',
+    '1a',
+    'b',
+    '1.2.3',
+    'e5',
+    '1e',
+    '1e+',
+    '0x1',
+    '0x',
+    '0x1.8',
+    '_1',
+    '1_',
+    '1__0',
+    '1_.5',
+    '1._5',
+    '+nan',
+    'infin',
+    'info',
+    '1e400',
+    '-1e400',
+    '0x1p2000',
+    ' 1',
+    '1 ',
+    '١',
+    '1,5',
+    '--1',
+    '.',
+    '.e1',
+  ];
   for (const s of bad) test(`${JSON.stringify(s)} does not parse`, () => assert.equal(parseGoFloat(s), null));
 });
 
@@ -39,7 +69,9 @@ describe('numericalLatest (Flux Numerical.Latest)', () => {
     assert.deepEqual(numericalLatest('desc', ['5', '-8', '25', '1e2']), { latest: '-8' });
   });
   test('one value that is not a number fails the whole list', () => {
-    assert.deepEqual(numericalLatest('asc', ['0', '1a', 'b']), { error: "failed to parse invalid numeric value '1a'" });
+    assert.deepEqual(numericalLatest('asc', ['0', '1a', 'b']), {
+      error: "failed to parse invalid numeric value '1a'",
+    });
   });
   test('equal values: the later one wins', () => {
     assert.deepEqual(numericalLatest('asc', ['1', '1.0']), { latest: '1.0' });

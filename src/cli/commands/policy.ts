@@ -31,7 +31,10 @@ export function register(program: Command): void {
         'print the tag an ImagePolicy selects from a list of tags (exit 1 and say why when none; 2 when the policy is invalid)',
       )
       .requiredOption('--policy <file>', 'YAML or JSON file holding one ImagePolicy object, or just its spec')
-      .requiredOption('--tags <file>', 'tags, one a line ("-" reads stdin); an optional second column is the build time (RFC 3339) for newestBuild')
+      .requiredOption(
+        '--tags <file>',
+        'tags, one a line ("-" reads stdin); an optional second column is the build time (RFC 3339) for newestBuild',
+      )
       .option(
         '--exclude <pattern>',
         `exclusion list pattern, RE2 (repeatable; replaces the default ${DEFAULT_EXCLUSION_LIST.join(' ')})`,
@@ -49,7 +52,12 @@ export function register(program: Command): void {
   );
 }
 
-async function evaluate(ctx: CommandContext, policyFile: string, tagsFile: string, exclusionList: string[]): Promise<number> {
+async function evaluate(
+  ctx: CommandContext,
+  policyFile: string,
+  tagsFile: string,
+  exclusionList: string[],
+): Promise<number> {
   const spec = await readPolicy(policyFile);
   const { tags, buildTimes } = parseTags(await readTags(tagsFile), tagsFile);
 
@@ -82,7 +90,9 @@ async function evaluate(ctx: CommandContext, policyFile: string, tagsFile: strin
 }
 
 function configError(file: string, message: string, line?: number): ConfigError {
-  return new ConfigError([{ location: line === undefined ? { file } : { file, line }, message, severity: 'error' }]);
+  return new ConfigError([
+    { location: line === undefined ? { file } : { file, line }, message, severity: 'error' },
+  ]);
 }
 
 /** Reads one ImagePolicy (or its bare spec) and validates it with the configuration schema. */
@@ -98,24 +108,33 @@ async function readPolicy(file: string): Promise<PolicySpec> {
   const values: unknown[] = [];
   for (const doc of docs) {
     const err = doc.errors[0];
-    if (err) throw configError(file, `not valid YAML: ${err.message.split('\n')[0] ?? ''}`, err.linePos?.[0].line);
+    if (err)
+      throw configError(file, `not valid YAML: ${err.message.split('\n')[0] ?? ''}`, err.linePos?.[0].line);
     const value: unknown = doc.toJS();
     if (value !== null && value !== undefined) values.push(value);
   }
   const policies = values.filter((v) => isRecord(v) && v.kind === 'ImagePolicy');
   const candidates = policies.length > 0 ? policies : values;
   if (candidates.length !== 1) {
-    throw configError(file, `holds ${candidates.length} ${policies.length > 0 ? 'ImagePolicy objects' : 'documents'}; give a file with exactly one ImagePolicy or one spec`);
+    throw configError(
+      file,
+      `holds ${candidates.length} ${policies.length > 0 ? 'ImagePolicy objects' : 'documents'}; give a file with exactly one ImagePolicy or one spec`,
+    );
   }
   const raw = candidates[0];
   if (!isRecord(raw)) throw configError(file, 'is not an ImagePolicy object or spec (expected a mapping)');
   const isObject = raw.kind !== undefined || raw.spec !== undefined;
   const metadata = isObject && isRecord(raw.metadata) ? raw.metadata : {};
   const spec = isObject ? raw.spec : raw;
-  if (!isRecord(spec)) throw configError(file, 'has no spec; expected an ImagePolicy or its spec (policy: {semver: {range: …}})');
+  if (!isRecord(spec))
+    throw configError(
+      file,
+      'has no spec; expected an ImagePolicy or its spec (policy: {semver: {range: …}})',
+    );
   // The schema needs a whole object; a bare spec gets placeholder names it never reports on.
   const candidate = {
-    apiVersion: isObject && typeof raw.apiVersion === 'string' ? raw.apiVersion : 'image.toolkit.fluxcd.io/v1',
+    apiVersion:
+      isObject && typeof raw.apiVersion === 'string' ? raw.apiVersion : 'image.toolkit.fluxcd.io/v1',
     kind: 'ImagePolicy',
     metadata: { name: 'eval', ...metadata },
     spec: { imageRepositoryRef: { name: 'eval' }, ...spec },
@@ -141,7 +160,8 @@ async function readTags(file: string): Promise<string> {
   try {
     if (file !== '-') return await readFile(file, 'utf8');
     const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+    for await (const chunk of process.stdin)
+      chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
     return Buffer.concat(chunks).toString('utf8');
   } catch (err) {
     throw new UsageError(`cannot read --tags ${file}: ${errorMessage(err)}`);
@@ -157,11 +177,17 @@ export function parseTags(text: string, file: string): { tags: string[]; buildTi
     const line = lines[i]!.trim();
     if (line === '') continue;
     const [tag, time, extra] = line.split(/\s+/);
-    if (extra !== undefined) throw new UsageError(`${file}:${i + 1}: expected "TAG" or "TAG BUILD-TIME", got ${JSON.stringify(line)}`);
+    if (extra !== undefined)
+      throw new UsageError(
+        `${file}:${i + 1}: expected "TAG" or "TAG BUILD-TIME", got ${JSON.stringify(line)}`,
+      );
     tags.push(tag!);
     if (time !== undefined) {
       const when = new Date(time);
-      if (Number.isNaN(when.getTime())) throw new UsageError(`${file}:${i + 1}: ${JSON.stringify(time)} is not a time; use RFC 3339, e.g. 2024-05-01T12:00:00Z`);
+      if (Number.isNaN(when.getTime()))
+        throw new UsageError(
+          `${file}:${i + 1}: ${JSON.stringify(time)} is not a time; use RFC 3339, e.g. 2024-05-01T12:00:00Z`,
+        );
       buildTimes.set(tag!, when);
     }
   }

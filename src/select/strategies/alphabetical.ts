@@ -36,7 +36,10 @@ export function alphabeticalKey(value: string): string {
 }
 
 /** Flux's `Alphabetical.Latest`. */
-export function alphabeticalLatest(order: Order, values: readonly string[]): { latest: string } | { error: string } {
+export function alphabeticalLatest(
+  order: Order,
+  values: readonly string[],
+): { latest: string } | { error: string } {
   if (values.length === 0) return { error: 'version list argument cannot be empty' };
   let latest = values[0]!;
   for (const v of values) {

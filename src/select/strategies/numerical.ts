@@ -174,7 +174,10 @@ export function numericalKey(value: number): string {
  * Flux's `Numerical.Latest`: fails on the first value that does not parse; on equal values the
  * later one wins.
  */
-export function numericalLatest(order: Order, values: readonly string[]): { latest: string } | { error: string } {
+export function numericalLatest(
+  order: Order,
+  values: readonly string[],
+): { latest: string } | { error: string } {
   if (values.length === 0) return { error: 'version list argument cannot be empty' };
   let latest = '';
   let pv = 0;

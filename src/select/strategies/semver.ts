@@ -184,9 +184,7 @@ export function versionKey(v: SemverVersion): string {
 const CV = String.raw`v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?`;
 const OPS = String.raw`=||!=|>|<|>=|=>|<=|=<|~|~>|\^`;
 
-let grammar:
-  | { constraint: RE2JS; range: RE2JS; find: RE2JS; valid: RE2JS }
-  | undefined;
+let grammar: { constraint: RE2JS; range: RE2JS; find: RE2JS; valid: RE2JS } | undefined;
 
 function rx() {
   grammar ??= {
@@ -264,7 +262,10 @@ function parseConstraint(c: string, whole: string): Constraint {
     ver = `${major}${minor}.0${pre}`;
   }
   const con = newVersion(ver);
-  if (!con) throw new Error(`constraint parser error in ${JSON.stringify(whole)}: ${JSON.stringify(c.trim())} is not a version`);
+  if (!con)
+    throw new Error(
+      `constraint parser error in ${JSON.stringify(whole)}: ${JSON.stringify(c.trim())} is not a version`,
+    );
   return { op, con, dirty, minorDirty, patchDirty };
 }
 
@@ -353,7 +354,8 @@ function lessThanEqual(v: SemverVersion, c: Constraint): boolean {
 
 function tilde(v: SemverVersion, c: Constraint): boolean {
   if (compareVersions(v, c.con) < 0) return false;
-  if (c.con.major === '0' && c.con.minor === '0' && c.con.patch === '0' && !c.minorDirty && !c.patchDirty) return true;
+  if (c.con.major === '0' && c.con.minor === '0' && c.con.patch === '0' && !c.minorDirty && !c.patchDirty)
+    return true;
   if (v.major !== c.con.major) return false;
   if (v.minor !== c.con.minor && !c.minorDirty) return false;
   return true;
@@ -372,12 +374,17 @@ function caret(v: SemverVersion, c: Constraint): boolean {
  * Flux's `SemVer.Latest`: the greatest version in range; on a tie the first in list order wins.
  * Errors in Flux's words.
  */
-export function semverLatest(range: SemverRange, versions: readonly string[]): { latest: string } | { error: string } {
+export function semverLatest(
+  range: SemverRange,
+  versions: readonly string[],
+): { latest: string } | { error: string } {
   if (versions.length === 0) return { error: 'version list argument cannot be empty' };
   let best: SemverVersion | null = null;
   for (const s of versions) {
     const v = parseVersion(s);
     if (v && range.check(v) && (best === null || compareVersions(v, best) > 0)) best = v;
   }
-  return best ? { latest: best.original } : { error: 'unable to determine latest version from provided list' };
+  return best
+    ? { latest: best.original }
+    : { error: 'unable to determine latest version from provided list' };
 }
