@@ -23,6 +23,8 @@ export interface RegistryOptions {
   users?: Record<string, string>;
   /** Token set-up only: anonymous requests may pull (Docker Hub style). Default false. */
   anonymousPull?: boolean;
+  /** Token set-up only: identity (refresh) tokens the token server accepts: token → user. */
+  identityTokens?: Record<string, string>;
   /** Token set-up only: token lifetime in seconds. */
   tokenExpiresIn?: number;
 }
@@ -101,6 +103,7 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
       issuer: 'pawl-test-issuer',
       anonymousPull: opts.anonymousPull ?? false,
       expiresIn: opts.tokenExpiresIn ?? 300,
+      ...(opts.identityTokens ? { identityTokens: opts.identityTokens } : {}),
     });
     authBlock =
       `auth:\n  token:\n    realm: ${tokenServer.realm}\n    service: ${tokenServer.service}\n` +

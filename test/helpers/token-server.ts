@@ -23,6 +23,8 @@ export interface TokenServerOptions {
   issuer: string;
   /** Grant pull to anonymous requests too (Docker Hub style). Default false: anonymous gets no access. */
   anonymousPull?: boolean;
+  /** OAuth2 refresh tokens (Docker's `identitytoken`) accepted on POST: token → user. */
+  identityTokens?: Record<string, string>;
   /** Token lifetime in seconds (default 300). */
   expiresIn?: number;
 }
@@ -117,6 +119,21 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
   const issued: string[] = [];
   let failures: { count: number; status: number } = { count: 0, status: 500 };
   const state = { requests: 0 };
+  const issue = (subject: string, audience: string, access: { type: string; name: string; actions: string[] }[]): string => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = signJwt(pair, {
+      iss: opts.issuer,
+      sub: subject,
+      aud: audience,
+      exp: now + (opts.expiresIn ?? 300),
+      nbf: now - 10,
+      iat: now,
+      jti: createHash('sha256').update(`${now}-${Math.random()}`).digest('hex').slice(0, 16),
+      access,
+    });
+    issued.push(token);
+    return token;
+  };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     state.requests++;
     const url = new URL(req.url ?? '/', 'http://x');
@@ -127,6 +144,24 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
     if (failures.count > 0) {
       failures.count--;
       res.writeHead(failures.status, { 'content-type': 'application/json' }).end('{"errors":[{"code":"UNAVAILABLE"}]}');
+      return;
+    }
+    if (req.method === 'POST') {
+      // OAuth2 refresh-token grant, as Docker sends it for an identity token.
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        const form = new URLSearchParams(raw);
+        const user = opts.identityTokens?.[form.get('refresh_token') ?? ''];
+        if (form.get('grant_type') !== 'refresh_token' || !user) {
+          res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}');
+          return;
+        }
+        const scopes = parseScopes(form.getAll('scope'));
+        const token = issue(user, form.get('service') ?? opts.service, scopes);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ access_token: token, expires_in: opts.expiresIn ?? 300, scope: form.getAll('scope').join(' ') }));
+      });
       return;
     }
     const basic = parseBasic(req);
@@ -142,19 +177,8 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
     const access = basic || opts.anonymousPull
       ? requested.map((a) => ({ ...a, actions: basic ? a.actions : a.actions.filter((x) => x === 'pull') }))
       : [];
-    const now = Math.floor(Date.now() / 1000);
     const expiresIn = opts.expiresIn ?? 300;
-    const token = signJwt(pair, {
-      iss: opts.issuer,
-      sub: subject,
-      aud: url.searchParams.get('service') ?? opts.service,
-      exp: now + expiresIn,
-      nbf: now - 10,
-      iat: now,
-      jti: createHash('sha256').update(`${now}-${Math.random()}`).digest('hex').slice(0, 16),
-      access,
-    });
-    issued.push(token);
+    const token = issue(subject, url.searchParams.get('service') ?? opts.service, access);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ token, access_token: token, expires_in: expiresIn, issued_at: new Date().toISOString() }));
   });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRegistry, opaqueSecret, type TestRegistry } from '../helpers/registry.js';
+import { startRegistry, opaqueSecret, dockerConfigSecret, type TestRegistry } from '../helpers/registry.js';
 import { startRegistryProxy, makeTestCertificates, type TestCertificates } from '../helpers/registry-proxy.js';
 import { pushImage } from '../helpers/push.js';
 import { createRegistryClient, RegistryError } from '../../src/scan/registry/client.js';
@@ -146,5 +146,38 @@ describe('anonymous bearer tokens (token registry that lets anyone pull)', () =>
     assert.deepEqual(list.tags, ['v1']);
     assert.equal(reg.tokenServer!.requests - before, 1);
     assert.equal(list.requests, 3, 'ping, token, one page');
+  });
+});
+
+describe('identity tokens (OAuth2 refresh-token grant)', () => {
+  let reg: TestRegistry;
+  const identity = 'identity-token-for-alice-0123456789';
+  before(async () => {
+    reg = await startRegistry({ auth: 'token', identityTokens: { [identity]: 'alice' } });
+    await pushImage(reg.url, 'org/private', 'v1', { auth: reg.user! });
+  });
+  after(async () => {
+    await reg?.stop();
+  });
+  test('an identitytoken in the Secret is exchanged at the token service', async () => {
+    const secret = dockerConfigSecret(reg.host, 'ignored', 'ignored');
+    secret.data['.dockerconfigjson'] = Buffer.from(JSON.stringify({ auths: { [reg.host]: { identitytoken: identity } } }));
+    const c = createRegistryClient({ pool: new RegistryPool(), dockerConfig: false, secret });
+    const list = await c.listTags(parseRepositoryRef(`${reg.host}/org/private`));
+    assert.deepEqual(list.tags, ['v1']);
+    const recorded = JSON.stringify(list.responses);
+    assert.ok(!recorded.includes(identity));
+    for (const t of reg.tokenServer!.issued) assert.ok(!recorded.includes(t));
+  });
+  test('a wrong identity token is refused with the Secret named', async () => {
+    const secret = dockerConfigSecret(reg.host, 'ignored', 'ignored', 'badid');
+    secret.data['.dockerconfigjson'] = Buffer.from(JSON.stringify({ auths: { [reg.host]: { identitytoken: 'not-a-valid-identity' } } }));
+    const c = createRegistryClient({ pool: new RegistryPool(), dockerConfig: false, secret });
+    await assert.rejects(c.listTags(parseRepositoryRef(`${reg.host}/org/private`)), (err: unknown) => {
+      assert.ok(err instanceof RegistryError);
+      assert.match(err.message, /refused the credentials from Secret default\/badid/);
+      assert.doesNotMatch(err.message, /not-a-valid-identity/);
+      return true;
+    });
   });
 });

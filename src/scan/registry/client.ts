@@ -313,7 +313,7 @@ class Client implements RegistryClient {
    * One HTTP exchange with retries (network errors, truncated bodies, 5xx, 429) and the
    * pool's limits. Returns the final answer whatever its status; the body is read in full.
    */
-  private async send(op: Op, host: HostState, method: string, url: string, headers: Record<string, string>, maxBytes: number): Promise<Fetched> {
+  private async send(op: Op, host: HostState, method: string, url: string, headers: Record<string, string>, maxBytes: number, requestBody?: string): Promise<Fetched> {
     const limits = this.pool.limits;
     let waited = false;
     for (let attempt = 0; ; attempt++) {
@@ -337,7 +337,7 @@ class Client implements RegistryClient {
       let fetched: Fetched | undefined;
       let networkError: unknown;
       try {
-        const init: RequestInit & { dispatcher?: Dispatcher } = { method, headers, signal: op.signal, redirect: 'follow' };
+        const init: RequestInit & { dispatcher?: Dispatcher } = { method, headers, signal: op.signal, redirect: 'follow', ...(requestBody !== undefined ? { body: requestBody } : {}) };
         if (this.dispatcher) init.dispatcher = this.dispatcher;
         op.requests++;
         const res = await this.fetchImpl(url, init);
@@ -460,7 +460,7 @@ class Client implements RegistryClient {
       // OAuth2 refresh-token grant, as Docker does with an identity token.
       const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.identityToken, client_id: 'pawl', scope });
       if (challenge.service) form.set('service', challenge.service);
-      f = await this.sendBody(op, realmHost, realm.toString(), form);
+      f = await this.send(op, realmHost, 'POST', realm.toString(), { 'content-type': 'application/x-www-form-urlencoded' }, 1 << 20, form.toString());
     } else {
       if (challenge.service) realm.searchParams.set('service', challenge.service);
       realm.searchParams.set('scope', scope);
@@ -491,29 +491,6 @@ class Client implements RegistryClient {
     const header = `Bearer ${token}`;
     this.tokens.set(key, { header, expires: this.pool.now() + lifetime - 5000 });
     return header;
-  }
-
-  private async sendBody(op: Op, host: HostState, url: string, form: URLSearchParams): Promise<Fetched> {
-    // POST with a body cannot go through `send`'s header-only signature; the token endpoint is tiny.
-    const started = this.pool.now();
-    op.requests++;
-    try {
-      const init: RequestInit & { dispatcher?: Dispatcher } = {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: form.toString(),
-        signal: op.signal,
-      };
-      if (this.dispatcher) init.dispatcher = this.dispatcher;
-      void host;
-      const res = await this.fetchImpl(url, init);
-      const f: Fetched = { status: res.status, statusText: res.statusText, headers: res.headers, body: await readBody(res, 1 << 20), url };
-      this.record(op, 'POST', f, started, this.pool.now() - started);
-      return f;
-    } catch (err) {
-      if (op.signal.aborted) throw this.abortError(op, err);
-      throw this.fail(op, `the token service ${new URL(url).origin} is unreachable: ${describeNetworkError(err)}`);
-    }
   }
 
   /** A request with authentication: one retry with a fresh token (or re-read challenge) on 401. */
