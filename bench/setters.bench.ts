@@ -103,7 +103,8 @@ async function generateTree(root: string): Promise<{ files: number; bytes: numbe
 
 function images(tag: string): Map<string, ImageValue> {
   const m = new Map<string, ImageValue>();
-  for (let p = 0; p < POLICIES; p++) m.set(`apps:policy-${p}`, { name: `registry.example.com/team/svc-${p}`, tag });
+  for (let p = 0; p < POLICIES; p++)
+    m.set(`apps:policy-${p}`, { name: `registry.example.com/team/svc-${p}`, tag });
   return m;
 }
 
@@ -117,7 +118,10 @@ function median(xs: number[]): number {
 }
 
 /** Runs a command under /usr/bin/time -v; wall time measured here, peak RSS from time's report. */
-function timed(cmd: string, args: string[]): { ms: number; cpuMs: number; rssMB: number; status: number | null; out: string } {
+function timed(
+  cmd: string,
+  args: string[],
+): { ms: number; cpuMs: number; rssMB: number; status: number | null; out: string } {
   const t0 = performance.now();
   const r = spawnSync('/usr/bin/time', ['-v', cmd, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
   const ms = performance.now() - t0;
@@ -137,7 +141,14 @@ async function child(): Promise<void> {
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(c0);
   process.stdout.write(
-    JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000, maxRssMB: process.resourceUsage().maxRSS / 1024, changes: res.changes.length, written: res.filesWritten.length, errors: res.errors.length }) + '\n',
+    JSON.stringify({
+      ms,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      maxRssMB: process.resourceUsage().maxRSS / 1024,
+      changes: res.changes.length,
+      written: res.filesWritten.length,
+      errors: res.errors.length,
+    }) + '\n',
   );
 }
 
@@ -180,8 +191,14 @@ async function main(): Promise<void> {
   try {
     const tree = join(tmp, 'tree');
     const gen = await generateTree(tree);
-    process.stdout.write(`load average: ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} CPUs\n`);
-    process.stdout.write(`tree: ${gen.files} files, ${(gen.bytes / 1e6).toFixed(1)} MB, ${gen.markers} markers\n`);
+    process.stdout.write(
+      `load average: ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')} on ${cpus().length} CPUs\n`,
+    );
+    process.stdout.write(
+      `tree: ${gen.files} files, ${(gen.bytes / 1e6).toFixed(1)} MB, ${gen.markers} markers\n`,
+    );
 
     // grep: warm the page cache, then take the median of five.
     const grepRuns: number[] = [];
@@ -197,9 +214,15 @@ async function main(): Promise<void> {
     // In-process, each run in a fresh node (so RSS is this work's), alternating tags so every run writes.
     const inproc: { ms: number; cpuMs: number; maxRssMB: number; changes: number }[] = [];
     for (let k = 0; k < 4; k++) {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', tree, k % 2 === 0 ? '2.0.0' : '3.0.0'], { encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', tree, k % 2 === 0 ? '2.0.0' : '3.0.0'],
+        { encoding: 'utf8' },
+      );
       if (r.status !== 0) throw new Error(r.stderr);
-      inproc.push(JSON.parse(r.stdout.trim()) as { ms: number; cpuMs: number; maxRssMB: number; changes: number });
+      inproc.push(
+        JSON.parse(r.stdout.trim()) as { ms: number; cpuMs: number; maxRssMB: number; changes: number },
+      );
     }
     const ip = median(inproc.map((x) => x.ms));
     process.stdout.write(
@@ -214,13 +237,29 @@ async function main(): Promise<void> {
     // The parse worker is bundled beside the CLI, where the built layout has it.
     const worker = join(repo, 'src', 'write', 'setters', 'parse-worker.ts');
     const esbuild = (entries: string[]) =>
-      spawnSync(join(repo, 'node_modules', '.bin', 'esbuild'), [...entries, worker, '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outdir=${bundleDir}`, '--entry-names=[name]', '--log-level=error'], { encoding: 'utf8' });
+      spawnSync(
+        join(repo, 'node_modules', '.bin', 'esbuild'),
+        [
+          ...entries,
+          worker,
+          '--bundle',
+          '--platform=node',
+          '--format=esm',
+          '--packages=external',
+          `--outdir=${bundleDir}`,
+          '--entry-names=[name]',
+          '--log-level=error',
+        ],
+        { encoding: 'utf8' },
+      );
     const esb = esbuild([join(repo, 'src', 'cli', 'main.ts')]);
     const variants: [string, string[]][] = [];
     if (esb.status === 0) variants.push(['CLI (bundled, as built)', [join(bundleDir, 'main.js')]]);
     else {
       // Another command's module may be mid-change; measure a program holding only this command.
-      process.stdout.write(`(full CLI does not bundle right now: ${esb.stderr.trim().split('\n')[0]}; bundling \`pawl setters\` alone)\n`);
+      process.stdout.write(
+        `(full CLI does not bundle right now: ${esb.stderr.trim().split('\n')[0]}; bundling \`pawl setters\` alone)\n`,
+      );
       const entry = join(bundleDir, 'setters-entry.ts');
       await writeFile(
         entry,
@@ -235,28 +274,41 @@ async function main(): Promise<void> {
         ].join('\n'),
       );
       const one = esbuild([entry]);
-      if (one.status === 0) variants.push(['CLI (`pawl setters` bundled alone)', [join(bundleDir, 'setters-entry.js')]]);
+      if (one.status === 0)
+        variants.push(['CLI (`pawl setters` bundled alone)', [join(bundleDir, 'setters-entry.js')]]);
     }
     variants.push(['CLI (bin/pawl.js via tsx)', [join(repo, 'bin', 'pawl.js')]]);
     for (const [label, entry] of variants) {
       const runs: { ms: number; cpuMs: number; rssMB: number }[] = [];
       for (let k = 0; k < 4; k++) {
-        const r = timed(process.execPath, [...entry, 'setters', 'apply', tree, ...imageArgs(k % 2 === 0 ? '4.0.0' : '5.0.0')]);
+        const r = timed(process.execPath, [
+          ...entry,
+          'setters',
+          'apply',
+          tree,
+          ...imageArgs(k % 2 === 0 ? '4.0.0' : '5.0.0'),
+        ]);
         if (r.status !== 0) break;
         runs.push(r);
       }
       if (runs.length === 0) {
-        process.stdout.write(`${label}: did not run (exit status not 0; another command's module may be mid-change)\n`);
+        process.stdout.write(
+          `${label}: did not run (exit status not 0; another command's module may be mid-change)\n`,
+        );
         continue;
       }
       const ms = median(runs.map((x) => x.ms));
-      process.stdout.write(`${label}: ${ms.toFixed(0)} ms wall, ${median(runs.map((x) => x.cpuMs)).toFixed(0)} ms CPU (medians of 4), peak RSS ${Math.max(...runs.map((x) => x.rssMB)).toFixed(0)} MB, ${(ms / grepMs).toFixed(1)}× grep\n`);
+      process.stdout.write(
+        `${label}: ${ms.toFixed(0)} ms wall, ${median(runs.map((x) => x.cpuMs)).toFixed(0)} ms CPU (medians of 4), peak RSS ${Math.max(...runs.map((x) => x.rssMB)).toFixed(0)} MB, ${(ms / grepMs).toFixed(1)}× grep\n`,
+      );
     }
 
     const bigDir = join(tmp, 'big');
     await mkdir(bigDir);
     const big = await bigFile(bigDir);
-    process.stdout.write(`one ${(big.bytes / 1e6).toFixed(2)} MB file, 2,500 markers: ${big.ms.toFixed(0)} ms wall, ${big.cpuMs.toFixed(0)} ms CPU (medians of 5, in-process)\n`);
+    process.stdout.write(
+      `one ${(big.bytes / 1e6).toFixed(2)} MB file, 2,500 markers: ${big.ms.toFixed(0)} ms wall, ${big.cpuMs.toFixed(0)} ms CPU (medians of 5, in-process)\n`,
+    );
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }

@@ -13,13 +13,29 @@
  * parsed with `yaml`) and the bytes are compared against the input. For the current fixtures the
  * byte comparison against the expected files succeeds and the fallback is not needed.
  */
-import { chmod, cp, lstat, mkdtemp, readFile, readdir, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  cp,
+  lstat,
+  mkdtemp,
+  readFile,
+  readdir,
+  rm,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
-import { applySetters, parseImage, type ImageValue, type SetterChange } from '../../src/write/setters/apply.js';
+import {
+  applySetters,
+  parseImage,
+  type ImageValue,
+  type SetterChange,
+} from '../../src/write/setters/apply.js';
 import { findMarkers } from '../../src/write/setters/markers.js';
 import { scanTree } from '../../src/write/setters/tree.js';
 
@@ -60,7 +76,10 @@ export async function runSetterConformance(dir: string): Promise<SetterConforman
   const all = Cases.parse(raw).cases;
   const result: SetterConformanceResult = { passed: 0, failed: [], skipped: [] };
   for (const rawCase of all) {
-    const id = typeof rawCase === 'object' && rawCase && 'id' in rawCase ? String((rawCase as { id: unknown }).id) : '?';
+    const id =
+      typeof rawCase === 'object' && rawCase && 'id' in rawCase
+        ? String((rawCase as { id: unknown }).id)
+        : '?';
     if (!id.startsWith('update/') && !id.startsWith('policy/')) continue;
     const parsed = Case.safeParse(rawCase);
     if (!parsed.success) {
@@ -69,7 +88,10 @@ export async function runSetterConformance(dir: string): Promise<SetterConforman
     }
     const c = parsed.data;
     if (!c.inputDir || !c.expectedDir) {
-      result.skipped.push({ id, reason: 'no fixture tree (update-strategy validation is a configuration check)' });
+      result.skipped.push({
+        id,
+        reason: 'no fixture tree (update-strategy validation is a configuration check)',
+      });
       continue;
     }
     try {
@@ -140,7 +162,8 @@ export function onlyScalarsChanged(input: string, output: string, file: string):
   const a = findMarkers(input, file);
   const b = findMarkers(output, file);
   if (a.error || b.error) return `${file}: does not parse (${a.error ?? b.error})`;
-  if (a.markers.length !== b.markers.length) return `${file}: marker count changed ${a.markers.length} -> ${b.markers.length}`;
+  if (a.markers.length !== b.markers.length)
+    return `${file}: marker count changed ${a.markers.length} -> ${b.markers.length}`;
   let pa = 0;
   let pb = 0;
   for (let i = 0; i <= a.markers.length; i++) {
@@ -171,32 +194,45 @@ async function runCase(dir: string, c: CaseT): Promise<string[]> {
       await replacePlaceholders(input, c.markerPlaceholder);
       // The placeholder names files of the input tree; those present in the expected tree get it too.
       const present = new Set(await listFiles(expected));
-      await replacePlaceholders(expected, { ...c.markerPlaceholder, files: c.markerPlaceholder.files.filter((f) => present.has(f)) });
+      await replacePlaceholders(expected, {
+        ...c.markerPlaceholder,
+        files: c.markerPlaceholder.files.filter((f) => present.has(f)),
+      });
     }
     await cp(input, work, { recursive: true, verbatimSymlinks: true });
 
     const images = new Map<string, ImageValue>();
     for (const p of c.policies) {
       const img = parseImage(p.latestImage);
-      if (p.latestRef && !isDeepStrictEqual({ name: img.name, tag: img.tag, digest: img.digest ?? '' }, p.latestRef)) {
-        problems.push(`parseImage(${p.latestImage}) = ${JSON.stringify(img)}, Flux has ${JSON.stringify(p.latestRef)}`);
+      if (
+        p.latestRef &&
+        !isDeepStrictEqual({ name: img.name, tag: img.tag, digest: img.digest ?? '' }, p.latestRef)
+      ) {
+        problems.push(
+          `parseImage(${p.latestImage}) = ${JSON.stringify(img)}, Flux has ${JSON.stringify(p.latestRef)}`,
+        );
       }
       images.set(`${p.namespace}:${p.name}`, img);
     }
 
     const updatePath = c.updatePath ?? '.';
     const res = await applySetters(work, updatePath, images);
-    if (res.errors.length) problems.push(`errors: ${res.errors.map((e) => `${e.file}: ${e.message}`).join(', ')}`);
+    if (res.errors.length)
+      problems.push(`errors: ${res.errors.map((e) => `${e.file}: ${e.message}`).join(', ')}`);
 
     const separate = (c.outputMode ?? '').startsWith('separate-outpath');
     const expectedFiles = await listFiles(expected);
     if (separate) {
       // Flux writes only the files with a changed value into a fresh directory.
       const written = [...res.filesWritten].sort();
-      if (!isDeepStrictEqual(written, expectedFiles)) problems.push(`files written ${JSON.stringify(written)}, Flux writes ${JSON.stringify(expectedFiles)}`);
+      if (!isDeepStrictEqual(written, expectedFiles))
+        problems.push(
+          `files written ${JSON.stringify(written)}, Flux writes ${JSON.stringify(expectedFiles)}`,
+        );
     } else {
       const got = await listFiles(work);
-      if (!isDeepStrictEqual(got, expectedFiles)) problems.push(`tree has ${JSON.stringify(got)}, expected ${JSON.stringify(expectedFiles)}`);
+      if (!isDeepStrictEqual(got, expectedFiles))
+        problems.push(`tree has ${JSON.stringify(got)}, expected ${JSON.stringify(expectedFiles)}`);
     }
 
     for (const f of expectedFiles) {
@@ -241,12 +277,18 @@ async function runCase(dir: string, c: CaseT): Promise<string[]> {
     }
 
     // filereader_test.go: exactly these files pass screening in the update/setters tree.
-    const screening = (c.notes ?? []).map((n) => /expects exactly \d+ files read from inputDir: (.+)$/.exec(n)).find(Boolean);
+    const screening = (c.notes ?? [])
+      .map((n) => /expects exactly \d+ files read from inputDir: (.+)$/.exec(n))
+      .find(Boolean);
     if (screening) {
-      const want = screening[1]!.split(',').map((s) => s.trim()).sort();
+      const want = screening[1]!
+        .split(',')
+        .map((s) => s.trim())
+        .sort();
       const scan = await scanTree(input, '.');
       const got = scan.files.map((f) => f.file).sort();
-      if (!isDeepStrictEqual(got, want)) problems.push(`files read ${JSON.stringify(got)}, Flux reads ${JSON.stringify(want)}`);
+      if (!isDeepStrictEqual(got, want))
+        problems.push(`files read ${JSON.stringify(got)}, Flux reads ${JSON.stringify(want)}`);
     }
   } finally {
     await rm(tmp, { recursive: true, force: true });

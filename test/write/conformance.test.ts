@@ -17,6 +17,12 @@ test("Flux's update/ and policy/ setter fixtures all pass", async () => {
 test('the byte check notices a change outside a marked scalar', () => {
   const input = 'a: 1\nimage: x:1 # {"$imagepolicy": "ns:p"}\n';
   assert.equal(onlyScalarsChanged(input, 'a: 1\nimage: x:2 # {"$imagepolicy": "ns:p"}\n', 'f.yaml'), null);
-  assert.match(onlyScalarsChanged(input, 'a: 1\n\nimage: x:2 # {"$imagepolicy": "ns:p"}\n', 'f.yaml') ?? '', /outside/);
-  assert.match(onlyScalarsChanged(input, 'a: 1\nimage: x:2 # {"$imagepolicy": "ns:p"}', 'f.yaml') ?? '', /outside/);
+  assert.match(
+    onlyScalarsChanged(input, 'a: 1\n\nimage: x:2 # {"$imagepolicy": "ns:p"}\n', 'f.yaml') ?? '',
+    /outside/,
+  );
+  assert.match(
+    onlyScalarsChanged(input, 'a: 1\nimage: x:2 # {"$imagepolicy": "ns:p"}', 'f.yaml') ?? '',
+    /outside/,
+  );
 });

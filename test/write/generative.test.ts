@@ -41,7 +41,15 @@ interface AliasNode {
 type Node = ScalarNode | SeqNode | MapNode | BlockNode | AliasNode;
 
 const POLICIES = 4;
-const plainValues = ['nginx:1.25', 'ghcr.io/org/app:v1.2.3', 'app', 'v1', 'sha256:abc', 'localhost:5000/x:1', 'plain text'];
+const plainValues = [
+  'nginx:1.25',
+  'ghcr.io/org/app:v1.2.3',
+  'app',
+  'v1',
+  'sha256:abc',
+  'localhost:5000/x:1',
+  'plain text',
+];
 const anyValues = [...plainValues, '1.10', 'true', "it's", 'a: b', '#x', '', '20240101', 'null', 'x, y'];
 const tags = ['v2', '1.10', '20240101', 'true', '1e3', '0x1F', 'null', 'v1.2.3-rc.1', 'yes'];
 const names = ['nginx', 'ghcr.io/org/app', 'localhost:5000/x', 'reg.io/a/b'];
@@ -69,20 +77,35 @@ const { node: nodeArb } = fc.letrec<{ node: Node; map: MapNode }>((tie) => ({
   node: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     scalarArb(true),
-    fc.record({ kind: fc.constant('seq' as const), items: fc.array(scalarArb(true), { minLength: 1, maxLength: 4 }), flow: fc.boolean() }),
+    fc.record({
+      kind: fc.constant('seq' as const),
+      items: fc.array(scalarArb(true), { minLength: 1, maxLength: 4 }),
+      flow: fc.boolean(),
+    }),
     fc.record({
       kind: fc.constant('block' as const),
-      lines: fc.array(fc.constantFrom('text', `image: x:1 # {"$imagepolicy": "ns:p0"}`, '  indented', '# not a comment'), { minLength: 1, maxLength: 3 }),
+      lines: fc.array(
+        fc.constantFrom('text', `image: x:1 # {"$imagepolicy": "ns:p0"}`, '  indented', '# not a comment'),
+        { minLength: 1, maxLength: 3 },
+      ),
     }),
     fc.constant<AliasNode>({ kind: 'alias' }),
     tie('map'),
   ),
   map: fc.record({
     kind: fc.constant('map' as const),
-    entries: fc.array(fc.record({ key: fc.constantFrom('a', 'b', 'image', 'tag', 'name'), value: tie('node'), blankBefore: fc.boolean(), commentBefore: fc.boolean() }), {
-      minLength: 1,
-      maxLength: 4,
-    }),
+    entries: fc.array(
+      fc.record({
+        key: fc.constantFrom('a', 'b', 'image', 'tag', 'name'),
+        value: tie('node'),
+        blankBefore: fc.boolean(),
+        commentBefore: fc.boolean(),
+      }),
+      {
+        minLength: 1,
+        maxLength: 4,
+      },
+    ),
   }),
 }));
 
@@ -102,7 +125,11 @@ function markerComment(s: ScalarNode, spaces: string): string {
 }
 
 /** Renders a node that follows `key:` (or `- `) at `indent`; returns the text after the indicator and any following lines. */
-function render(node: Node, indent: number, ctx: { anchors: ScalarNode[]; n: number }): { inline: string; more: string[]; js: Rendered['js'] } {
+function render(
+  node: Node,
+  indent: number,
+  ctx: { anchors: ScalarNode[]; n: number },
+): { inline: string; more: string[]; js: Rendered['js'] } {
   const pad = ' '.repeat(Math.max(0, indent));
   const inner = ' '.repeat(indent + 2);
   switch (node.kind) {
@@ -120,8 +147,7 @@ function render(node: Node, indent: number, ctx: { anchors: ScalarNode[]; n: num
       if (!target) return { inline: ' ~', more: [], js: () => null };
       return { inline: ` *a${ctx.anchors.length - 1}`, more: [], js: (nv) => nv.get(target) ?? target.value };
     }
-    case 'block':
-    {
+    case 'block': {
       // The first line sets the block's indentation; keep it unindented.
       const lines = ['text', ...node.lines];
       return { inline: ' |', more: lines.map((l) => `${pad}  ${l}`), js: () => lines.join('\n') + '\n' };
@@ -129,10 +155,19 @@ function render(node: Node, indent: number, ctx: { anchors: ScalarNode[]; n: num
     case 'seq': {
       if (node.flow) {
         // Flow items cannot carry a line comment except before a line break; put each on its own line.
-        const more = node.items.map((s, i) => `${pad}  ${quote(s.value, s.style, true)}${i < node.items.length - 1 ? ',' : ''}${markerComment(s, ' ')}`);
-        return { inline: ' [', more: [...more, `${pad} ]`], js: (nv) => node.items.map((s) => nv.get(s) ?? s.value) };
+        const more = node.items.map(
+          (s, i) =>
+            `${pad}  ${quote(s.value, s.style, true)}${i < node.items.length - 1 ? ',' : ''}${markerComment(s, ' ')}`,
+        );
+        return {
+          inline: ' [',
+          more: [...more, `${pad} ]`],
+          js: (nv) => node.items.map((s) => nv.get(s) ?? s.value),
+        };
       }
-      const more = node.items.map((s) => `${pad}- ${quote(s.value, s.style, false)}${markerComment(s, '  ')}`);
+      const more = node.items.map(
+        (s) => `${pad}- ${quote(s.value, s.style, false)}${markerComment(s, '  ')}`,
+      );
       return { inline: '', more, js: (nv) => node.items.map((s) => nv.get(s) ?? s.value) };
     }
     case 'map': {
@@ -169,13 +204,23 @@ function collectMarked(node: Node, out: ScalarNode[]): void {
 }
 
 const fileArb = fc.record({
-  docs: fc.array(nodeArb.filter((n): n is MapNode => n.kind === 'map'), { minLength: 1, maxLength: 3 }),
+  docs: fc.array(
+    nodeArb.filter((n): n is MapNode => n.kind === 'map'),
+    { minLength: 1, maxLength: 3 },
+  ),
   crlf: fc.boolean(),
   bom: fc.boolean(),
   startMarker: fc.boolean(),
   endMarkers: fc.boolean(),
   images: fc.array(
-    fc.option(fc.record({ name: fc.constantFrom(...names), tag: fc.constantFrom(...tags), digest: fc.option(fc.constantFrom('sha256:111', 'sha256:222'), { nil: undefined }) }), { nil: null }),
+    fc.option(
+      fc.record({
+        name: fc.constantFrom(...names),
+        tag: fc.constantFrom(...tags),
+        digest: fc.option(fc.constantFrom('sha256:111', 'sha256:222'), { nil: undefined }),
+      }),
+      { nil: null },
+    ),
     { minLength: POLICIES + 1, maxLength: POLICIES + 1 },
   ),
 });
@@ -205,7 +250,13 @@ test('rewrites change only marked scalars and parse to the intended values', () 
 
       const imageMap = new Map<string, ImageValue>();
       images.forEach((img, i) => {
-        if (img) imageMap.set(`ns:p${i}`, img.digest ? { name: img.name, tag: img.tag, digest: img.digest } : { name: img.name, tag: img.tag });
+        if (img)
+          imageMap.set(
+            `ns:p${i}`,
+            img.digest
+              ? { name: img.name, tag: img.tag, digest: img.digest }
+              : { name: img.name, tag: img.tag },
+          );
       });
       const edits = planEdits(found.markers, imageMap);
       const out = rewrite(text, edits);
@@ -236,7 +287,8 @@ test('rewrites change only marked scalars and parse to the intended values', () 
         if (a && b) {
           pa = a.end;
           pb = b.end;
-          if (!edits.some((e) => e.marker === a)) assert.equal(out.slice(b.start, b.end), text.slice(a.start, a.end));
+          if (!edits.some((e) => e.marker === a))
+            assert.equal(out.slice(b.start, b.end), text.slice(a.start, a.end));
         }
       }
     }),

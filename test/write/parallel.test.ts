@@ -33,13 +33,19 @@ test('a worker-assisted scan finds exactly what a single-threaded scan finds', a
   if (prev === undefined) delete process.env.PAWL_PARSE_WORKERS;
   else process.env.PAWL_PARSE_WORKERS = prev;
   const parallel = await scanTree(root, '.');
-  assert.ok(single.files.reduce((b, f) => b + f.text.length, 0) >= PARALLEL_MIN_BYTES, 'tree too small to use the worker');
+  assert.ok(
+    single.files.reduce((b, f) => b + f.text.length, 0) >= PARALLEL_MIN_BYTES,
+    'tree too small to use the worker',
+  );
   assert.equal(single.errors.length, 4);
   assert.deepEqual(parallel, single);
 });
 
 test('when the worker dies, its share is parsed on the main thread', async () => {
-  const jobs = Array.from({ length: PARALLEL_MIN_FILES }, (_, i) => ({ file: `f${i}.yaml`, text: fileText(i) }));
+  const jobs = Array.from({ length: PARALLEL_MIN_FILES }, (_, i) => ({
+    file: `f${i}.yaml`,
+    text: fileText(i),
+  }));
   const p = MarkerParser.start(jobs.length);
   const worker = (p as unknown as { worker: Worker | null }).worker;
   if (worker) await worker.terminate();

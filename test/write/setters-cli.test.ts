@@ -13,7 +13,10 @@ after(async () => {
 });
 
 function pawl(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'src', 'cli', 'main.ts'), ...args], { encoding: 'utf8', cwd: repo });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'src', 'cli', 'main.ts'), ...args], {
+    encoding: 'utf8',
+    cwd: repo,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -24,14 +27,18 @@ async function tree(files: Record<string, string>): Promise<string> {
   return root;
 }
 
-const marked = 'image: app:1.0.0 # {"$imagepolicy": "apps:app"}\ntag: 1.0.0 # {"$imagepolicy": "apps:app:tag"}\n';
+const marked =
+  'image: app:1.0.0 # {"$imagepolicy": "apps:app"}\ntag: 1.0.0 # {"$imagepolicy": "apps:app:tag"}\n';
 
 test('pawl setters apply prints each change and writes it', async () => {
   const root = await tree({ 'a.yaml': marked });
   const r = pawl('setters', 'apply', root, '--image', 'apps:app=app:1.10');
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, 'a.yaml:1 apps:app app:1.0.0 -> app:1.10\na.yaml:2 apps:app:tag 1.0.0 -> 1.10\n');
-  assert.equal(await readFile(join(root, 'a.yaml'), 'utf8'), marked.replace('app:1.0.0', 'app:1.10').replace('tag: 1.0.0', 'tag: "1.10"'));
+  assert.equal(
+    await readFile(join(root, 'a.yaml'), 'utf8'),
+    marked.replace('app:1.0.0', 'app:1.10').replace('tag: 1.0.0', 'tag: "1.10"'),
+  );
   const again = pawl('setters', 'apply', root, '--image', 'apps:app=app:1.10');
   assert.equal(again.stdout, 'no changes\n');
 });
@@ -40,8 +47,18 @@ test('--json and --dry-run', async () => {
   const root = await tree({ 'a.yaml': marked });
   const r = pawl('setters', 'apply', root, '--image', 'apps:app=app:2.0.0@sha256:abc', '--dry-run', '--json');
   assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout) as { changes: { file: string; line: number; setter: string; policy: string; old: string; new: string }[]; errors: unknown[] };
-  assert.deepEqual(out.changes[0], { file: 'a.yaml', line: 1, setter: 'apps:app', policy: 'apps/app', old: 'app:1.0.0', new: 'app:2.0.0@sha256:abc' });
+  const out = JSON.parse(r.stdout) as {
+    changes: { file: string; line: number; setter: string; policy: string; old: string; new: string }[];
+    errors: unknown[];
+  };
+  assert.deepEqual(out.changes[0], {
+    file: 'a.yaml',
+    line: 1,
+    setter: 'apps:app',
+    policy: 'apps/app',
+    old: 'app:1.0.0',
+    new: 'app:2.0.0@sha256:abc',
+  });
   assert.deepEqual(out.errors, []);
   assert.equal(await readFile(join(root, 'a.yaml'), 'utf8'), marked);
 });

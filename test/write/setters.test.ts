@@ -105,9 +105,16 @@ describe('valueFor and parseImage', () => {
   });
 
   test('parseImage splits like ImageToRef and knows registry ports', () => {
-    assert.deepEqual(parseImage('image:v1.0.0@sha256:6745aa'), { name: 'image', tag: 'v1.0.0', digest: 'sha256:6745aa' });
+    assert.deepEqual(parseImage('image:v1.0.0@sha256:6745aa'), {
+      name: 'image',
+      tag: 'v1.0.0',
+      digest: 'sha256:6745aa',
+    });
     assert.deepEqual(parseImage('localhost:5000/app:1.2'), { name: 'localhost:5000/app', tag: '1.2' });
-    assert.deepEqual(parseImage('index.repo.fake/updated:v1.0.1'), { name: 'index.repo.fake/updated', tag: 'v1.0.1' });
+    assert.deepEqual(parseImage('index.repo.fake/updated:v1.0.1'), {
+      name: 'index.repo.fake/updated',
+      tag: 'v1.0.1',
+    });
     assert.throws(() => parseImage('localhost:5000/app'), /no tag/);
     assert.throws(() => parseImage('app:'), /empty tag/);
     assert.throws(() => parseImage(':1'), /no name/);
@@ -126,7 +133,19 @@ describe('valueFor and parseImage', () => {
 
 describe('quoting', () => {
   test('values plain YAML would misread are double-quoted when the original was plain', () => {
-    for (const v of ['1.10', '20240101', 'true', 'null', '0x1F', '1e3', 'yes', 'on', '2024-01-01', '0777', '~']) {
+    for (const v of [
+      '1.10',
+      '20240101',
+      'true',
+      'null',
+      '0x1F',
+      '1e3',
+      'yes',
+      'on',
+      '2024-01-01',
+      '0777',
+      '~',
+    ]) {
       const out = applyText(`tag: v1 ${M('ns:p:tag')}\n`, { 'ns:p': `app:${v}` });
       assert.equal(out, `tag: "${v}" ${M('ns:p:tag')}\n`, v);
       assert.equal((parse(out) as { tag: unknown }).tag, v);
@@ -139,9 +158,18 @@ describe('quoting', () => {
   });
 
   test('quotes stay as they were', () => {
-    assert.equal(applyText(`tag: 'v1' ${M('ns:p:tag')}\n`, { 'ns:p': "a:it's" }), `tag: 'it''s' ${M('ns:p:tag')}\n`);
-    assert.equal(applyText(`tag: "v1" ${M('ns:p:tag')}\n`, { 'ns:p': 'a:1.10' }), `tag: "1.10" ${M('ns:p:tag')}\n`);
-    assert.equal(applyText(`tag: 'v1' ${M('ns:p:tag')}\n`, { 'ns:p': 'a:1.10' }), `tag: '1.10' ${M('ns:p:tag')}\n`);
+    assert.equal(
+      applyText(`tag: 'v1' ${M('ns:p:tag')}\n`, { 'ns:p': "a:it's" }),
+      `tag: 'it''s' ${M('ns:p:tag')}\n`,
+    );
+    assert.equal(
+      applyText(`tag: "v1" ${M('ns:p:tag')}\n`, { 'ns:p': 'a:1.10' }),
+      `tag: "1.10" ${M('ns:p:tag')}\n`,
+    );
+    assert.equal(
+      applyText(`tag: 'v1' ${M('ns:p:tag')}\n`, { 'ns:p': 'a:1.10' }),
+      `tag: '1.10' ${M('ns:p:tag')}\n`,
+    );
     assert.equal(applyText(`tag: v1 ${M('ns:p:tag')}\n`, { 'ns:p': 'a:v2' }), `tag: v2 ${M('ns:p:tag')}\n`);
   });
 
@@ -169,7 +197,10 @@ describe('rewrite keeps every other byte', () => {
     const text = `---\na: 1 # not a marker\n...\n---\nimage: x:1 ${M('ns:p')}\n---\nimage: y:1 ${M('ns:q')}\n`;
     const out = applyText(text, { 'ns:p': 'x:2' });
     assert.equal(out, text.replace('x:1', 'x:2'));
-    assert.deepEqual(parseAllDocuments(out).map((d) => d.toJS()), [{ a: 1 }, { image: 'x:2' }, { image: 'y:1' }]);
+    assert.deepEqual(
+      parseAllDocuments(out).map((d) => d.toJS()),
+      [{ a: 1 }, { image: 'x:2' }, { image: 'y:1' }],
+    );
   });
 
   test('a marked block scalar becomes a flow scalar on its header line', () => {
@@ -192,7 +223,10 @@ describe('rewrite keeps every other byte', () => {
     const out = applyText(text, { 'apps:podinfo': 'ghcr.io/stefanprodan/podinfo:6.5.0@sha256:111' });
     assert.equal(
       out,
-      text.replace('ghcr.io/old/podinfo', 'ghcr.io/stefanprodan/podinfo').replace('"6.0.0"', '"6.5.0"').replace('sha256:000', 'sha256:111'),
+      text
+        .replace('ghcr.io/old/podinfo', 'ghcr.io/stefanprodan/podinfo')
+        .replace('"6.0.0"', '"6.5.0"')
+        .replace('sha256:000', 'sha256:111'),
     );
   });
 
@@ -230,7 +264,10 @@ describe('trees', () => {
       'g.txt': marked,
     });
     const scan = await scanTree(root, '.');
-    assert.deepEqual(scan.files.map((f) => f.file), ['a.yaml', 'b/c.yml', 'd/Kustomization']);
+    assert.deepEqual(
+      scan.files.map((f) => f.file),
+      ['a.yaml', 'b/c.yml', 'd/Kustomization'],
+    );
   });
 
   test('symlinks: out of the tree skipped with a warning, dangling skipped silently, inside read once', async () => {
@@ -242,7 +279,10 @@ describe('trees', () => {
     await symlink(outside, join(root, 'outdir'));
     const res = await applySetters(root, '.', new Map([['ns:p', parseImage('a:2')]]));
     assert.deepEqual(res.filesWritten, ['real.yaml']);
-    assert.deepEqual(res.warnings.map((w) => w.file), ['out.yaml']);
+    assert.deepEqual(
+      res.warnings.map((w) => w.file),
+      ['out.yaml'],
+    );
     assert.deepEqual(res.errors, []);
     assert.equal(await readFile(join(outside, 'x.yaml'), 'utf8'), `image: a:1 ${M('ns:p')}\n`);
     assert.equal(await readFile(join(root, 'link.yaml'), 'utf8'), `image: a:2 ${M('ns:p')}\n`);
@@ -262,7 +302,10 @@ describe('trees', () => {
       'sub/bad.yaml': `image: [a:1 ${M('ns:p')}\nx: y\n`,
     });
     const res = await applySetters(root, '.', new Map([['ns:p', parseImage('a:2')]]));
-    assert.deepEqual(res.errors.map((e) => e.file), ['sub/bad.yaml']);
+    assert.deepEqual(
+      res.errors.map((e) => e.file),
+      ['sub/bad.yaml'],
+    );
     assert.match(res.errors[0]!.message, /line \d+/);
     assert.deepEqual(res.filesWritten, []);
     assert.equal(res.changes.length, 1);
@@ -278,7 +321,9 @@ describe('trees', () => {
     assert.deepEqual(dry.filesWritten, []);
     assert.equal(await readFile(join(root, 'a.yaml'), 'utf8'), `image: a:1 ${M('ns:p')}\n`);
     const res = await applySetters(root, '.', images);
-    assert.deepEqual(res.changes, [{ file: 'a.yaml', line: 1, setter: 'ns:p', policy: 'ns/p', old: 'a:1', new: 'a:2' }]);
+    assert.deepEqual(res.changes, [
+      { file: 'a.yaml', line: 1, setter: 'ns:p', policy: 'ns/p', old: 'a:1', new: 'a:2' },
+    ]);
     assert.equal((await stat(join(root, 'a.yaml'))).mode & 0o777, 0o640);
     assert.deepEqual(await readdir(root), ['a.yaml']);
   });

@@ -16,7 +16,9 @@ export function parseImageOptions(values: readonly string[]): Map<string, ImageV
     const ref = eq < 0 ? '' : v.slice(eq + 1);
     const parts = policy.split(':');
     if (parts.length !== 2 || parts.some((p) => p === '' || /[\s/]/.test(p))) {
-      throw new UsageError(`--image "${v}": expected NAMESPACE:POLICY=NAME:TAG[@DIGEST], e.g. apps:podinfo=ghcr.io/org/podinfo:6.5.0`);
+      throw new UsageError(
+        `--image "${v}": expected NAMESPACE:POLICY=NAME:TAG[@DIGEST], e.g. apps:podinfo=ghcr.io/org/podinfo:6.5.0`,
+      );
     }
     let image: ImageValue;
     try {
@@ -26,7 +28,9 @@ export function parseImageOptions(values: readonly string[]): Map<string, ImageV
     }
     const prev = given.get(policy);
     if (prev !== undefined && prev !== ref) {
-      throw new UsageError(`--image: policy ${policy} given twice (${prev} and ${ref}); give each policy once`);
+      throw new UsageError(
+        `--image: policy ${policy} given twice (${prev} and ${ref}); give each policy once`,
+      );
     }
     given.set(policy, ref);
     images.set(policy, image);
@@ -35,13 +39,22 @@ export function parseImageOptions(values: readonly string[]): Map<string, ImageV
 }
 
 export function register(program: Command): void {
-  const group = program.command('setters').description("Flux setter markers (# {\"$imagepolicy\": \"NS:POLICY\"})");
+  const group = program
+    .command('setters')
+    .description('Flux setter markers (# {"$imagepolicy": "NS:POLICY"})');
   const apply = withGlobalOptions(
     group
       .command('apply')
-      .description('Write images into the setter markers under PATH, as Flux would (no guard), and print what changed')
+      .description(
+        'Write images into the setter markers under PATH, as Flux would (no guard), and print what changed',
+      )
       .argument('<path>', 'directory (or file) to update')
-      .option('--image <ns:policy=name:tag[@digest]>', 'image selected for a policy (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+      .option(
+        '--image <ns:policy=name:tag[@digest]>',
+        'image selected for a policy (repeatable)',
+        (v: string, prev: string[]) => [...prev, v],
+        [] as string[],
+      )
       .option('--dry-run', 'print the changes without writing'),
   );
   apply.action(
@@ -70,10 +83,16 @@ export function register(program: Command): void {
         });
       } else {
         if (result.changes.length === 0) writeLine(ctx, 'no changes');
-        for (const c of result.changes) writeLine(ctx, `${c.file}:${c.line} ${c.setter} ${c.old} -> ${c.new}`);
+        for (const c of result.changes)
+          writeLine(ctx, `${c.file}:${c.line} ${c.setter} ${c.old} -> ${c.new}`);
       }
       for (const e of result.errors) ctx.stderr.write(`pawl: ${e.file}: ${e.message}\n`);
-      if (result.errors.length > 0 && result.filesWritten.length === 0 && result.changes.length > 0 && !opts.dryRun) {
+      if (
+        result.errors.length > 0 &&
+        result.filesWritten.length === 0 &&
+        result.changes.length > 0 &&
+        !opts.dryRun
+      ) {
         ctx.stderr.write('pawl: nothing was written; fix the files above and run again\n');
       }
       return result.errors.length > 0 ? 1 : 0;

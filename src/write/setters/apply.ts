@@ -69,7 +69,12 @@ export async function applySetters(
   opts: { dryRun?: boolean } = {},
 ): Promise<ApplyResult> {
   const scan = await scanTree(root, updatePath);
-  const result: ApplyResult = { changes: [], filesWritten: [], errors: [...scan.errors], warnings: scan.warnings };
+  const result: ApplyResult = {
+    changes: [],
+    filesWritten: [],
+    errors: [...scan.errors],
+    warnings: scan.warnings,
+  };
   const writes: { file: string; path: string; text: string }[] = [];
   for (const f of scan.files) {
     const edits = planEdits(f.markers, images);
@@ -83,7 +88,10 @@ export async function applySetters(
       await writeFileAtomic(w.path, w.text);
       result.filesWritten.push(w.file);
     } catch (err) {
-      result.errors.push({ file: w.file, message: `cannot write: ${err instanceof Error ? err.message : String(err)}` });
+      result.errors.push({
+        file: w.file,
+        message: `cannot write: ${err instanceof Error ? err.message : String(err)}`,
+      });
     }
   }
   return result;
@@ -92,7 +100,10 @@ export async function applySetters(
 /** Writes via a temporary file in the same directory and a rename, keeping the file's mode. */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
   const mode = (await stat(path)).mode & 0o7777;
-  const tmp = join(dirname(path), `.${basename(path)}.pawl-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = join(
+    dirname(path),
+    `.${basename(path)}.pawl-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+  );
   const fh = await open(tmp, 'wx', 0o600);
   try {
     // No fsync: the rename is what makes the write all-or-nothing for readers, and a Git

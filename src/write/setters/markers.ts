@@ -158,7 +158,10 @@ export function findMarkers(text: string, file: string): { markers: Marker[]; er
     const err = doc.errors[0];
     if (err) {
       const line = lineOf(from + (err.pos[0] ?? 0));
-      return { markers: [], error: `line ${line}: ${err.message.replace(/\s+at line \d+, column \d+:?[\s\S]*$/, '')}` };
+      return {
+        markers: [],
+        error: `line ${line}: ${err.message.replace(/\s+at line \d+, column \d+:?[\s\S]*$/, '')}`,
+      };
     }
     visit(doc, {
       Scalar: (key, node, path) => {
@@ -175,7 +178,8 @@ export function findMarkers(text: string, file: string): { markers: Marker[]; er
         const parsed = parseSetterName(setter);
         if (!parsed) return;
         const raw: unknown = (node as Scalar & { source?: unknown }).source;
-        const value = typeof raw === 'string' ? raw : typeof node.value === 'string' ? node.value : String(node.value);
+        const value =
+          typeof raw === 'string' ? raw : typeof node.value === 'string' ? node.value : String(node.value);
         markers.push({
           file,
           line: lineOf(from + s),

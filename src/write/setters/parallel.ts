@@ -45,7 +45,11 @@ export class MarkerParser {
 
   /** Starts a helper thread when `candidates` files may need parsing and a second core exists. */
   static start(candidates: number): MarkerParser {
-    if (candidates < PARALLEL_MIN_FILES || availableParallelism() < 2 || process.env.PAWL_PARSE_WORKERS === '0') {
+    if (
+      candidates < PARALLEL_MIN_FILES ||
+      availableParallelism() < 2 ||
+      process.env.PAWL_PARSE_WORKERS === '0'
+    ) {
       return new MarkerParser(null);
     }
     const source = workerSource();
@@ -64,13 +68,16 @@ export class MarkerParser {
   async parseAll(jobs: readonly ParseJob[]): Promise<ParseResult[]> {
     const worker = this.worker;
     const total = jobs.reduce((n, j) => n + j.text.length, 0);
-    if (!worker || !this.alive || total < PARALLEL_MIN_BYTES) return jobs.map((j) => findMarkers(j.text, j.file));
+    if (!worker || !this.alive || total < PARALLEL_MIN_BYTES)
+      return jobs.map((j) => findMarkers(j.text, j.file));
     // The worker takes the tail, a bit under half: it starts later than the main thread.
     let split = jobs.length;
-    for (let bytes = 0; split > 0 && bytes < total * 0.45; ) bytes += jobs[--split]!.text.length;
+    for (let bytes = 0; split > 0 && bytes < total * 0.45;) bytes += jobs[--split]!.text.length;
     const theirs = jobs.slice(split);
     const answer = new Promise<ParseResult[] | null>((resolve) => {
-      worker.once('message', (m: unknown) => resolve(Array.isArray(m) && m.length === theirs.length ? (m as ParseResult[]) : null));
+      worker.once('message', (m: unknown) =>
+        resolve(Array.isArray(m) && m.length === theirs.length ? (m as ParseResult[]) : null),
+      );
       worker.once('error', () => resolve(null));
       worker.once('exit', () => resolve(null));
     });

@@ -51,7 +51,8 @@ export function parseImage(s: string): ImageValue {
   if (at >= 0) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    if (!/^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/.test(digest)) bad(`digest "${digest}" is not ALGORITHM:HEX`);
+    if (!/^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/.test(digest))
+      bad(`digest "${digest}" is not ALGORITHM:HEX`);
   }
   const colon = rest.lastIndexOf(':');
   if (colon < 0 || colon < rest.lastIndexOf('/')) bad('no tag');
@@ -83,14 +84,20 @@ export function plainIsSafe(value: string, inFlow: boolean): boolean {
 function computePlainSafe(value: string): boolean {
   if (value === '' || value !== value.trim() || /[\r\n\t]/.test(value)) return false;
   // Indicators that start other tokens, and the two sequences that end a plain scalar.
-  if (/^[-?:,[\]{}#&*!|>'"%@`]/.test(value) || value.includes(': ') || value.includes(' #') || value.endsWith(':')) {
+  if (
+    /^[-?:,[\]{}#&*!|>'"%@`]/.test(value) ||
+    value.includes(': ') ||
+    value.includes(' #') ||
+    value.endsWith(':')
+  ) {
     return false;
   }
   if (/^(?:---|\.\.\.)/.test(value)) return false;
   try {
     const core: unknown = parse(`k: ${value}\n`, { schema: 'core', uniqueKeys: false });
     const v11: unknown = parse(`k: ${value}\n`, { version: '1.1' });
-    const read = (x: unknown): unknown => (x && typeof x === 'object' ? (x as Record<string, unknown>)['k'] : undefined);
+    const read = (x: unknown): unknown =>
+      x && typeof x === 'object' ? (x as Record<string, unknown>)['k'] : undefined;
     return read(core) === value && read(v11) === value;
   } catch {
     return false;
@@ -138,7 +145,10 @@ export function rewrite(text: string, edits: readonly { marker: Marker; value: s
       const headerLineEnd = nl < 0 ? text.length : nl + 1;
       let indicators = marker.start;
       while (indicators < headerLineEnd && /[|>+\-0-9]/.test(text[indicators]!)) indicators++;
-      parts.push(renderScalar({ style: 'plain', inFlow: false }, value), text.slice(indicators, Math.min(headerLineEnd, marker.end)));
+      parts.push(
+        renderScalar({ style: 'plain', inFlow: false }, value),
+        text.slice(indicators, Math.min(headerLineEnd, marker.end)),
+      );
     } else {
       parts.push(renderScalar(marker, value));
     }

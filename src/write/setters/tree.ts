@@ -67,7 +67,9 @@ function readIfMarked(path: string): string | null {
 export function checkUpdatePath(updatePath: string): string {
   const p = updatePath.replace(/\\/g, '/');
   if (isAbsolute(updatePath) || p.startsWith('/') || /^[A-Za-z]:/.test(p)) {
-    throw new UsageError(`update.path "${updatePath}" is absolute; give a path relative to the repository root`);
+    throw new UsageError(
+      `update.path "${updatePath}" is absolute; give a path relative to the repository root`,
+    );
   }
   const segments = p.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) {
@@ -90,7 +92,9 @@ function toRel(root: string, p: string): string {
 }
 
 function errCode(err: unknown): string | undefined {
-  return err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+  return err && typeof err === 'object' && 'code' in err
+    ? String((err as { code: unknown }).code)
+    : undefined;
 }
 
 interface Candidate {
@@ -115,10 +119,14 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
   try {
     start = await realpath(join(realRoot, rel));
   } catch (err) {
-    throw new UsageError(`update path "${updatePath}" does not exist under ${root} (${errCode(err) ?? String(err)})`);
+    throw new UsageError(
+      `update path "${updatePath}" does not exist under ${root} (${errCode(err) ?? String(err)})`,
+    );
   }
   if (!inside(realRoot, start)) {
-    throw new UsageError(`update path "${updatePath}" resolves outside the repository (${start}); refusing to touch it`);
+    throw new UsageError(
+      `update path "${updatePath}" resolves outside the repository (${start}); refusing to touch it`,
+    );
   }
 
   const candidates: Candidate[] = [];
@@ -127,7 +135,9 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
   else candidates.push({ found: toRel(realRoot, start), real: start, viaLink: false });
 
   // A file reached both directly and through a symlink is processed once, under its own name.
-  candidates.sort((a, b) => Number(a.viaLink) - Number(b.viaLink) || (a.found < b.found ? -1 : a.found > b.found ? 1 : 0));
+  candidates.sort(
+    (a, b) => Number(a.viaLink) - Number(b.viaLink) || (a.found < b.found ? -1 : a.found > b.found ? 1 : 0),
+  );
   const seen = new Set<string>();
   const unique = candidates.filter((c) => (seen.has(c.real) ? false : (seen.add(c.real), true)));
 
@@ -158,7 +168,8 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
   const scanned: ScannedFile[] = [];
   jobs.forEach((job, i) => {
     const { markers, error } = parsed[i]!;
-    if (error !== null) result.errors.push({ file: job.file, message: `not valid YAML, left untouched: ${error}` });
+    if (error !== null)
+      result.errors.push({ file: job.file, message: `not valid YAML, left untouched: ${error}` });
     else scanned.push({ file: job.file, path: job.path, text: job.text, markers });
   });
   result.files = scanned.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
@@ -171,7 +182,10 @@ async function walk(realRoot: string, dir: string, out: Candidate[], result: Sca
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
-    result.errors.push({ file: toRel(realRoot, dir) || '.', message: `cannot list directory: ${errCode(err) ?? String(err)}` });
+    result.errors.push({
+      file: toRel(realRoot, dir) || '.',
+      message: `cannot list directory: ${errCode(err) ?? String(err)}`,
+    });
     return;
   }
   const subdirs: Promise<void>[] = [];
@@ -188,7 +202,12 @@ async function walk(realRoot: string, dir: string, out: Candidate[], result: Sca
   await Promise.all(subdirs);
 }
 
-async function followLink(realRoot: string, abs: string, out: Candidate[], result: ScanResult): Promise<void> {
+async function followLink(
+  realRoot: string,
+  abs: string,
+  out: Candidate[],
+  result: ScanResult,
+): Promise<void> {
   const found = toRel(realRoot, abs);
   let target: string;
   try {
@@ -197,7 +216,10 @@ async function followLink(realRoot: string, abs: string, out: Candidate[], resul
     return; // dangling (or a loop): Flux skips it without a word
   }
   if (!inside(realRoot, target)) {
-    result.warnings.push({ file: found, message: `symlink points outside the repository (${target}); skipped` });
+    result.warnings.push({
+      file: found,
+      message: `symlink points outside the repository (${target}); skipped`,
+    });
     return;
   }
   try {
