@@ -59,10 +59,12 @@ export function emptyConfig(): Config {
 const group = (apiVersion: string): string =>
   apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
 
-// A file naming one of these kinds is probably meant for pawl, so failing to parse it is an error;
-// other unparsable files (Helm templates in a Flux repository) only get a warning.
+// Only files that name one of pawl's kinds (YAML or JSON spelling) are parsed at all: a Flux
+// repository is mostly Deployments and Kustomizations, and parsing is the expensive part.
+// Such a file failing to parse is an error; a kubectl List that fails only gets a warning.
 const MENTIONS_PAWL_KIND =
-  /\bkind:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
+  /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
+const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?List\b/;
 
 export interface LoadResult {
   config: Config;
@@ -85,10 +87,11 @@ export async function loadConfig(paths: string[]): Promise<LoadResult> {
   /** `ns/name` of SOPS-encrypted Secrets, which pawl cannot read. */
   const encrypted = new Set<string>();
 
-  for (const file of files) {
+  const texts = readAll(files);
+  for (const [i, file] of files.entries()) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await texts[i]!;
     } catch (err) {
       problems.push({
         location: { file },
@@ -97,8 +100,10 @@ export async function loadConfig(paths: string[]): Promise<LoadResult> {
       });
       continue;
     }
+    const ours = MENTIONS_PAWL_KIND.test(text);
+    if (!ours && !MENTIONS_LIST.test(text)) continue;
     const { docs, errors } = parseDocuments(file, text);
-    const parseSeverity = MENTIONS_PAWL_KIND.test(text) ? 'error' : 'warning';
+    const parseSeverity = ours ? 'error' : 'warning';
     // Outside pawl's objects one warning per file is enough.
     for (const e of parseSeverity === 'error' ? errors : errors.slice(0, 1)) {
       problems.push({
@@ -107,7 +112,7 @@ export async function loadConfig(paths: string[]): Promise<LoadResult> {
         message:
           parseSeverity === 'error'
             ? `not valid YAML: ${e.message}`
-            : `not valid YAML (${e.message}); skipped, it holds no objects pawl reads`,
+            : `not valid YAML (${e.message}); skipped`,
       });
     }
     for (const doc of docs) loadDocument(doc, { config, problems, loaded, invalid, encrypted });
@@ -228,4 +233,35 @@ function sortProblems(problems: Problem[]): Problem[] {
         a.i - b.i,
     )
     .map((x) => x.p);
+}
+
+/**
+ * Starts reading every file, at most `limit` at a time, and returns their texts in order: on a
+ * slow or network filesystem the reads overlap instead of queueing one by one.
+ */
+function readAll(files: string[], limit = 32): Promise<string>[] {
+  let next = 0;
+  const results = files.map(() => {
+    let resolve!: (s: string) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<string>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Errors are collected by the caller when it awaits; mark them handled meanwhile.
+    promise.catch(() => undefined);
+    return { promise, resolve, reject };
+  });
+  const worker = async (): Promise<void> => {
+    while (next < files.length) {
+      const i = next++;
+      try {
+        results[i]!.resolve(await readFile(files[i]!, 'utf8'));
+      } catch (err) {
+        results[i]!.reject(err);
+      }
+    }
+  };
+  for (let w = 0; w < Math.min(limit, files.length); w++) void worker();
+  return results.map((r) => r.promise);
 }

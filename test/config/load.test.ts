@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { symlink } from 'node:fs/promises';
 import { loadConfig, loadConfigOrThrow } from '../../src/config/load.js';
 import { ConfigError, UsageError } from '../../src/util/errors.js';
 import { DEFAULT_GUARD } from '../../src/config/types.js';
@@ -134,6 +135,15 @@ metadata:
   name: {{ .Release.Name }}
   labels: {{- include "labels" . | nindent 4 }}
 `,
+  'charts/app/Chart.yaml': 'apiVersion: v2\nname: app\nversion: 0.1.0\n',
+  'charts/app/templates/secret.yaml': `apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Release.Name }}
+data:
+  password: {{ .Values.password | b64enc | quote }}
+`,
+  'scripts/broken.yaml': 'kind: Deployment\nspec: [unclosed\n',
   '.github/workflows/ci.yaml': 'on: [push]\njobs: {{ broken\n',
   'node_modules/x/config.yaml': 'kind: ImagePolicy\napiVersion: image.toolkit.fluxcd.io/v1\n',
   'README.md': '# not yaml\n',
@@ -146,7 +156,7 @@ describe('loadConfig', () => {
     const { config, problems } = await loadConfig([dir]);
     assert.deepEqual(
       problems.map((p) => [p.severity, p.location.file.slice(dir.length + 1), p.location.line]),
-      [['warning', 'charts/app/templates/deploy.yaml', 5]],
+      [],
       JSON.stringify(problems, null, 2),
     );
     assert.deepEqual([...config.imageRepositories.keys()], ['flux-system/podinfo']);
@@ -448,5 +458,14 @@ stringData: {other: x}
         'Secret apps/plain has no "git.asc" key (the ASCII-armored OpenPGP private key)',
       ],
     );
+  });
+
+  test('each file is read once: symlink loops and overlapping -c paths', async (t) => {
+    const { dir, cleanup } = await configDir({ 'a/objects.yaml': [REPO, POLICY].join('---\n') });
+    t.after(cleanup);
+    await symlink('..', `${dir}/a/loop`);
+    const { config, problems } = await loadConfig([dir, `${dir}/a`, `${dir}/a/objects.yaml`]);
+    assert.deepEqual(problems, []);
+    assert.equal(config.imagePolicies.size, 1);
   });
 });
