@@ -444,6 +444,9 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   const wanted = chooseRef(opts.ref, repo.spec.ref);
   const logCtx = { gitRepository: `${repo.metadata.namespace}/${repo.metadata.name}`, url: redactUrl(url) };
   await sweepLeftovers(stateDir, dir);
+  if (opts.secret && transportOf(url) === 'http' && !/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])[:/]/i.test(url)) {
+    log.warn(logCtx, 'credentials are sent over plain http; use https');
+  }
 
   let cloned = false;
   if (await healthy(dir, url)) {
