@@ -230,6 +230,7 @@ describe('usage and empty states', () => {
     const r = await pawl(['tags', 'app', '--state-dir', stateDir]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /no scans in .* yet; run "pawl scan" first/);
+    assert.deepEqual(await readdir(stateDir), [], 'a read-only command creates no database');
     const both = await pawl(['tags', 'app', '--history', '--raw', '--state-dir', stateDir]);
     assert.equal(both.code, 2);
   });

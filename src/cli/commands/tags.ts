@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
@@ -5,7 +7,7 @@ import { table } from '../table.js';
 import { loadConfigOrThrow } from '../../config/load.js';
 import { resolveObject } from '../../config/resolve.js';
 import { refKey } from '../../config/types.js';
-import { openStore, type Store } from '../../store/index.js';
+import { DB_FILE, openStore, type Store } from '../../store/index.js';
 import { anomalyKinds, changeList, formatResponse, formatTime } from '../../scan/format.js';
 import { RuntimeError, UsageError } from '../../util/errors.js';
 
@@ -53,6 +55,10 @@ export function register(program: Command): void {
     action(async (ctx, name: string) => {
       const opts = cmd.opts<TagsOptions>();
       if (opts.history && opts.raw) throw new UsageError('--history and --raw show different things; give one of them');
+      // A read-only command: a mistyped --state-dir must not leave an empty database behind.
+      if (!existsSync(join(ctx.options.stateDir, DB_FILE))) {
+        throw new RuntimeError(`no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or give the right --state-dir)`);
+      }
       const store = openStore(ctx.options.stateDir);
       try {
         const repo = await resolveRepository(ctx, store, name);
