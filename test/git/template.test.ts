@@ -316,6 +316,20 @@ describe('sprig functions', () => {
     );
   });
 
+  test('decimal float arithmetic, seq, merge', () => {
+    // sprig's addf & co. compute in decimal: 1.1 + 2.2 is 3.3, not 3.3000000000000003.
+    assert.equal(
+      render('{{ addf 1.1 2.2 }} {{ divf 1 3 }} {{ round 3.14159 2 }} {{ seq 3 }} {{ seq 5 1 }}'),
+      '3.3 0.3333333333333333 3.14 1 2 3 5 4 3 2 1',
+    );
+    assert.equal(
+      render(
+        '{{ merge (dict "x" 1 "n" (dict "a" 1)) (dict "x" 2 "n" (dict "b" 2)) | toJson }} {{ mergeOverwrite (dict "x" 1) (dict "x" 2) | toJson }}',
+      ),
+      '{"n":{"a":1,"b":2},"x":1} {"x":2}',
+    );
+  });
+
   test('semver and semverCompare follow Masterminds/semver v3', () => {
     assert.equal(
       render(

@@ -15,6 +15,7 @@ import {
   asGoMap,
   deepEqual,
   goFloat,
+  GoFloat,
   GoMap,
   GoStruct,
   isTrue,
@@ -470,6 +471,118 @@ function regexSplit(re: RE2JS, s: string, n: number): string[] {
   return out;
 }
 
+// --- decimal arithmetic (sprig's addf & co. go through shopspring/decimal) ---
+
+/** A float64 as the exact decimal of its shortest representation: digits × 10^-scale. */
+function toDecimal(v: unknown): { digits: bigint; scale: number } {
+  const f = toFloat64(v);
+  const [mant, exp] = f.toExponential().split('e') as [string, string];
+  const neg = mant.startsWith('-');
+  const [int, frac = ''] = mant.replace('-', '').split('.') as [string, string?];
+  let digits = BigInt(int + frac);
+  let scale = frac.length - Number(exp);
+  if (scale < 0) {
+    digits *= 10n ** BigInt(-scale);
+    scale = 0;
+  }
+  return { digits: neg ? -digits : digits, scale };
+}
+
+function decimalToFloat(d: { digits: bigint; scale: number }): number | GoFloat {
+  return goFloat(Number(`${d.digits}e-${d.scale}`));
+}
+
+function decimalOp(op: 'add' | 'sub' | 'mul' | 'div', first: unknown, rest: unknown[]): number | GoFloat {
+  let acc = toDecimal(first);
+  for (const r of rest) {
+    const b = toDecimal(r);
+    const scale = Math.max(acc.scale, b.scale);
+    const x = acc.digits * 10n ** BigInt(scale - acc.scale);
+    const y = b.digits * 10n ** BigInt(scale - b.scale);
+    switch (op) {
+      case 'add':
+        acc = { digits: x + y, scale };
+        break;
+      case 'sub':
+        acc = { digits: x - y, scale };
+        break;
+      case 'mul':
+        acc = { digits: acc.digits * b.digits, scale: acc.scale + b.scale };
+        break;
+      case 'div': {
+        if (y === 0n) throw new FuncError('decimal division by 0');
+        // decimal.Div rounds to DivisionPrecision (16) places.
+        const q = (x * 10n ** 17n) / y;
+        const rounded = q >= 0n ? (q + 5n) / 10n : (q - 5n) / 10n;
+        acc = { digits: rounded, scale: 16 };
+        break;
+      }
+    }
+  }
+  return decimalToFloat(acc);
+}
+
+function seq(params: number[]): string {
+  const join = (xs: unknown[]): string => xs.map(String).join(' ');
+  switch (params.length) {
+    case 1: {
+      const end = params[0]!;
+      const inc = end < 1 ? -1 : 1;
+      return join(untilStep(1, end + inc, inc));
+    }
+    case 2: {
+      const [start, end] = params as [number, number];
+      const step = end < start ? -1 : 1;
+      return join(untilStep(start, end + step, step));
+    }
+    case 3: {
+      const [start, step, end] = params as [number, number, number];
+      let inc = 1;
+      if (end < start) {
+        inc = -1;
+        if (step > 0) return '';
+      }
+      return join(untilStep(start, end + inc, step));
+    }
+    default:
+      return '';
+  }
+}
+
+function sprigRound(a: unknown, p: number, roundOn = 0.5): number | GoFloat {
+  const pow = 10 ** p;
+  const digit = pow * toFloat64(a);
+  const frac = digit - Math.trunc(digit);
+  return goFloat((frac >= roundOn ? Math.ceil(digit) : Math.floor(digit)) / pow);
+}
+
+function deepCopy(v: unknown): unknown {
+  if (Array.isArray(v)) return typedSlice(v.map(deepCopy), typeName(v));
+  const m = asGoMap(v);
+  if (m)
+    return new GoMap(
+      m.typeName,
+      new Map([...m.entries].map(([k, x]) => [k, deepCopy(x)])),
+      m.elemZero,
+      m.stringKeys,
+    );
+  return v;
+}
+
+/** mergo.Merge (without / with override), as sprig's merge and mergeOverwrite use it. */
+function mergeInto(dst: GoMap, src: GoMap, override: boolean): void {
+  for (const [k, sv] of src.entries) {
+    const dv = dst.entries.get(k);
+    const dm = asGoMap(dv);
+    const sm = asGoMap(sv);
+    if (dm && sm) {
+      mergeInto(dm, sm, override);
+    } else if (!dst.entries.has(k) || empty(dv) || (override && !empty(sv))) {
+      dst.entries.set(k, sv);
+    }
+  }
+}
+
 // --- semver (Masterminds/semver v3, as sprig uses it) ------------------------
 
 function mustVersion(v: string): SemverVersion {
@@ -865,6 +978,18 @@ const SPRIG: [string, GoFunc][] = [
   ['max', f(['any'], ([a, ...rest]) => maxMin('max', a, rest), 'any')],
   ['min', f(['any'], ([a, ...rest]) => maxMin('min', a, rest), 'any')],
   ['ceil', f(['any'], ([v]) => goFloat(Math.ceil(toFloat64(v))))],
+  [
+    'round',
+    f(['any', 'int'], ([a, p, ...r]) => sprigRound(a, n(p), r.length > 0 ? numberOf(r[0]) : 0.5), 'float64'),
+  ],
+  ['add1f', f(['any'], ([v]) => decimalOp('add', v, [1]))],
+  ['addf', f([], (args) => decimalOp('add', 0, args), 'any')],
+  ['subf', f(['any'], ([a, ...rest]) => decimalOp('sub', a, rest), 'any')],
+  ['mulf', f(['any'], ([a, ...rest]) => decimalOp('mul', a, rest), 'any')],
+  ['divf', f(['any'], ([a, ...rest]) => decimalOp('div', a, rest), 'any')],
+  ['maxf', f(['any'], ([a, ...rest]) => goFloat(Math.max(toFloat64(a), ...rest.map(toFloat64))), 'any')],
+  ['minf', f(['any'], ([a, ...rest]) => goFloat(Math.min(toFloat64(a), ...rest.map(toFloat64))), 'any')],
+  ['seq', f([], (args) => seq(args as number[]), 'int')],
   ['floor', f(['any'], ([v]) => goFloat(Math.floor(toFloat64(v))))],
   // string slices
   ['join', f(['string', 'any'], ([sep, v]) => strslice(v).join(s(sep)))],
@@ -942,6 +1067,8 @@ const SPRIG: [string, GoFunc][] = [
     }),
   ],
   ['ternary', f(['any', 'any', 'bool'], ([vt, vf, c]) => (c ? vt : vf))],
+  ['deepCopy', f(['any'], ([v]) => deepCopy(v))],
+  ['mustDeepCopy', f(['any'], ([v]) => deepCopy(v))],
   // reflection
   ['typeOf', f(['any'], ([v]) => formatValue(v, 'T'))],
   ['typeIs', f(['string', 'any'], ([t, v]) => s(t) === formatValue(v, 'T'))],
@@ -1103,6 +1230,19 @@ const SPRIG: [string, GoFunc][] = [
     ),
   ],
   ['values', f(['dict'], ([d]) => list(sortedEntries(dictOf(d)).map(([, v]) => v)))],
+  ...(['merge', 'mustMerge', 'mergeOverwrite', 'mustMergeOverwrite'] as const).map(
+    (name): [string, GoFunc] => [
+      name,
+      f(
+        ['dict'],
+        ([dst, ...srcs]) => {
+          for (const src of srcs) mergeInto(dictOf(dst), dictOf(src), name.includes('Overwrite'));
+          return dst;
+        },
+        'dict',
+      ),
+    ],
+  ),
   ['dig', f([], (args) => dig(args), 'any')],
   // semver
   ['semver', f(['string'], ([v]) => semverValue(mustVersion(s(v))))],
