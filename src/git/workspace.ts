@@ -11,10 +11,10 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rename, rm, stat, mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import semver from 'semver';
 import type { GitRef, GitRepository, Secret } from '../config/types.js';
 import type { Logger } from '../util/log.js';
 import { RuntimeError } from '../util/errors.js';
+import { compareVersions, newVersion, parseSemverRange, type SemverRange, type SemverVersion } from '../select/strategies/semver.js';
 import { git, GitError, type GitOptions, type GitResult } from './exec.js';
 import { prepareAuth, redactUrl, tempRoot, transportOf } from './auth.js';
 
@@ -120,29 +120,24 @@ export function chooseRef(...candidates: (GitRef | undefined)[]): GitRef | undef
   return undefined;
 }
 
-/** Parse a tag as Flux's Masterminds/semver does (leading `v`, missing minor/patch are 0). */
-export function parseTagVersion(tag: string): semver.SemVer | null {
-  const m = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/.exec(tag);
-  if (!m) return null;
-  const text = `${m[1]}.${m[2] ?? '0'}.${m[3] ?? '0'}${m[4] ?? ''}${m[5] ?? ''}`;
-  return semver.parse(text);
-}
-
-/** Highest tag satisfying `range` (Masterminds syntax: `,` also means AND); null when none. */
+/**
+ * Highest tag satisfying `range`, as source-controller's semver checkout does with
+ * Masterminds/semver (`NewVersion` per tag: leading `v`, missing minor/patch are 0); null when none.
+ */
 export function selectSemverTag(range: string, tags: readonly string[]): string | null {
-  const normalized = range
-    .split('||')
-    .map((part) => part.replace(/,/g, ' ').trim())
-    .join(' || ');
-  const r = semver.validRange(normalized);
-  if (r === null) throw new RuntimeError(`"${range}" is not a valid semver range`);
-  let best: { tag: string; v: semver.SemVer } | null = null;
-  for (const tag of tags) {
-    const v = parseTagVersion(tag);
-    if (!v || !semver.satisfies(v, r)) continue;
-    if (!best || semver.gt(v, best.v) || (semver.eq(v, best.v) && tag > best.tag)) best = { tag, v };
+  let r: SemverRange;
+  try {
+    r = parseSemverRange(range);
+  } catch (err) {
+    throw new RuntimeError(`"${range}" is not a valid semver range: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return best?.tag ?? null;
+  let best: SemverVersion | null = null;
+  for (const tag of tags) {
+    const v = newVersion(tag);
+    if (!v || !r.check(v)) continue;
+    if (!best || compareVersions(v, best) > 0) best = v;
+  }
+  return best?.original ?? null;
 }
 
 async function exists(path: string): Promise<boolean> {
