@@ -350,6 +350,87 @@ Automation: test-ns/test-update
     );
   });
 
+  test('TestUpdateWithSetters Result: file keys relative to the update path, kustomization objects without a name', () => {
+    // internal/update/update_test.go expectedResult, as TemplateChanges in file order.
+    const kustomization = {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      namespace: '',
+      name: '',
+    };
+    const digest = 'sha256:6745aaad46d795c9836632e1fb62f24b7e7f4c843144da8e47a5465c411a14be';
+    const changes: TemplateChange[] = [
+      {
+        file: 'kustomization.yml',
+        object: kustomization,
+        oldValue: 'replaced',
+        newValue: 'index.repo.fake/updated',
+        setter: 'automation-ns:policy:name',
+      },
+      {
+        file: 'kustomization.yml',
+        object: kustomization,
+        oldValue: 'v1',
+        newValue: 'v1.0.1',
+        setter: 'automation-ns:policy:tag',
+      },
+      {
+        file: 'kustomization.yml',
+        object: kustomization,
+        oldValue: 'sha256:1234567890abcdef',
+        newValue: digest,
+        setter: 'automation-ns:policy-with-digest:digest',
+      },
+      {
+        file: 'kustomization.yml',
+        object: kustomization,
+        oldValue: 'image',
+        newValue: `image:v1.0.0@${digest}`,
+        setter: 'automation-ns:policy-with-digest',
+      },
+      {
+        file: 'Kustomization',
+        object: kustomization,
+        oldValue: 'replaced',
+        newValue: 'index.repo.fake/updated',
+        setter: 'automation-ns:policy:name',
+      },
+      {
+        file: 'Kustomization',
+        object: kustomization,
+        oldValue: 'v1',
+        newValue: 'v1.0.1',
+        setter: 'automation-ns:policy:tag',
+      },
+      {
+        file: 'marked.yaml',
+        object: { apiVersion: 'batch/v1beta1', kind: 'CronJob', namespace: 'bar', name: 'foo' },
+        oldValue: 'image:v1.0.0',
+        newValue: 'index.repo.fake/updated:v1.0.1',
+        setter: 'automation-ns:policy',
+      },
+    ];
+    const data = fluxTemplateData({ namespace: 'automation-ns', name: 'update' }, changes, {});
+    // Go prints the map with keys in byte order ("K" < "k") and the empty NameMeta as "{ }".
+    const kid = '{{{kustomize.config.k8s.io/v1beta1 Kustomization} { }}}';
+    assert.equal(
+      renderCommitMessage('{{ .Changed.FileChanges }}', data),
+      `map[Kustomization:map[${kid}:[{replaced index.repo.fake/updated automation-ns:policy:name} {v1 v1.0.1 automation-ns:policy:tag}]] ` +
+        `kustomization.yml:map[${kid}:[{replaced index.repo.fake/updated automation-ns:policy:name} {v1 v1.0.1 automation-ns:policy:tag} ` +
+        `{sha256:1234567890abcdef ${digest} automation-ns:policy-with-digest:digest} {image image:v1.0.0@${digest} automation-ns:policy-with-digest}]] ` +
+        'marked.yaml:map[{{{batch/v1beta1 CronJob} {foo bar}}}:[{image:v1.0.0 index.repo.fake/updated:v1.0.1 automation-ns:policy}]]]',
+    );
+    // Changes() drops the repeated changes of the second kustomization file; Objects() has one entry per object.
+    assert.equal(renderCommitMessage('{{ len .Changed.Changes }} {{ len .Changed.Objects }}', data), '5 2');
+    assert.equal(
+      renderCommitMessage(
+        '{{ range $o, $c := .Changed.Objects }}{{ $o.Kind }}:{{ $o.Name }}:{{ len $c }};{{ end }}',
+        data,
+      ),
+      'CronJob:foo:1;Kustomization::4;',
+    );
+  });
+
   test("a template using the removed .Updated field fails with Flux's message", () => {
     const data = fluxTemplateData(automation, [PODINFO], {});
     assert.throws(

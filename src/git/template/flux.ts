@@ -20,7 +20,11 @@ import { parseTemplate, type Template } from './template.js';
 import { compareKeys, GoMap, GoStruct, typedSlice } from './values.js';
 
 export interface TemplateChange {
-  /** Path of the file, relative to the repository root, with forward slashes (as Flux reports it). */
+  /**
+   * Path of the file with forward slashes, relative to the automation's `spec.update.path`: Flux
+   * reads the tree from that directory and keys FileChanges by kyaml's path annotation
+   * (internal/update/setters.go; update_test.go expects `marked.yaml`, not `testdata/…/marked.yaml`).
+   */
   file: string;
   object: { apiVersion?: string; kind: string; namespace: string; name: string };
   oldValue: string;
@@ -103,7 +107,7 @@ function objectChanges(entries: Map<GoStruct, GoStruct[]>): GoMap {
 export function fluxTemplateData(
   automation: { namespace: string; name: string },
   changes: readonly TemplateChange[],
-  values: Readonly<Record<string, string>>,
+  values: Readonly<Record<string, string>> = {},
 ): unknown {
   // One ObjectIdentifier value per identity, so Objects() merges the same object across files as a Go map would.
   const ids = new Map<string, GoStruct>();
