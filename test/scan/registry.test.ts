@@ -111,6 +111,8 @@ for (const auth of ['none', 'htpasswd', 'token'] as RegistryAuth[]) {
       assert.equal(there.exists, true);
       assert.equal(there.digest, v1Digest);
       assert.deepEqual(await c.headManifest(ref, 'no-such-tag'), { exists: false });
+      assert.equal((await c.headManifest(ref, v1Digest)).exists, true);
+      assert.ok(proxy.requests.some((q) => q.path.endsWith(`/manifests/${v1Digest}`)), 'digests go into the path unescaped');
       proxy.setMissingManifests('org/app', ['v1.0.0']);
       try {
         assert.deepEqual(await c.headManifest(ref, 'v1.0.0'), { exists: false });

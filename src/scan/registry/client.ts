@@ -181,6 +181,11 @@ export function parseCreated(value: string | undefined): Date | null {
   return new Date(t);
 }
 
+/** Tags and digests go into the path as they are (`sha256:…` unescaped, as registries expect). */
+function pathReference(reference: string): string {
+  return /^[\w.:+=-]+$/.test(reference) ? reference : encodeURIComponent(reference);
+}
+
 function sha256(body: Buffer): string {
   return `sha256:${createHash('sha256').update(body).digest('hex')}`;
 }
@@ -587,7 +592,7 @@ class Client implements RegistryClient {
   async headManifest(repo: RepositoryRef, reference: string, opts: { signal?: AbortSignal } = {}): Promise<ManifestHead> {
     const op = this.startOp(`checking ${familiarName(repo)}:${reference}`, opts.signal, false);
     return this.run(op, repo, async () => {
-      const url = `${this.origin(repo)}/v2/${repo.path}/manifests/${encodeURIComponent(reference)}`;
+      const url = `${this.origin(repo)}/v2/${repo.path}/manifests/${pathReference(reference)}`;
       op.step = 'HEAD manifest';
       const f = await this.authed(op, repo, 'HEAD', url, { accept: MANIFEST_ACCEPT }, 0);
       if (f.status === 404) return { exists: false };
@@ -616,7 +621,7 @@ class Client implements RegistryClient {
   private async buildTimeOf(op: Op, repo: RepositoryRef, reference: string, depth: number): Promise<BuildTime | null> {
     const cache = this.opts.buildTimeCache;
     const origin = this.origin(repo);
-    const url = `${origin}/v2/${repo.path}/manifests/${encodeURIComponent(reference)}`;
+    const url = `${origin}/v2/${repo.path}/manifests/${pathReference(reference)}`;
     if (!reference.startsWith('sha256:')) {
       // A tag: learn its digest with a HEAD first, so a cached digest costs one cheap request.
       op.step = 'HEAD manifest';
