@@ -3,6 +3,7 @@
  * and on a push race, start over from the new remote head, because a person may just have
  * edited a marked line.
  */
+import { posix } from 'node:path';
 import { refKey, type Config, type ImageUpdateAutomation, type Secret } from '../config/types.js';
 import { openWorkspace, type Workspace } from '../git/workspace.js';
 import { commit } from '../git/commit.js';
@@ -89,7 +90,7 @@ export async function runAutomation(
       const edits = opts.edits ? opts.edits(plan) : plan.plans.filter((p) => p.value !== null).map((p) => ({ plan: p, value: p.value! }));
       Object.assign(report, summarise(plan, edits));
       if (edits.length === 0) return null;
-      const templateChanges = await writeEdits(w, plan, edits);
+      const templateChanges = await writeEdits(w, plan, edits, automation.spec.update.path);
       if (opts.dryRun) return null;
       const { message, trailers } = opts.message
         ? opts.message(report.changes)
@@ -174,7 +175,14 @@ function summarise(plan: TreePlan, edits: { plan: MarkerPlan; value: string }[])
 }
 
 /** Splices the new values into each file (only the marked scalars' bytes) and writes atomically. */
-async function writeEdits(ws: Workspace, plan: TreePlan, edits: { plan: MarkerPlan; value: string }[]): Promise<TemplateChange[]> {
+async function writeEdits(
+  ws: Workspace,
+  plan: TreePlan,
+  edits: { plan: MarkerPlan; value: string }[],
+  updatePath: string,
+): Promise<TemplateChange[]> {
+  // Flux keys `.Changed.FileChanges` by paths relative to `spec.update.path`.
+  const base = posix.normalize(updatePath.replace(/^\.\/?/, '') || '.');
   const byFile = new Map<string, { plan: MarkerPlan; value: string }[]>();
   for (const e of edits) byFile.set(e.plan.marker.file, [...(byFile.get(e.plan.marker.file) ?? []), e]);
   const changes: TemplateChange[] = [];
@@ -184,7 +192,7 @@ async function writeEdits(ws: Workspace, plan: TreePlan, edits: { plan: MarkerPl
     const objects = objectsAt(scanned.text, fileEdits.map((e) => e.plan.marker.start));
     await writeFileAtomic(scanned.path, rewrite(scanned.text, fileEdits.map((e) => ({ marker: e.plan.marker, value: e.value }))));
     fileEdits.forEach((e, i) =>
-      changes.push({ file, object: objects[i]!, oldValue: e.plan.marker.value, newValue: e.value, setter: e.plan.marker.setter }),
+      changes.push({ file: posix.relative(base === '.' ? '' : base, file), object: objects[i]!, oldValue: e.plan.marker.value, newValue: e.value, setter: e.plan.marker.setter }),
     );
   }
   return changes;
