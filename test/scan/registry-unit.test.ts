@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRepositoryRef, parseImageReference, familiarName, ImageReferenceError } from '../../src/scan/registry/reference.js';
-import { parseChallenge, parseNextLink, parseCreated } from '../../src/scan/registry/client.js';
+import { parseChallenge, parseNextLink, parseCreated, sameRepository } from '../../src/scan/registry/client.js';
 import { parseRetryAfter, parseRateLimit, backoffMs, RegistryPool } from '../../src/scan/registry/pool.js';
 import { Redactor } from '../../src/scan/registry/redact.js';
 import { credentialsFromSecret, credentialsFromDockerConfig } from '../../src/scan/registry/credentials.js';
@@ -99,6 +99,12 @@ describe('protocol details', () => {
     assert.equal(parseNextLink('</v2/a/tags/list?n=10&last=b>; rel="next"'), '/v2/a/tags/list?n=10&last=b');
     assert.equal(parseNextLink('<https://r.io/v2/a/tags/list?last=b>; rel="prev", <https://r.io/v2/a/tags/list?last=c>; rel=next'), 'https://r.io/v2/a/tags/list?last=c');
     assert.equal(parseNextLink(null), undefined);
+  });
+  test('a tag list names the repository asked for (whole trailing components)', () => {
+    assert.equal(sameRepository('library/nginx', 'library/nginx'), true);
+    assert.equal(sameRepository('docker-local/org/app', 'org/app'), true);
+    assert.equal(sameRepository('org/other', 'org/app'), false);
+    assert.equal(sameRepository('xorg/app', 'org/app'), false);
   });
   test('Retry-After in seconds or as an HTTP date', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');

@@ -211,6 +211,17 @@ function describeStatus(f: Fetched): string {
   return `${f.status} ${f.statusText}`.trim() + detail;
 }
 
+/**
+ * The tag list names the repository asked for. Some registries (Artifactory behind a
+ * repository-per-subdomain set-up) add or drop a leading path component, so a match on
+ * whole trailing components, ignoring case, is accepted; anything else is another repository.
+ */
+export function sameRepository(listed: string, asked: string): boolean {
+  const a = listed.toLowerCase();
+  const b = asked.toLowerCase();
+  return a === b || a.endsWith(`/${b}`) || b.endsWith(`/${a}`);
+}
+
 function isAttestation(d: z.infer<typeof descriptor>): boolean {
   if (d.annotations?.['vnd.docker.reference.type'] === 'attestation-manifest') return true;
   return d.platform?.architecture === 'unknown' && d.platform.os === 'unknown';
@@ -566,7 +577,7 @@ class Client implements RegistryClient {
         } catch {
           throw this.fail(op, `page ${pages} is not a tag list (malformed JSON, ${f.body.length} bytes); nothing was kept`);
         }
-        if (page.name !== repo.path) {
+        if (!sameRepository(page.name, repo.path)) {
           throw this.fail(op, `page ${pages} is the tag list of "${page.name}", not of "${repo.path}"; nothing was kept`);
         }
         for (const t of page.tags ?? []) {
