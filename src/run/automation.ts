@@ -5,7 +5,7 @@
  */
 import { posix } from 'node:path';
 import { refKey, type Config, type ImageUpdateAutomation, type Secret } from '../config/types.js';
-import { openWorkspace, type Workspace } from '../git/workspace.js';
+import { withWorkspace, type Workspace } from '../git/workspace.js';
 import { commit } from '../git/commit.js';
 import { pushWithRetry } from '../git/push.js';
 import { fluxTemplateData, renderCommitMessage, type TemplateChange } from '../git/template/index.js';
@@ -49,18 +49,29 @@ export function secretOf(config: Config, namespace: string, name: string | undef
   return name === undefined ? undefined : config.secrets.get(`${namespace}/${name}`);
 }
 
-export async function openAutomationWorkspace(automation: ImageUpdateAutomation, deps: AutomationDeps): Promise<Workspace> {
+/**
+ * Runs `fn` in the automation's workspace, holding the workspace lock: two passes over one
+ * GitRepository (in this process or another pawl) never share a working copy at once.
+ */
+export async function withAutomationWorkspace<T>(
+  automation: ImageUpdateAutomation,
+  deps: AutomationDeps,
+  fn: (ws: Workspace) => Promise<T>,
+): Promise<T> {
   const repoKey = refKey(automation.spec.sourceRef);
   const repo = deps.config.gitRepositories.get(repoKey);
   if (!repo) throw new RuntimeError(`ImageUpdateAutomation ${refKey(automation.metadata)}: GitRepository ${repoKey} is not in the configuration`);
   const secret = secretOf(deps.config, repo.metadata.namespace, repo.spec.secretRef);
-  return openWorkspace({
-    stateDir: deps.stateDir,
-    repo,
-    ...(secret ? { secret } : {}),
-    ...(automation.spec.git.checkout ? { ref: automation.spec.git.checkout.ref } : {}),
-    log: deps.log,
-  });
+  return withWorkspace(
+    {
+      stateDir: deps.stateDir,
+      repo,
+      ...(secret ? { secret } : {}),
+      ...(automation.spec.git.checkout ? { ref: automation.spec.git.checkout.ref } : {}),
+      log: deps.log,
+    },
+    fn,
+  );
 }
 
 export async function runAutomation(
@@ -72,9 +83,23 @@ export async function runAutomation(
   const name = refKey(automation.metadata);
   const report: AutomationReport = { name, result: 'failed', commit: null, branch: null, changes: [], kept: [], error: null };
   let plan: TreePlan | null = null;
-  let ws: Workspace | null = null;
   try {
-    ws = await openAutomationWorkspace(automation, deps);
+    await withAutomationWorkspace(automation, deps, async (ws) => {
+      try {
+        await pass(ws);
+      } catch (err) {
+        // Leave the working copy as the last fetch had it: the next run starts clean.
+        await ws.git(['reset', '--hard', '--quiet', 'HEAD']).catch(() => undefined);
+        throw err;
+      }
+    });
+  } catch (err) {
+    report.result = 'failed';
+    report.error = errorMessage(err);
+  }
+  return { report, plan };
+
+  async function pass(ws: Workspace): Promise<void> {
     const pushSpec = automation.spec.git.push;
     report.branch = pushSpec?.branch ?? ws.branch;
 
@@ -119,7 +144,7 @@ export async function runAutomation(
       report.diff = await ws.diff();
       await ws.git(['reset', '--hard', '--quiet', 'HEAD']);
       report.result = 'dry-run';
-      return { report, plan };
+      return;
     }
 
     const pushed = await pushWithRetry(ws, attempt, {
@@ -130,24 +155,19 @@ export async function runAutomation(
       log: deps.log,
     });
     report.branch = pushed.branch || report.branch;
-    if (pushed.commit === null) {
-      report.result = 'up-to-date';
-    } else if (pushed.rejected) {
+    if (pushed.rejected) {
       report.result = 'failed';
-      report.commit = null;
       report.error = `push to ${pushed.branch} rejected (${pushed.rejected}): ${pushed.message}`;
       // Leave the workspace as the remote has it: the next run starts clean.
       await ws.refresh().catch(() => undefined);
-    } else {
+    } else if (pushed.pushed && pushed.commit) {
       report.result = 'pushed';
       report.commit = pushed.commit;
+    } else {
+      // Nothing to commit, or the branch already had these changes.
+      report.result = 'up-to-date';
     }
-  } catch (err) {
-    report.result = 'failed';
-    report.error = errorMessage(err);
-    if (ws) await ws.git(['reset', '--hard', '--quiet', 'HEAD']).catch(() => undefined);
   }
-  return { report, plan };
 }
 
 function summarise(plan: TreePlan, edits: { plan: MarkerPlan; value: string }[]): { changes: ChangeReport[]; kept: KeptReport[] } {

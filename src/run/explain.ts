@@ -9,7 +9,7 @@ import { adviceFor, explainPin, explainRatchet, REASON_LABELS } from '../guard/i
 import type { Reason } from '../guard/types.js';
 import { describeAnomaly } from '../store/index.js';
 import { errorMessage } from '../util/errors.js';
-import { openAutomationWorkspace } from './automation.js';
+import { withAutomationWorkspace } from './automation.js';
 import { automationsFor, type PeopleDeps } from './people.js';
 import { evaluatePolicy, FactsBook } from './policies.js';
 import { planTree } from './plan.js';
@@ -91,8 +91,9 @@ export async function explain(deps: PeopleDeps, policy: ImagePolicy, opts: { can
   for (const a of automationsFor(deps.config, policy)) {
     const automation = refKey(a.metadata);
     try {
-      const ws = await openAutomationWorkspace(a, { config: deps.config, stateDir: deps.stateDir, log: deps.log, now });
-      const plan = await planTree(ws.dir, a.spec.update.path, new Map([[name, o]]));
+      const plan = await withAutomationWorkspace(a, { config: deps.config, stateDir: deps.stateDir, log: deps.log, now }, (ws) =>
+        planTree(ws.dir, a.spec.update.path, new Map([[name, o]])),
+      );
       for (const m of plan.plans) {
         const reason = m.decision.reason as Reason;
         out.markers.push({
