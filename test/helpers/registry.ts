@@ -47,6 +47,12 @@ export interface TestRegistry {
   stop(): Promise<void>;
 }
 
+/** Registries still running, killed if the test process exits without stopping them. */
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -123,6 +129,8 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
     const configFile = join(dir, 'config.yml');
     await writeFile(configFile, config);
     const child = spawn(REGISTRY_BIN, ['serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    live.add(child);
+    child.once('exit', () => live.delete(child));
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
