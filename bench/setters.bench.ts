@@ -234,14 +234,11 @@ async function main(): Promise<void> {
     const bundleDir = join(repo, 'bench', 'out', 'cli');
     await rm(bundleDir, { recursive: true, force: true });
     await mkdir(bundleDir, { recursive: true });
-    // The parse worker is bundled beside the CLI, where the built layout has it.
-    const worker = join(repo, 'src', 'write', 'setters', 'parse-worker.ts');
     const esbuild = (entries: string[]) =>
       spawnSync(
         join(repo, 'node_modules', '.bin', 'esbuild'),
         [
           ...entries,
-          worker,
           '--bundle',
           '--platform=node',
           '--format=esm',

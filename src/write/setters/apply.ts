@@ -12,6 +12,8 @@ import { scanTree, type FileProblem } from './tree.js';
 export { parseImage } from './rewrite.js';
 export type { ImageValue } from './rewrite.js';
 
+const WRITE_CONCURRENCY = 16;
+
 export interface SetterChange {
   file: string;
   line: number;
@@ -83,17 +85,27 @@ export async function applySetters(
     writes.push({ file: f.file, path: f.path, text: rewrite(f.text, edits) });
   }
   if (opts.dryRun || result.errors.length > 0) return result;
-  for (const w of writes) {
-    try {
-      await writeFileAtomic(w.path, w.text);
-      result.filesWritten.push(w.file);
-    } catch (err) {
-      result.errors.push({
-        file: w.file,
-        message: `cannot write: ${err instanceof Error ? err.message : String(err)}`,
-      });
+  // Each atomic write is several file-system calls; running a few files at once keeps the thread
+  // pool busy instead of waiting on one call at a time.
+  const written = new Array<boolean>(writes.length).fill(false);
+  let next = 0;
+  const writer = async (): Promise<void> => {
+    for (let i = next++; i < writes.length; i = next++) {
+      const w = writes[i]!;
+      try {
+        await writeFileAtomic(w.path, w.text);
+        written[i] = true;
+      } catch (err) {
+        result.errors.push({
+          file: w.file,
+          message: `cannot write: ${err instanceof Error ? err.message : String(err)}`,
+        });
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, writes.length) }, writer));
+  result.filesWritten = writes.filter((_, i) => written[i]).map((w) => w.file);
+  result.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return result;
 }
 

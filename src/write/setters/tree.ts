@@ -8,8 +8,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { UsageError } from '../../util/errors.js';
-import { MARKER_TOKEN, type Marker } from './markers.js';
-import { MarkerParser, type ParseJob, type ParseResult } from './parallel.js';
+import { MARKER_TOKEN, findMarkers, type Marker } from './markers.js';
 
 export interface ScannedFile {
   /** Relative to the repository root, '/' separators. */
@@ -144,8 +143,7 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
   // Reads are synchronous in small batches: for thousands of small files that is several times
   // faster than promise-based reads through the thread pool, and yielding between batches keeps
   // the event loop responsive for a daemon.
-  const parser = MarkerParser.start(unique.length);
-  const jobs: (ParseJob & { path: string })[] = [];
+  const scanned: ScannedFile[] = [];
   for (let i = 0; i < unique.length; i++) {
     if (i % READ_BATCH === READ_BATCH - 1) await new Promise((r) => setImmediate(r));
     const c = unique[i]!;
@@ -157,21 +155,13 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
       result.errors.push({ file, message: `cannot read: ${errCode(err) ?? String(err)}` });
       continue;
     }
-    if (text !== null) jobs.push({ file, path: c.real, text });
+    if (text === null) continue;
+    // Parsing stays on this thread: a worker thread was tried and cost more than it saved (each
+    // isolate warms up the YAML parser's JIT on its own; see bench/setters.bench.ts).
+    const { markers, error } = findMarkers(text, file);
+    if (error !== null) result.errors.push({ file, message: `not valid YAML, left untouched: ${error}` });
+    else scanned.push({ file, path: c.real, text, markers });
   }
-  let parsed: ParseResult[];
-  try {
-    parsed = await parser.parseAll(jobs);
-  } finally {
-    await parser.close();
-  }
-  const scanned: ScannedFile[] = [];
-  jobs.forEach((job, i) => {
-    const { markers, error } = parsed[i]!;
-    if (error !== null)
-      result.errors.push({ file: job.file, message: `not valid YAML, left untouched: ${error}` });
-    else scanned.push({ file: job.file, path: job.path, text: job.text, markers });
-  });
   result.files = scanned.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   result.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return result;
