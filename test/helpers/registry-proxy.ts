@@ -296,6 +296,7 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
     s.on('close', () => sockets.delete(s));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref(); // a forgotten stop() must not hang the test process
   const port = (server.address() as AddressInfo).port;
   selfUrl = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   return {

@@ -131,6 +131,10 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
     const child = spawn(REGISTRY_BIN, ['serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
     live.add(child);
     child.once('exit', () => live.delete(child));
+    // A test that forgets stop() must not hang its process: the registry does not keep the
+    // event loop alive, and the exit handler above kills it.
+    child.unref();
+    for (const stream of [child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

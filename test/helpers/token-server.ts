@@ -183,6 +183,7 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
     res.end(JSON.stringify({ token, access_token: token, expires_in: expiresIn, issued_at: new Date().toISOString() }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref(); // a forgotten stop() must not hang the test process
   const port = (server.address() as AddressInfo).port;
   return {
     realm: `http://127.0.0.1:${port}/token`,
