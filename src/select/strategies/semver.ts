@@ -17,8 +17,10 @@ export interface SemverVersion {
   readonly pre: string;
   /** Without the `+`; "" when none. Ignored when comparing. */
   readonly metadata: string;
-  /** major/minor/patch as numbers when all three are exact in a double, for the fast path. */
-  readonly fast: readonly [number, number, number] | null;
+  /** major/minor/patch as numbers when all three are exact in a double (else -1), for the fast path. */
+  readonly fastMajor: number;
+  readonly fastMinor: number;
+  readonly fastPatch: number;
 }
 
 const UINT64_MAX = '18446744073709551615';
@@ -107,9 +109,18 @@ export function newVersion(v: string): SemverVersion | null {
   const major = nums[0] ?? '0';
   const minor = nums[1] ?? '0';
   const patch = nums[2] ?? '0';
-  const fast: [number, number, number] | null =
-    major.length <= 15 && minor.length <= 15 && patch.length <= 15 ? [+major, +minor, +patch] : null;
-  return { original: v, major, minor, patch, pre, metadata, fast };
+  const exact = major.length <= 15 && minor.length <= 15 && patch.length <= 15;
+  return {
+    original: v,
+    major,
+    minor,
+    patch,
+    pre,
+    metadata,
+    fastMajor: exact ? +major : -1,
+    fastMinor: exact ? +minor : -1,
+    fastPatch: exact ? +patch : -1,
+  };
 }
 
 /**
@@ -156,12 +167,10 @@ function comparePrerelease(v: string, o: string): number {
 
 /** Masterminds `Version.Compare`: -1, 0 or 1; build metadata is ignored. */
 export function compareVersions(a: SemverVersion, b: SemverVersion): number {
-  if (a.fast !== null && b.fast !== null) {
-    for (let i = 0; i < 3; i++) {
-      const x = a.fast[i]!;
-      const y = b.fast[i]!;
-      if (x !== y) return x < y ? -1 : 1;
-    }
+  if (a.fastMajor >= 0 && b.fastMajor >= 0) {
+    if (a.fastMajor !== b.fastMajor) return a.fastMajor < b.fastMajor ? -1 : 1;
+    if (a.fastMinor !== b.fastMinor) return a.fastMinor < b.fastMinor ? -1 : 1;
+    if (a.fastPatch !== b.fastPatch) return a.fastPatch < b.fastPatch ? -1 : 1;
   } else {
     const d = cmpNum(a.major, b.major) || cmpNum(a.minor, b.minor) || cmpNum(a.patch, b.patch);
     if (d !== 0) return d;
