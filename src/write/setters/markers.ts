@@ -5,7 +5,7 @@
  * Positions come from the `yaml` Document API (node ranges); nothing here
  * re-serialises a document, so callers can splice the original text.
  */
-import { isCollection, parseDocument, visit, type Scalar } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, parseDocument, type Scalar } from 'yaml';
 
 export type SetterField = 'image' | 'tag' | 'name' | 'digest';
 
@@ -163,37 +163,65 @@ export function findMarkers(text: string, file: string): { markers: Marker[]; er
         error: `line ${line}: ${err.message.replace(/\s+at line \d+, column \d+:?[\s\S]*$/, '')}`,
       };
     }
-    visit(doc, {
-      Scalar: (key, node, path) => {
-        if (key === 'key' || !node.range) return;
-        const [s, e] = node.range;
-        const style = styleOf(node.type);
-        // A block scalar's comment follows its header (`| # …`), not its content.
-        const commentAt = style === 'block' ? headerEnd(chunk, s) : e;
-        const inFlow = path.some((p) => isCollection(p) && p.flow === true);
-        const comment = trailingComment(chunk, commentAt, inFlow);
-        if (comment === null) return;
-        const setter = setterFromComment(comment);
-        if (setter === null) return;
-        const parsed = parseSetterName(setter);
-        if (!parsed) return;
-        const raw: unknown = (node as Scalar & { source?: unknown }).source;
-        const value =
-          typeof raw === 'string' ? raw : typeof node.value === 'string' ? node.value : String(node.value);
-        markers.push({
-          file,
-          line: lineOf(from + s),
-          setter,
-          policy: parsed.policy,
-          field: parsed.field,
-          value,
-          start: from + s,
-          end: from + e,
-          style,
-          inFlow,
-        });
-      },
-    });
+    // Only scalars that end on a line holding the marker token need a closer look.
+    const tokenLines: [number, number][] = [];
+    for (let t = chunk.indexOf(MARKER_TOKEN); t >= 0; t = chunk.indexOf(MARKER_TOKEN, t + 1)) {
+      const ls = chunk.lastIndexOf('\n', t) + 1;
+      const le = chunk.indexOf('\n', t);
+      if (tokenLines.length === 0 || tokenLines[tokenLines.length - 1]![0] !== ls) {
+        tokenLines.push([ls, le < 0 ? chunk.length : le]);
+      }
+    }
+    const onTokenLine = (pos: number): boolean => {
+      let lo = 0;
+      let hi = tokenLines.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const [ls, le] = tokenLines[mid]!;
+        if (pos < ls) hi = mid - 1;
+        else if (pos > le) lo = mid + 1;
+        else return true;
+      }
+      return false;
+    };
+    const onScalar = (node: Scalar, inFlow: boolean): void => {
+      if (!node.range) return;
+      const [s, e] = node.range;
+      const style = styleOf(node.type);
+      // A block scalar's comment follows its header (`| # …`), not its content.
+      const commentAt = style === 'block' ? headerEnd(chunk, s) : e;
+      if (!onTokenLine(commentAt)) return;
+      const comment = trailingComment(chunk, commentAt, inFlow);
+      if (comment === null) return;
+      const setter = setterFromComment(comment);
+      if (setter === null) return;
+      const parsed = parseSetterName(setter);
+      if (!parsed) return;
+      const raw: unknown = (node as Scalar & { source?: unknown }).source;
+      const value =
+        typeof raw === 'string' ? raw : typeof node.value === 'string' ? node.value : String(node.value);
+      markers.push({
+        file,
+        line: lineOf(from + s),
+        setter,
+        policy: parsed.policy,
+        field: parsed.field,
+        value,
+        start: from + s,
+        end: from + e,
+        style,
+        inFlow,
+      });
+    };
+    // Values only, as Flux's setter filter: map values, sequence items, a root scalar; never keys.
+    const walk = (node: unknown, inFlow: boolean): void => {
+      if (isScalar(node)) onScalar(node, inFlow);
+      else if (isMap(node) || isSeq(node)) {
+        const flow = inFlow || node.flow === true;
+        for (const item of node.items) walk(item, flow);
+      } else if (isPair(node)) walk(node.value, inFlow);
+    };
+    walk(doc.contents, false);
   }
   return { markers, error: null };
 }
