@@ -60,7 +60,8 @@ spec:
 
 async function scenario(guard: string): Promise<{ w: World; second: RunReport }> {
   const w = await startWorld({ files: { 'deploy.yaml': deploy }, config: { 'git.yaml': gitObjects(), 'podinfo.yaml': objects(null, guard) } });
-  await pushTags(w.registry.url, 'stefanprodan/podinfo', ['6.6.0', ...step1.tags]);
+  // Distinct build times: 6.6.0 does not pass the filter, so only build times can order it.
+  await pushTags(w.registry.url, 'stefanprodan/podinfo', ['6.6.0', ...step1.tags], { createdFor: (_t, i) => new Date(Date.UTC(2024, i, 1)) });
   const first = await w.pawlJson<RunReport>(['run']);
   assert.equal(first.json.policies[0]!.candidate, step1.expected, first.stderr);
   assert.equal(first.json.automations[0]!.result, 'pushed', JSON.stringify(first.json.automations[0]));

@@ -241,3 +241,19 @@ describe('credentials', () => {
     assert.equal(await credentialsFromDockerConfig('r.io', { dir: '/nonexistent-pawl-dir' }), null);
   });
 });
+
+describe('registries on loopback', () => {
+  test('are not rate limited: a registry on loopback is the user’s own', async () => {
+    const pool = new RegistryPool({ limits: { maxConcurrent: 100, requestsPerSecond: 4 }, now: () => 1_000_000 });
+    const waits: number[] = [];
+    const sleep = async (ms: number): Promise<void> => {
+      waits.push(ms);
+    };
+    const local = pool.host('http://127.0.0.1:5000');
+    for (let i = 0; i < 50; i++) (await local.acquire(sleep))();
+    assert.deepEqual(waits, []);
+    const remote = pool.host('https://r.example');
+    for (let i = 0; i < 6; i++) (await remote.acquire(sleep))();
+    assert.deepEqual(waits, [250, 500]);
+  });
+});

@@ -5,6 +5,7 @@
  * breaker that stops contacting a registry that keeps failing, with a cool-down that doubles.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { isLoopbackHost } from './reference.js';
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -36,7 +37,7 @@ export interface RegistryLimits {
 
 export const DEFAULT_LIMITS: RegistryLimits = {
   maxConcurrent: 8,
-  requestsPerSecond: 20,
+  requestsPerSecond: 50,
   maxRetries: 4,
   backoffBaseMs: 500,
   backoffMaxMs: 30_000,
@@ -175,10 +176,19 @@ export class RegistryPool {
   /** `origin` is `https://host[:port]`. */
   host(origin: string): HostState {
     let h = this.hosts.get(origin);
-    if (!h) this.hosts.set(origin, (h = new HostState(new URL(origin).host, this.limits, this.now)));
+    if (!h) {
+      const host = new URL(origin).host;
+      // The request rate limit is politeness towards shared registries; a registry on loopback
+      // is the user's own (a mirror, a port-forward, a test) and only the concurrency cap holds.
+      const limits = isLoopbackHost(host) ? { ...this.limits, requestsPerSecond: Math.max(this.limits.requestsPerSecond, LOOPBACK_RATE) } : this.limits;
+      this.hosts.set(origin, (h = new HostState(host, limits, this.now)));
+    }
     return h;
   }
 }
+
+/** Requests per second allowed to a registry on loopback. */
+export const LOOPBACK_RATE = 10_000;
 
 export const defaultRegistryPool = new RegistryPool();
 const poolsByLimits = new Map<string, RegistryPool>();
