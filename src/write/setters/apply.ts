@@ -118,13 +118,13 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   );
   const fh = await open(tmp, 'wx', 0o600);
   try {
-    // No fsync: the rename is what makes the write all-or-nothing for readers, and a Git
-    // working tree is recoverable after a crash; syncing every file costs seconds on big trees.
-    await fh.writeFile(text, 'utf8');
-  } finally {
-    await fh.close();
-  }
-  try {
+    try {
+      // No fsync: the rename is what makes the write all-or-nothing for readers, and a Git
+      // working tree is recoverable after a crash; syncing every file costs seconds on big trees.
+      await fh.writeFile(text, 'utf8');
+    } finally {
+      await fh.close();
+    }
     await chmod(tmp, mode);
     await rename(tmp, path);
   } catch (err) {
