@@ -69,6 +69,13 @@ export class ImageFacts {
     });
   }
 
+  /** Every build time loaded so far, for orders that read them (`newestBuild`). */
+  knownBuildTimes(): Map<string, Date> {
+    const out = new Map<string, Date>();
+    for (const [r, d] of this.times) if (d) out.set(r, d);
+    return out;
+  }
+
   buildTime(reference: string): Date | null | undefined {
     return this.times.get(reference);
   }

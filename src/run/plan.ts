@@ -13,7 +13,9 @@ import {
   pinStatus,
   type PinStatus,
 } from '../guard/index.js';
-import type { Decision, Pin } from '../guard/types.js';
+import type { Decision, Order, Pin } from '../guard/types.js';
+import type { CompiledPolicy } from '../select/index.js';
+import type { ImageFacts } from './facts.js';
 import { lineHistory, releasedSince, type LineChange } from '../git/history.js';
 import type { PolicyOutcome } from './policies.js';
 
@@ -102,7 +104,7 @@ async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Pr
   const wanted = new Set<string>();
   const input = {
     history: change,
-    order: (a: string, b: string) => compiled.compare(a, b),
+    order: policyOrder(compiled, facts),
     buildTimeOrder: facts.buildTimeOrder(wanted),
     candidate,
     candidateFirstSeen: seen.firstSeen,
@@ -137,7 +139,7 @@ async function decide(marker: Marker, outcome: PolicyOutcome, pin: Pin | null): 
       candidate,
       field: marker.field,
       guard: policy.spec.guard,
-      order: compiled ? (a, b) => compiled.compare(a, b) : () => null,
+      order: compiled ? policyOrder(compiled, facts) : () => null,
       buildTimeOrder: facts ? facts.buildTimeOrder(wanted) : () => null,
       pin,
       candidateExists,
@@ -154,6 +156,12 @@ async function decide(marker: Marker, outcome: PolicyOutcome, pin: Pin | null): 
     return d;
   }
   throw new Error(`internal error: the decision for ${marker.file}:${marker.line} did not settle`);
+}
+
+/** The policy's compare; `newestBuild` reads the build times loaded so far. */
+function policyOrder(compiled: CompiledPolicy, facts: ImageFacts | null): Order {
+  if (compiled.strategy !== 'newestBuild' || !facts) return (a, b) => compiled.compare(a, b);
+  return (a, b) => compiled.compare(a, b, { buildTimes: facts.knownBuildTimes() });
 }
 
 function orderLabel(o: PolicyOutcome): string {

@@ -100,8 +100,9 @@ export async function evaluatePolicy(
   const scanTime = last?.endedAt ?? last?.startedAt ?? deps.now();
 
   try {
+    // newestBuild orders by build time: select and compare need the times of the tags.
+    const buildTimes = scanOk && out.compiled.strategy === 'newestBuild' ? await facts.buildTimesOf(tags) : undefined;
     if (scanOk) {
-      const buildTimes = out.compiled.strategy === 'newestBuild' ? await facts.buildTimesOf(tags) : undefined;
       out.selection = out.compiled.select(tags, buildTimes ? { buildTimes } : {});
       if (out.selection.tag === null) out.error = out.selection.error ?? 'no tag matches the policy';
     }
@@ -114,7 +115,7 @@ export async function evaluatePolicy(
         scanOk: scanOk && out.selection?.tag != null,
         now: scanTime,
         guard: policy.spec.guard,
-        order: (a, b) => compiled.compare(a, b),
+        order: (a, b) => compiled.compare(a, b, buildTimes ? { buildTimes } : {}),
       },
       (tag) => facts.exists(tag),
     );

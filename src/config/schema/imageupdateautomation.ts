@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseTemplate } from '../../git/template/index.js';
+import { checkCommitMessageTemplate, parseTemplate } from '../../git/template/index.js';
 import {
   duration,
   labelSelector,
@@ -60,12 +60,24 @@ export const imageUpdateAutomationSchema = z
       suspend: z.boolean().default(false),
       git: z.object({
         checkout: z.object({ ref: gitRef }).optional(),
-        commit: z.object({
-          author: z.object({ name: z.string().default(''), email: z.string().min(1) }),
-          signingKey: z.object({ secretRef: localRef }).optional(),
-          messageTemplate: template.optional(),
-          messageTemplateValues: stringMap.default({}),
-        }),
+        commit: z
+          .object({
+            author: z.object({ name: z.string().default(''), email: z.string().min(1) }),
+            signingKey: z.object({ secretRef: localRef }).optional(),
+            messageTemplate: template.optional(),
+            messageTemplateValues: stringMap.default({}),
+          })
+          .check((ctx) => {
+            // A template that parses can still fail for every commit (a removed Flux field, a
+            // value it needs that is not set, a wrong argument type): render it over a sample
+            // change now, so the failure is a configuration error and not a surprise at run time.
+            const { messageTemplate, messageTemplateValues } = ctx.value;
+            if (messageTemplate === undefined || throwsToIssue(() => parseTemplate(messageTemplate))) return;
+            const problem = throwsToIssue(() => checkCommitMessageTemplate(messageTemplate, messageTemplateValues));
+            if (problem) {
+              ctx.issues.push({ code: 'custom', input: messageTemplate, path: ['messageTemplate'], message: `cannot be rendered: ${problem}` });
+            }
+          }),
         push: z
           .object({
             branch: z.string().min(1).optional(),
