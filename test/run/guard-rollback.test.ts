@@ -115,6 +115,6 @@ describe('a person edits by hand', () => {
     await w.git.commitFiles(w.repoName, 'main', { 'deploy.yaml': text }, { message: 'Add a canary container', author: { name: 'Ops Person', email: 'ops@example.com' } });
     const a = await run(w);
     assert.equal(a.result, 'pushed');
-    assert.deepEqual(a.changes.map((c) => [c.line, c.new.split(':').pop()]), [[11, '1.2.1']]);
+    assert.deepEqual(a.changes.map((c) => [c.line, c.new.split(':').pop()]), [[12, '1.2.1']]);
   });
 });
