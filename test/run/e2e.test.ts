@@ -54,13 +54,32 @@ spec:
   'README.md': 'not a manifest {"$imagepolicy": "flux-system:podinfo"}\n',
 };
 
+// The "Objects" example of Flux's ImageUpdateAutomation documentation.
+const FLUX_DOC_TEMPLATE = `Automated image update
+
+Automation name: {{ .AutomationObject }}
+
+Files:
+{{ range $filename, $_ := .Changed.FileChanges -}}
+- {{ $filename }}
+{{ end -}}
+
+Objects:
+{{ range $resource, $changes := .Changed.Objects -}}
+- {{ $resource.Kind }} {{ $resource.Name }}
+  Changes:
+{{- range $_, $change := $changes }}
+    - {{ $change.OldValue }} -> {{ $change.NewValue }}
+{{ end -}}
+{{ end -}}`;
+
 describe('pawl run end to end', () => {
   let w: World;
   before(async () => {
     w = await startWorld({
       files: FILES,
       config: {
-        'git.yaml': gitObjects(),
+        'git.yaml': gitObjects({ messageTemplate: FLUX_DOC_TEMPLATE }),
         'podinfo.yaml': imageObjects('podinfo', '{{REGISTRY}}/apps/podinfo', 'semver:\n  range: ">=1.0.0 <2.0.0"'),
         'worker.yaml': imageObjects('worker', '{{REGISTRY}}/apps/worker', 'numerical:\n  order: asc'),
       },
@@ -100,6 +119,22 @@ describe('pawl run end to end', () => {
     assert.equal(after.length, before.length + 1, 'exactly one new commit');
     assert.equal(after[0]!.sha, a.commit);
     assert.equal(after[0]!.authorName, 'pawl-bot');
+    const R0 = w.registryHost;
+    assert.equal(after[0]!.subject, 'Automated image update');
+    for (const expectedLine of [
+      'Automation name: flux-system/fleet',
+      '- apps/podinfo/deploy.yaml',
+      '- apps/worker/cronjob.yaml',
+      '- Deployment podinfo',
+      '- CronJob worker',
+      `    - ${R0}/apps/podinfo:1.0.0 -> ${R0}/apps/podinfo:1.2.0`,
+      `    - ${R0}/apps/worker:100 -> ${R0}/apps/worker:200`,
+      'Pawl-Automation: flux-system/fleet',
+      'Pawl-Updated: flux-system/podinfo',
+      'Pawl-Updated: flux-system/worker',
+    ]) {
+      assert.ok(after[0]!.body.split('\n').includes(expectedLine), `commit message has ${JSON.stringify(expectedLine)}:\n${after[0]!.body}`);
+    }
 
     const R = w.registryHost;
     const expected: Record<string, string> = {
