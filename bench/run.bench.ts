@@ -124,7 +124,7 @@ const imageOf = (i: number) => `${proxy.host}/${repoOf(i)}`;
 try {
   // --- registry: one pushed image per repository, the other nine tags linked to it on disk;
   // `hotfix-1` (newer build) in the first 50 for the build-time scenario.
-  let t = performance.now();
+  const t = performance.now();
   // Distinct build times per repository, so no two repositories share a digest (as in real registries).
   const at = (s: string, i = 0) => new Date(Date.parse(s) + i * 1000);
   let next = 0;
