@@ -79,6 +79,8 @@ export async function planTree(
       root,
       [...byFile].map(([file, ps]) => ({
         file,
+        // The text at HEAD is already in hand; history need not read it again.
+        ...textOf(scan.files, file),
         lines: ps.map((p) => ({ line: p.marker.line, setter: p.marker.setter, field: p.marker.field, value: p.marker.value })),
       })),
     );
@@ -93,6 +95,11 @@ export async function planTree(
     if (p.decision.action === 'write' && p.outcome.candidate) p.value = candidateValue(p.marker.field, p.outcome.candidate);
   }
   return { files: scan.files, plans, errors: scan.errors, warnings: scan.warnings };
+}
+
+function textOf(files: readonly ScannedFile[], file: string): { text?: string } {
+  const f = files.find((x) => x.file === file);
+  return f ? { text: f.text } : {};
 }
 
 async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Promise<PinStatus> {
