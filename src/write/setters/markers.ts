@@ -2,10 +2,11 @@
  * Finding Flux's setter markers: a scalar followed on its own line by a comment
  * `# {"$imagepolicy": "NAMESPACE:POLICY[:tag|:name|:digest]"}`.
  *
- * Positions come from the `yaml` Document API (node ranges); nothing here
- * re-serialises a document, so callers can splice the original text.
+ * Positions are source ranges (from simple.ts's reader, or the `yaml` Document API's node
+ * ranges); nothing here re-serialises a document, so callers can splice the original text.
  */
 import { isMap, isPair, isScalar, isSeq, parseDocument, type Scalar } from 'yaml';
+import { readSimple } from './simple.js';
 
 export type SetterField = 'image' | 'tag' | 'name' | 'digest';
 
@@ -138,12 +139,36 @@ export class LineIndex {
  * The markers in one file. A file that does not parse yields no markers and an error naming
  * the line, so the caller can report it (Flux lists such files as problems and leaves them).
  *
- * Only the documents (`---` chunks) whose text contains the marker token are parsed: the
+ * Only the documents (`---` chunks) whose text contains the marker token are read: the
  * others cannot hold a marker, and parsing YAML is the expensive part of a scan. A syntax
  * error in a document without markers therefore goes unreported (Flux would refuse the whole
- * file); the documents that are rewritten are always fully parsed.
+ * file); the documents that are rewritten are always fully parsed. A marked document in the
+ * plain subset most manifests use is read by `readSimple` (simple.ts); any other is composed
+ * with the `yaml` Document API, which also words the error when there is one.
  */
 export function findMarkers(text: string, file: string): { markers: Marker[]; error: string | null } {
+  return scanMarkers(text, file, true);
+}
+
+/** `findMarkers` with every marked document composed by the `yaml` library (the reference for tests). */
+export function findMarkersByLibrary(
+  text: string,
+  file: string,
+): { markers: Marker[]; error: string | null } {
+  return scanMarkers(text, file, false);
+}
+
+interface Setter {
+  setter: string;
+  policy: { namespace: string; name: string };
+  field: SetterField;
+}
+
+function scanMarkers(
+  text: string,
+  file: string,
+  simple: boolean,
+): { markers: Marker[]; error: string | null } {
   const markers: Marker[] = [];
   if (!text.includes(MARKER_TOKEN)) return { markers, error: null };
   let lines: LineIndex | undefined;
@@ -154,15 +179,6 @@ export function findMarkers(text: string, file: string): { markers: Marker[]; er
     const to = starts[c + 1] ?? text.length;
     const chunk = from === 0 && to === text.length ? text : text.slice(from, to);
     if (!chunk.includes(MARKER_TOKEN)) continue;
-    const doc = parseDocument(chunk, { prettyErrors: false, keepSourceTokens: false });
-    const err = doc.errors[0];
-    if (err) {
-      const line = lineOf(from + (err.pos[0] ?? 0));
-      return {
-        markers: [],
-        error: `line ${line}: ${err.message.replace(/\s+at line \d+, column \d+:?[\s\S]*$/, '')}`,
-      };
-    }
     // Only scalars that end on a line holding the marker token need a closer look.
     const tokenLines: [number, number][] = [];
     for (let t = chunk.indexOf(MARKER_TOKEN); t >= 0; t = chunk.indexOf(MARKER_TOKEN, t + 1)) {
@@ -184,34 +200,77 @@ export function findMarkers(text: string, file: string): { markers: Marker[]; er
       }
       return false;
     };
-    const onScalar = (node: Scalar, inFlow: boolean): void => {
-      if (!node.range) return;
-      const [s, e] = node.range;
-      const style = styleOf(node.type);
+    /** The setter marking the value scalar at [s, e), if any. */
+    const setterAt = (s: number, e: number, style: ScalarStyle, inFlow: boolean): Setter | null => {
       // A block scalar's comment follows its header (`| # …`), not its content.
       const commentAt = style === 'block' ? headerEnd(chunk, s) : e;
-      if (!onTokenLine(commentAt)) return;
+      if (!onTokenLine(commentAt)) return null;
       const comment = trailingComment(chunk, commentAt, inFlow);
-      if (comment === null) return;
+      if (comment === null) return null;
       const setter = setterFromComment(comment);
-      if (setter === null) return;
+      if (setter === null) return null;
       const parsed = parseSetterName(setter);
-      if (!parsed) return;
-      const raw: unknown = (node as Scalar & { source?: unknown }).source;
-      const value =
-        typeof raw === 'string' ? raw : typeof node.value === 'string' ? node.value : String(node.value);
+      return parsed ? { setter, ...parsed } : null;
+    };
+    const push = (
+      s: number,
+      e: number,
+      style: ScalarStyle,
+      inFlow: boolean,
+      found: Setter,
+      value: string,
+    ): void => {
       markers.push({
         file,
         line: lineOf(from + s),
-        setter,
-        policy: parsed.policy,
-        field: parsed.field,
+        setter: found.setter,
+        policy: found.policy,
+        field: found.field,
         value,
         start: from + s,
         end: from + e,
         style,
         inFlow,
       });
+    };
+
+    if (simple) {
+      const before = markers.length;
+      const ok = readSimple(chunk, (s, e, style, inFlow) => {
+        const found = setterAt(s, e, style, inFlow);
+        if (found === null) return;
+        // One-line scalars without escapes: the value is the text, quotes removed.
+        const value =
+          style === 'plain'
+            ? chunk.slice(s, e)
+            : style === 'double'
+              ? chunk.slice(s + 1, e - 1)
+              : chunk.slice(s + 1, e - 1).replace(/''/g, "'");
+        push(s, e, style, inFlow, found, value);
+      });
+      if (ok) continue;
+      markers.length = before;
+    }
+
+    const doc = parseDocument(chunk, { prettyErrors: false, keepSourceTokens: false });
+    const err = doc.errors[0];
+    if (err) {
+      const line = lineOf(from + (err.pos[0] ?? 0));
+      return {
+        markers: [],
+        error: `line ${line}: ${err.message.replace(/\s+at line \d+, column \d+:?[\s\S]*$/, '')}`,
+      };
+    }
+    const onScalar = (node: Scalar, inFlow: boolean): void => {
+      if (!node.range) return;
+      const [s, e] = node.range;
+      const style = styleOf(node.type);
+      const found = setterAt(s, e, style, inFlow);
+      if (found === null) return;
+      const raw: unknown = (node as Scalar & { source?: unknown }).source;
+      const value =
+        typeof raw === 'string' ? raw : typeof node.value === 'string' ? node.value : String(node.value);
+      push(s, e, style, inFlow, found, value);
     };
     // Values only, as Flux's setter filter: map values, sequence items, a root scalar; never keys.
     const walk = (node: unknown, inFlow: boolean): void => {

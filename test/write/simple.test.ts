@@ -1,0 +1,332 @@
+/**
+ * The fast reader for plain documents (src/write/setters/simple.ts) must agree with the `yaml`
+ * Document API on every document it accepts: same markers (range, value, style, flow), and no
+ * accepted document the library would reject. Documents are generated line by line from
+ * fragments near the edge of the subset (odd indentation, duplicate and non-string keys,
+ * nested keys in values, flow collections, quotes, escapes, anchors, comments, CRLF, `---`).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { findMarkers, findMarkersByLibrary } from '../../src/write/setters/markers.js';
+import { readSimple, type SimpleStyle } from '../../src/write/setters/simple.js';
+
+const MARK = ' # {"$imagepolicy": "ns:p"}';
+
+const keys = [
+  'a',
+  'b',
+  'image',
+  'app.kubernetes.io/name',
+  'x-y',
+  '_z',
+  'k8',
+  '"q"',
+  "'k'",
+  '"a"',
+  "'it''s'",
+  'true',
+  'null',
+  'True',
+  '1',
+  'a b',
+  '-a',
+  '? a',
+  '"e\\n"',
+  'a ',
+];
+const values = [
+  'nginx:1.25',
+  'ghcr.io/org/app:v1.2.3',
+  'v1',
+  '1.10',
+  '-1',
+  '-x',
+  '- x',
+  '-',
+  'a: b',
+  'x:',
+  'a:b',
+  'b]',
+  'x,y',
+  'x#y',
+  "it's",
+  '~',
+  'null',
+  'plain text',
+  'tail  ',
+  '"dq"',
+  '"d\'q"',
+  '""',
+  "'s''q'",
+  "''",
+  '"esc\\n"',
+  '"open',
+  "'open",
+  '"dq"x',
+  '"dq": x',
+  '[a, b]',
+  '[]',
+  '{}',
+  '[ a ,b ]',
+  '{a: 1, b: "2"}',
+  '{\'a\': x, "b": [1, {c: d}]}',
+  '[a,]',
+  '[a b]',
+  '[a: b]',
+  '{a: 1, a: 2}',
+  '{a:1}',
+  '{a}',
+  '[-1, -x, "q"]',
+  '[',
+  '{a: [1, 2',
+  '|',
+  '>-',
+  '&a x',
+  '*a',
+  '!t x',
+  '%x',
+  '@x',
+  '`x',
+  '?x',
+  ':x',
+  ',x',
+  'é ü',
+  'a\\b',
+  '',
+];
+const comments = ['', '', MARK, MARK, MARK, ' # {"$imagepolicy": "ns:p:tag"}', ' # c', '# c', '  #'];
+const specials = [
+  '',
+  '   ',
+  '# c',
+  '  # {"$imagepolicy": "ns:p"}',
+  '---',
+  '--- # c',
+  '--- x',
+  '...',
+  '%YAML 1.2',
+  '\t a: b',
+  '-',
+  '- # {"$imagepolicy": "ns:p"}',
+];
+
+const goodKeys = ['a', 'b', 'c', 'image', 'name', 'app.kubernetes.io/name', 'x-y', '_z', 'k8', '"q"', "'k'"];
+const goodValues = [
+  'nginx:1.25',
+  'ghcr.io/org/app:v1.2.3',
+  'v1',
+  '1.10',
+  '-1',
+  '--port',
+  '---',
+  'x,y',
+  'b]',
+  'x#y',
+  "it's",
+  '~',
+  'plain text',
+  '"dq"',
+  '"d\'q"',
+  "'s''q'",
+  '""',
+  '[a, b]',
+  '[]',
+  '{}',
+  '{a: 1, b: "2"}',
+  '{\'a\': x, "b": [1, {c: d}]}',
+  '[-1, -x, "q"]',
+  'é ü',
+  'a\\b',
+];
+
+/** Small deterministic PRNG (mulberry32): the seed comes from fast-check, the document from this. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A multi-document file of nested maps and sequences, then perhaps one line broken or added. */
+function generate(seed: number): string {
+  const r = rng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const lines: string[] = [];
+  const value = (): string => pick(r() < 0.85 ? goodValues : values);
+  const key = (): string => pick(r() < 0.9 ? goodKeys : keys);
+  const step = (): number => pick([1, 2, 2, 2, 3, 4]);
+  const extra = (): void => {
+    if (r() < 0.08) lines.push(pick(specials));
+  };
+  const map = (indent: number, first: string | null, depth: number): void => {
+    const n = 1 + Math.floor(r() * 4);
+    for (let i = 0; i < n; i++) {
+      const pre = i === 0 && first !== null ? first : ' '.repeat(indent);
+      const kind = depth < 3 ? r() : 0;
+      if (kind < 0.6) {
+        const v = value();
+        lines.push(`${pre}${key()}:${v === '' ? '' : ' ' + v}${pick(comments)}`);
+      } else if (kind < 0.75) {
+        lines.push(`${pre}${key()}:${pick(['', ' # c', MARK])}`);
+        map(indent + step(), null, depth + 1);
+      } else if (kind < 0.9) {
+        lines.push(`${pre}${key()}:`);
+        seq(r() < 0.5 ? indent : indent + step(), depth + 1);
+      } else {
+        lines.push(`${pre}${key()}:${pick(['', MARK])}`);
+      }
+      extra();
+    }
+  };
+  const seq = (indent: number, depth: number): void => {
+    const n = 1 + Math.floor(r() * 3);
+    for (let i = 0; i < n; i++) {
+      const kind = depth < 3 ? r() : 0;
+      const dash = ' '.repeat(indent) + '-' + ' '.repeat(pick([1, 1, 1, 3]));
+      if (kind < 0.5) lines.push(`${dash}${value()}${pick(comments)}`);
+      else if (kind < 0.85) map(dash.length, dash, depth + 1);
+      else {
+        lines.push(`${' '.repeat(indent)}-${pick(['', ' # c', MARK])}`);
+        if (r() < 0.5) map(indent + step(), null, depth + 1);
+        else seq(indent + step(), depth + 1);
+      }
+      extra();
+    }
+  };
+  const docs = 1 + Math.floor(r() * 2);
+  for (let d = 0; d < docs; d++) {
+    if (d > 0 || r() < 0.3) lines.push(pick(['---', '---', '--- # c']));
+    if (r() < 0.2) lines.push('# head');
+    if (r() < 0.8) map(r() < 0.9 ? 0 : 2, null, 0);
+    else seq(0, 0);
+  }
+  if (r() < 0.4) {
+    const at = Math.floor(r() * lines.length);
+    const line = lines[at]!;
+    switch (pick(['indent', 'dedent', 'insert', 'duplicate', 'delete'])) {
+      case 'indent':
+        lines[at] = ' '.repeat(1 + Math.floor(r() * 2)) + line;
+        break;
+      case 'dedent':
+        lines[at] = line.replace(/^ {1,2}/, '');
+        break;
+      case 'insert':
+        lines.splice(at, 0, pick(specials));
+        break;
+      case 'duplicate':
+        lines.splice(at, 0, line);
+        break;
+      case 'delete':
+        lines.splice(at, 1);
+        break;
+    }
+  }
+  const eol = r() < 0.2 ? '\r\n' : '\n';
+  return lines.join(eol) + (r() < 0.9 ? eol : '');
+}
+
+const docArb = fc.integer().map(generate);
+
+describe('simple reader', () => {
+  test('agrees with the yaml library on every document it accepts', () => {
+    let accepted = 0;
+    let chunks = 0;
+    fc.assert(
+      fc.property(docArb, (text) => {
+        for (const chunk of text.split(/^(?=---)/m)) {
+          chunks++;
+          if (readSimple(chunk, () => undefined)) accepted++;
+        }
+        assert.deepEqual(findMarkers(text, 'f.yaml'), findMarkersByLibrary(text, 'f.yaml'));
+      }),
+      { numRuns: 4000, seed: 7 },
+    );
+    // The comparison means little if the reader gives up on everything.
+    assert.ok(accepted > chunks / 4, `only ${accepted} of ${chunks} documents accepted`);
+  });
+
+  test('agrees on random seeds too', () => {
+    fc.assert(
+      fc.property(docArb, (text) => {
+        assert.deepEqual(findMarkers(text, 'f.yaml'), findMarkersByLibrary(text, 'f.yaml'));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('reads plain Kubernetes manifests itself, reporting value scalars only', () => {
+    const text = [
+      '---',
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata:',
+      '  name: app # the name',
+      '  labels: {app.kubernetes.io/name: app, tier: "web"}',
+      'spec:',
+      '  template:',
+      '    spec:',
+      '      containers:',
+      '      - name: app',
+      '        image: "ghcr.io/org/app:1.0"' + MARK,
+      "        args: [--port, '8080']",
+      '',
+      '      # between entries',
+      '      - name: side',
+      '        image: side:2' + MARK,
+      '',
+    ].join('\r\n');
+    const seen: [string, SimpleStyle, boolean][] = [];
+    assert.equal(
+      readSimple(text, (s, e, style, inFlow) => seen.push([text.slice(s, e), style, inFlow])),
+      true,
+    );
+    assert.deepEqual(seen, [
+      ['apps/v1', 'plain', false],
+      ['Deployment', 'plain', false],
+      ['app', 'plain', false],
+      ['app', 'plain', true],
+      ['"web"', 'double', true],
+      ['app', 'plain', false],
+      ['"ghcr.io/org/app:1.0"', 'double', false],
+      ['--port', 'plain', true],
+      ["'8080'", 'single', true],
+      ['side', 'plain', false],
+      ['side:2', 'plain', false],
+    ]);
+  });
+
+  test('gives up on what it does not read, so the library reports it', () => {
+    for (const text of [
+      'a: 1\na: 2\n', // duplicate key
+      'a: b: c\n', // nested key in a value
+      'a:\n  - x\n - y\n', // indentation
+      'a: &x 1\nb: *x\n', // anchors
+      'a: |\n  text\n', // block scalar
+      'a: "x\\ty"\n', // escape
+      'a: [1,\n  2]\n', // multi-line flow
+      'a: plain\n  continued\n', // multi-line plain
+      '\ufeffa: 1\n', // BOM
+      'a:\tb\n', // tab
+      'true: 1\n', // non-string key
+    ]) {
+      assert.equal(
+        readSimple(text, () => undefined),
+        false,
+        JSON.stringify(text),
+      );
+    }
+  });
+
+  test('a broken marked document is still reported with the library’s words', () => {
+    const text = 'a: x' + MARK + '\nb: [1, 2\n';
+    const r = findMarkers(text, 'f.yaml');
+    assert.deepEqual(r.markers, []);
+    assert.match(r.error ?? '', /^line \d+: /);
+    assert.deepEqual(r, findMarkersByLibrary(text, 'f.yaml'));
+  });
+});
