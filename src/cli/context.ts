@@ -22,7 +22,7 @@ export function withGlobalOptions(cmd: Command): Command {
   return cmd
     .option('-c, --config <path>', 'configuration file or directory (repeatable)', collect, [] as string[])
     .option('--state-dir <dir>', 'state directory (env PAWL_STATE_DIR)')
-    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS as unknown as string[]))
+    .addOption(new Option('--log-level <level>', 'log level').choices([...LOG_LEVELS]))
     .option('--json', 'machine-readable output on stdout; logs on stderr');
 }
 
