@@ -2,7 +2,7 @@
  * Flux's setter update (no guard): every marker whose policy has an image gets the value Flux
  * would write. Used by `pawl setters apply` and by `pawl run` after its own decisions.
  */
-import { chmod, open, rename, stat, unlink } from 'node:fs/promises';
+import { closeSync, fchmodSync, openSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Marker } from './markers.js';
@@ -12,7 +12,7 @@ import { scanTree, type FileProblem } from './tree.js';
 export { parseImage } from './rewrite.js';
 export type { ImageValue } from './rewrite.js';
 
-const WRITE_CONCURRENCY = 16;
+const WRITE_BATCH = 64;
 
 export interface SetterChange {
   file: string;
@@ -85,50 +85,59 @@ export async function applySetters(
     writes.push({ file: f.file, path: f.path, text: rewrite(f.text, edits) });
   }
   if (opts.dryRun || result.errors.length > 0) return result;
-  // Each atomic write is several file-system calls; running a few files at once keeps the thread
-  // pool busy instead of waiting on one call at a time.
+  // Writes are synchronous, as the reads: a handful of small system calls per file cost far
+  // less than a trip through the thread pool for each; yielding between batches keeps the event
+  // loop responsive for a daemon.
   const written = new Array<boolean>(writes.length).fill(false);
-  let next = 0;
-  const writer = async (): Promise<void> => {
-    for (let i = next++; i < writes.length; i = next++) {
-      const w = writes[i]!;
-      try {
-        await writeFileAtomic(w.path, w.text);
-        written[i] = true;
-      } catch (err) {
-        result.errors.push({
-          file: w.file,
-          message: `cannot write: ${err instanceof Error ? err.message : String(err)}`,
-        });
-      }
+  for (let i = 0; i < writes.length; i++) {
+    if (i % WRITE_BATCH === WRITE_BATCH - 1) await new Promise((r) => setImmediate(r));
+    const w = writes[i]!;
+    try {
+      writeFileAtomicSync(w.path, w.text);
+      written[i] = true;
+    } catch (err) {
+      result.errors.push({
+        file: w.file,
+        message: `cannot write: ${err instanceof Error ? err.message : String(err)}`,
+      });
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, writes.length) }, writer));
+  }
   result.filesWritten = writes.filter((_, i) => written[i]).map((w) => w.file);
   result.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return result;
 }
 
+/** Names temporary files: unique per process and write without drawing random bytes each time. */
+const tmpTag = `${process.pid}-${randomBytes(4).toString('hex')}`;
+let tmpSeq = 0;
+
 /** Writes via a temporary file in the same directory and a rename, keeping the file's mode. */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const mode = (await stat(path)).mode & 0o7777;
-  const tmp = join(
-    dirname(path),
-    `.${basename(path)}.pawl-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
-  );
-  const fh = await open(tmp, 'wx', 0o600);
+  writeFileAtomicSync(path, text);
+  return Promise.resolve();
+}
+
+/** `writeFileAtomic`, blocking. */
+export function writeFileAtomicSync(path: string, text: string): void {
+  const mode = statSync(path).mode & 0o7777;
+  const tmp = join(dirname(path), `.${basename(path)}.pawl-${tmpTag}-${tmpSeq++}.tmp`);
+  const fd = openSync(tmp, 'wx', 0o600);
   try {
     try {
       // No fsync: the rename is what makes the write all-or-nothing for readers, and a Git
       // working tree is recoverable after a crash; syncing every file costs seconds on big trees.
-      await fh.writeFile(text, 'utf8');
+      writeFileSync(fd, text, 'utf8');
+      fchmodSync(fd, mode);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
-    await chmod(tmp, mode);
-    await rename(tmp, path);
+    renameSync(tmp, path);
   } catch (err) {
-    await unlink(tmp).catch(() => undefined);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
     throw err;
   }
 }
