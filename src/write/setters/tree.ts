@@ -101,6 +101,8 @@ interface Candidate {
   found: string;
   /** Real path to read and write. */
   real: string;
+  /** `real` relative to the root, '/' separators. */
+  file: string;
   viaLink: boolean;
 }
 
@@ -130,8 +132,11 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
 
   const candidates: Candidate[] = [];
   const startStat = await stat(start);
-  if (startStat.isDirectory()) await walk(realRoot, start, candidates, result);
-  else candidates.push({ found: toRel(realRoot, start), real: start, viaLink: false });
+  if (startStat.isDirectory()) await walk(realRoot, start, toRel(realRoot, start), candidates, result);
+  else {
+    const file = toRel(realRoot, start);
+    candidates.push({ found: file, real: start, file, viaLink: false });
+  }
 
   // A file reached both directly and through a symlink is processed once, under its own name.
   candidates.sort(
@@ -147,7 +152,7 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
   for (let i = 0; i < unique.length; i++) {
     if (i % READ_BATCH === READ_BATCH - 1) await new Promise((r) => setImmediate(r));
     const c = unique[i]!;
-    const file = toRel(realRoot, c.real);
+    const file = c.file;
     let text: string | null;
     try {
       text = readIfMarked(c.real);
@@ -167,26 +172,42 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
   return result;
 }
 
-async function walk(realRoot: string, dir: string, out: Candidate[], result: ScanResult): Promise<void> {
+/**
+ * `dir` is a real, normalised path and `rel` its path from the root ('' for the root), so
+ * children's paths are plain concatenations: `path.join`/`relative` per file were a noticeable
+ * part of a scan of thousands of files.
+ */
+async function walk(
+  realRoot: string,
+  dir: string,
+  rel: string,
+  out: Candidate[],
+  result: ScanResult,
+): Promise<void> {
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
     result.errors.push({
-      file: toRel(realRoot, dir) || '.',
+      file: rel || '.',
       message: `cannot list directory: ${errCode(err) ?? String(err)}`,
     });
     return;
   }
   const subdirs: Promise<void>[] = [];
+  const prefix = dir.endsWith(sep) ? dir : dir + sep;
+  const relPrefix = rel === '' ? '' : rel + '/';
   for (const e of entries) {
-    const abs = join(dir, e.name);
+    const abs = prefix + e.name;
     if (e.isDirectory()) {
-      if (e.name !== '.git') subdirs.push(walk(realRoot, abs, out, result));
+      if (e.name !== '.git') subdirs.push(walk(realRoot, abs, relPrefix + e.name, out, result));
     } else if (e.isFile()) {
-      if (isCandidate(e.name)) out.push({ found: toRel(realRoot, abs), real: abs, viaLink: false });
+      if (isCandidate(e.name)) {
+        const file = relPrefix + e.name;
+        out.push({ found: file, real: abs, file, viaLink: false });
+      }
     } else if (e.isSymbolicLink() && isCandidate(e.name)) {
-      subdirs.push(followLink(realRoot, abs, out, result));
+      subdirs.push(followLink(realRoot, abs, relPrefix + e.name, out, result));
     }
   }
   await Promise.all(subdirs);
@@ -195,10 +216,10 @@ async function walk(realRoot: string, dir: string, out: Candidate[], result: Sca
 async function followLink(
   realRoot: string,
   abs: string,
+  found: string,
   out: Candidate[],
   result: ScanResult,
 ): Promise<void> {
-  const found = toRel(realRoot, abs);
   let target: string;
   try {
     target = await realpath(abs);
@@ -217,5 +238,5 @@ async function followLink(
   } catch {
     return;
   }
-  out.push({ found, real: target, viaLink: true });
+  out.push({ found, real: target, file: toRel(realRoot, target), viaLink: true });
 }
