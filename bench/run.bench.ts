@@ -8,6 +8,7 @@
  * behaviour) interleaved so machine load hits both alike:
  *   cold     empty state dir, no workspace clone: one commit touching the 500 marked lines;
  *   warm     `run --refresh` right after: every repository rescanned, everything up to date;
+ *   not-due  `run` right after that: no scan due (interval 1m), markers read, nothing to do;
  *   release  one new release (1.10.0) in 50 repositories, `run --refresh`: one commit, 50 lines.
  * And, guarded only, build times: 50 markers hold `hotfix-1`, a tag that fails the semver
  * policy, so the guard orders it against the candidate by build time (it is newer: kept,
@@ -20,7 +21,7 @@
  * node process and the git processes it waited for, not their sum). Every pass is verified
  * (result, commit count, lines touched); a wrong result fails the bench.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +41,8 @@ const HOTFIX = Math.max(1, Math.min(50, Math.floor(N / 10)));
 const TAGS = Array.from({ length: 10 }, (_, i) => `1.${i}.0`);
 const CLI = join(ROOT, 'src', 'cli', 'main.ts');
 const UNGUARDED = 'downgrades: Allow\nmanualEdits: Override\nverifyCandidate: false';
+/** BENCH_PROFILE=DIR: write a V8 CPU profile of every CLI run there (figures then include the profiler). */
+const PROFILE = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
 const TARGET_WALL_MS = 5000;
 const TARGET_RSS_MB = 250;
 const TARGET_GUARD = 0.2;
@@ -59,29 +62,50 @@ const load = (): string => execFileSync('uptime', { encoding: 'utf8' }).trim().r
 
 interface Measured {
   wallMs: number;
+  /** User + system CPU of the process and the children it waited for (git): less load-sensitive than wall time. */
+  cpuMs: number;
   rssMb: number;
   code: number;
   stdout: string;
   stderr: string;
 }
 
-/** Runs the CLI under /usr/bin/time; wall time measured here, peak RSS from time's %M (KiB). */
-async function timedCli(args: string[]): Promise<Measured> {
+/**
+ * The CLI as shipped (`npm run build` + bin/pawl.js run compiled JavaScript, no tsx): an esbuild
+ * bundle of src/cli/main.ts with the packages external, built once into the temp dir. Null
+ * when it does not bundle (another module mid-change); the bundled rows are then left out.
+ */
+function bundleCli(outDir: string): string | null {
+  const r = spawnSync(
+    join(ROOT, 'node_modules', '.bin', 'esbuild'),
+    [CLI, '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outdir=${outDir}`, '--entry-names=[name]', '--log-level=error'],
+    { encoding: 'utf8' },
+  );
+  if (r.status !== 0) {
+    console.log(`(the CLI does not bundle right now, bundled rows left out: ${(r.stderr || r.error?.message || '').trim().split('\n')[0]})`);
+    return null;
+  }
+  return join(outDir, 'main.js');
+}
+
+/** Runs the CLI (tsx from source, or the bundle) under /usr/bin/time; wall time measured here, peak RSS from time's %M (KiB). */
+async function timedCli(args: string[], bundle?: string): Promise<Measured> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-bench-time-'));
   const out = join(dir, 'time');
   const t0 = performance.now();
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       '/usr/bin/time',
-      ['-o', out, '-f', '%e %M', process.execPath, '--import', 'tsx', CLI, ...args],
+      ['-o', out, '-f', '%e %U %S %M', process.execPath, ...PROFILE, ...(bundle ? [bundle] : ['--import', 'tsx', CLI]), ...args],
       { cwd: ROOT, env: { ...process.env, PAWL_LOG_LEVEL: 'warn' }, maxBuffer: 256 * 1024 * 1024 },
       (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
   const wallMs = performance.now() - t0;
-  const [, kib] = (await readFile(out, 'utf8')).trim().split(/\s+/).slice(-2);
+  // The last line: an abnormal exit puts "Command exited with non-zero status N" before it.
+  const [, user, sys, kib] = (await readFile(out, 'utf8')).trim().split('\n').at(-1)!.split(/\s+/);
   await rm(dir, { recursive: true, force: true });
-  return { wallMs, rssMb: Number(kib) / 1024, ...r };
+  return { wallMs, cpuMs: (Number(user) + Number(sys)) * 1000, rssMb: Number(kib) / 1024, ...r };
 }
 
 const KINDS: RequestKind[] = ['ping', 'tags', 'manifest-head', 'manifest-get', 'blob', 'other'];
@@ -163,9 +187,9 @@ try {
     await writeFile(join(configDir, 'images.yaml'), guard === 'guarded' ? guardedYaml : unguardedYaml);
     return {
       name,
-      run: async (extra: string[]) => {
+      run: async (extra: string[], bundle?: string) => {
         proxy.resetCounts();
-        const m = await timedCli(['run', ...extra, '--json', '-c', configDir, '--state-dir', stateDir]);
+        const m = await timedCli(['run', ...extra, '--json', '-c', configDir, '--state-dir', stateDir], bundle);
         let report: RunReport;
         try {
           report = JSON.parse(m.stdout) as RunReport;
@@ -195,25 +219,40 @@ try {
     }
   }
 
-  type Row = { wallMs: number; rssMb: number; requests: Counts };
+  type Row = { wallMs: number; cpuMs: number; rssMb: number; requests: Counts };
   const results = new Map<string, Row[]>();
   const record = (key: string, r: Row) => results.set(key, [...(results.get(key) ?? []), r]);
 
   // --- the --help floor
-  for (let k = 0; k < RUNS; k++) record('help', { ...(await timedCli(['--help'])), requests: counts(proxy) });
+  // Inside the checkout (bench/out is ignored by git) so the bundle's imports resolve from node_modules.
+  const bundle = bundleCli(join(ROOT, 'bench', 'out', 'run-cli'));
+  for (let k = 0; k < RUNS; k++) {
+    record('help', { ...(await timedCli(['--help'])), requests: counts(proxy) });
+    if (bundle) record('bundled help', { ...(await timedCli(['--help'], bundle)), requests: counts(proxy) });
+  }
+
+  /** A cold pass, verified: one commit touching exactly the N marked lines. */
+  async function coldPass(variant: string, w: Awaited<ReturnType<typeof world>>, bundle?: string) {
+    const cold = await w.run([], bundle);
+    const a = cold.report.automations[0];
+    if (cold.code !== 0 || a?.result !== 'pushed') fail(`${variant} cold: ${a?.result} ${a?.error ?? cold.stderr.slice(0, 2000)}`);
+    if ((await w.commits()) !== 2) fail(`${variant} cold: expected exactly one new commit`);
+    const d = await w.lastDiff();
+    if (d.files !== N || d.added !== N || d.removed !== N || a.changes.length !== N)
+      fail(`${variant} cold: expected ${N} files, ${N} lines changed; got ${JSON.stringify(d)}, ${a.changes.length} changes`);
+    if (a.changes.some((c) => c.new !== TAGS.at(-1) && !c.new.endsWith(`:${TAGS.at(-1)}`))) fail(`${variant} cold: not every marker went to ${TAGS.at(-1)}`);
+    return cold;
+  }
 
   for (let k = 0; k < RUNS; k++) {
     for (const variant of k % 2 === 0 ? (['guarded', 'unguarded'] as const) : (['unguarded', 'guarded'] as const)) {
+      if (bundle) {
+        const wb = await world(variant, () => TAGS[0]!);
+        record(`bundled ${variant} cold`, await coldPass(`bundled ${variant}`, wb, bundle));
+        await wb.close();
+      }
       const w = await world(variant, () => TAGS[0]!);
-      const cold = await w.run([]);
-      const a = cold.report.automations[0];
-      if (cold.code !== 0 || a?.result !== 'pushed') fail(`${variant} cold: ${a?.result} ${a?.error ?? cold.stderr.slice(0, 2000)}`);
-      if ((await w.commits()) !== 2) fail(`${variant} cold: expected exactly one new commit`);
-      const d = await w.lastDiff();
-      if (d.files !== N || d.added !== N || d.removed !== N || a.changes.length !== N)
-        fail(`${variant} cold: expected ${N} files, ${N} lines changed; got ${JSON.stringify(d)}, ${a.changes.length} changes`);
-      if (a.changes.some((c) => c.new !== TAGS.at(-1) && !c.new.endsWith(`:${TAGS.at(-1)}`))) fail(`${variant} cold: not every marker went to ${TAGS.at(-1)}`);
-      record(`${variant} cold`, cold);
+      record(`${variant} cold`, await coldPass(variant, w));
 
       const warm = await w.run(['--refresh']);
       const b = warm.report.automations[0];
@@ -222,6 +261,12 @@ try {
       if (warm.report.repositories.some((r) => !r.scanned || r.error)) fail(`${variant} warm: not every repository was rescanned`);
       if ((await w.commits()) !== 2) fail(`${variant} warm: made a commit`);
       record(`${variant} warm`, warm);
+
+      // Right after: nothing is due (interval 1m), so no scan; markers read, nothing written.
+      const idle = await w.run([]);
+      const e = idle.report.automations[0];
+      if (idle.code !== 0 || e?.result !== 'up-to-date' || idle.report.repositories.some((r) => r.scanned)) fail(`${variant} not due: ${e?.result}`);
+      record(`${variant} not-due`, idle);
 
       await release(true);
       const rel = await w.run(['--refresh']);
@@ -256,29 +301,33 @@ try {
   const med = (key: string) => {
     const xs = results.get(key) ?? [];
     const req = Object.fromEntries(KINDS.map((k) => [k, median(xs.map((x) => x.requests[k]))])) as Counts;
-    return { wallMs: median(xs.map((x) => x.wallMs)), rssMb: median(xs.map((x) => x.rssMb)), maxWall: Math.max(...xs.map((x) => x.wallMs)), minWall: Math.min(...xs.map((x) => x.wallMs)), req, n: xs.length };
+    return { wallMs: median(xs.map((x) => x.wallMs)), cpuMs: median(xs.map((x) => x.cpuMs)), rssMb: median(xs.map((x) => x.rssMb)), maxWall: Math.max(...xs.map((x) => x.wallMs)), minWall: Math.min(...xs.map((x) => x.wallMs)), req, n: xs.length };
   };
   const fmtReq = (r: Counts) => `${r.tags} list, ${r['manifest-head']} HEAD, ${r['manifest-get']} GET, ${r.blob} blob${r.ping ? `, ${r.ping} ping` : ''}${r.other ? `, ${r.other} other` : ''}`;
-  const order = ['help', 'guarded cold', 'unguarded cold', 'guarded warm', 'unguarded warm', 'guarded release', 'unguarded release', 'build-time first', 'build-time second'];
+  const order = ['help', 'bundled help', 'bundled guarded cold', 'bundled unguarded cold', 'guarded cold', 'unguarded cold', 'guarded warm', 'unguarded warm', 'guarded not-due', 'unguarded not-due', 'guarded release', 'unguarded release', 'build-time first', 'build-time second'];
   const targets: Record<string, string> = {
     'guarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
+    'bundled guarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
+    'bundled unguarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
     'unguarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
     'build-time second': '0 GET, 0 blob',
   };
   for (const key of order) {
+    if (!results.has(key)) continue;
     const m = med(key);
     rows.push([
-      key === 'help' ? 'pawl --help (start-up floor)' : key,
+      key.endsWith('help') ? `${key === 'help' ? '' : 'bundled '}pawl --help (start-up floor)` : key,
       `${Math.round(m.wallMs)}`,
       `${Math.round(m.minWall)}–${Math.round(m.maxWall)}`,
+      `${Math.round(m.cpuMs)}`,
       m.rssMb.toFixed(0),
-      key === 'help' ? '' : fmtReq(m.req),
+      key.endsWith('help') ? '' : fmtReq(m.req),
       targets[key] ?? '',
     ]);
   }
-  const head = ['scenario', 'wall ms (median)', 'range', 'peak RSS MB', 'registry requests (median)', 'target'];
+  const head = ['scenario', 'wall ms (median)', 'range', 'CPU ms', 'peak RSS MB', 'registry requests (median)', 'target'];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]) => r.map((x, c) => (c === 1 || c === 3 ? x.padStart(widths[c]!) : x.padEnd(widths[c]!))).join('  ').trimEnd();
+  const line = (r: string[]) => r.map((x, c) => (c === 1 || c === 3 || c === 4 ? x.padStart(widths[c]!) : x.padEnd(widths[c]!))).join('  ').trimEnd();
   console.log(`\n${N} manifests × ${N} images (${TAGS.length} tags each), ${RUNS} runs per scenario, registry behind the counting proxy, git over smart HTTP`);
   console.log(line(head));
   for (const r of rows) console.log(line(r));
@@ -286,12 +335,14 @@ try {
   const gc = med('guarded cold');
   const uc = med('unguarded cold');
   const over = (g: number, u: number) => `${(((g - u) / u) * 100).toFixed(0)}%`;
-  const floor = med('help').wallMs;
   console.log(`\nguard's cost (target ≤ ${TARGET_GUARD * 100}% over unguarded):`);
-  for (const s of ['cold', 'warm', 'release']) {
-    const g = med(`guarded ${s}`).wallMs;
-    const u = med(`unguarded ${s}`).wallMs;
-    console.log(`  ${s.padEnd(8)} guarded ${Math.round(g)} ms vs unguarded ${Math.round(u)} ms: ${over(g, u)} (${over(g - floor, u - floor)} above the start-up floor)`);
+  for (const s of ['cold', 'warm', 'not-due', 'release']) {
+    const g = med(`guarded ${s}`);
+    const u = med(`unguarded ${s}`);
+    console.log(
+      `  ${s.padEnd(8)} wall: guarded ${Math.round(g.wallMs)} ms vs unguarded ${Math.round(u.wallMs)} ms: ${over(g.wallMs, u.wallMs)}; ` +
+        `CPU: ${Math.round(g.cpuMs)} vs ${Math.round(u.cpuMs)} ms: ${over(g.cpuMs, u.cpuMs)}`,
+    );
   }
   const bt1 = med('build-time first').req;
   const bt2 = med('build-time second').req;
@@ -299,7 +350,15 @@ try {
     `build times: first pass ${bt1['manifest-get']} manifest GET + ${bt1.blob} blob for ${HOTFIX} hand-written tags; ` +
       `second pass ${bt2['manifest-get']} + ${bt2.blob} (target 0: cached by digest)`,
   );
-  console.log(`cold pass: ${Math.round(gc.wallMs)} ms / ${gc.rssMb.toFixed(0)} MB guarded, ${Math.round(uc.wallMs)} ms / ${uc.rssMb.toFixed(0)} MB unguarded (targets ≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB)`);
+  console.log(`cold pass (tsx): ${Math.round(gc.wallMs)} ms / ${gc.rssMb.toFixed(0)} MB guarded, ${Math.round(uc.wallMs)} ms / ${uc.rssMb.toFixed(0)} MB unguarded (targets ≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB)`);
+  if (results.has('bundled guarded cold')) {
+    const bg = med('bundled guarded cold');
+    const bu = med('bundled unguarded cold');
+    console.log(
+      `cold pass (bundled, as shipped): ${Math.round(bg.wallMs)} ms / ${bg.rssMb.toFixed(0)} MB guarded, ${Math.round(bu.wallMs)} ms / ${bu.rssMb.toFixed(0)} MB unguarded; ` +
+        `guard ${over(bg.wallMs, bu.wallMs)} wall, ${over(bg.cpuMs, bu.cpuMs)} CPU`,
+    );
+  }
   console.log(`load average at end: ${loadEnd}`);
   console.log('ok: cold passes pushed one commit touching every marked line; warm passes were up to date; releases touched only their lines');
 } finally {
