@@ -5,8 +5,9 @@
  * Positions are source ranges (from simple.ts's reader, or the `yaml` Document API's node
  * ranges); nothing here re-serialises a document, so callers can splice the original text.
  */
-import { isMap, isPair, isScalar, isSeq, parseDocument, type Scalar } from 'yaml';
+import type { Scalar } from 'yaml';
 import { readSimple } from './simple.js';
+import { yamlLibrary } from './yaml.js';
 
 export type SetterField = 'image' | 'tag' | 'name' | 'digest';
 
@@ -252,6 +253,7 @@ function scanMarkers(
       markers.length = before;
     }
 
+    const { isMap, isPair, isScalar, isSeq, parseDocument } = yamlLibrary();
     const doc = parseDocument(chunk, { prettyErrors: false, keepSourceTokens: false });
     const err = doc.errors[0];
     if (err) {

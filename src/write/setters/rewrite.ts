@@ -2,7 +2,7 @@
  * Byte-exact rewriting: the new value replaces only the marked scalar's token; every other
  * byte of the file (comments, blank lines, indentation, line endings, BOM) is kept.
  */
-import { parse } from 'yaml';
+import { yamlLibrary } from './yaml.js';
 import type { Marker } from './markers.js';
 
 export interface ImageValue {
@@ -93,6 +93,10 @@ function computePlainSafe(value: string): boolean {
     return false;
   }
   if (/^(?:---|\.\.\.)/.test(value)) return false;
+  // No scalar type of YAML 1.1 or the 1.2 core schema (numbers, booleans, null, timestamps)
+  // contains `/` or `@`: an image name is a string without asking the parser.
+  if (/^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$/.test(value) && /[/@]/.test(value)) return true;
+  const { parse } = yamlLibrary();
   try {
     const core: unknown = parse(`k: ${value}\n`, { schema: 'core', uniqueKeys: false });
     const v11: unknown = parse(`k: ${value}\n`, { version: '1.1' });
