@@ -8,12 +8,13 @@
  * Kubernetes documents (Deployment, Service, ConfigMap with a large data block). 1,000 of the
  * files carry a Deployment with two marked containers (2,000 markers, 200 policies).
  */
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applySetters } from '../src/write/setters/apply.js';
+import { findMarkers, findMarkersByLibrary, MARKER_TOKEN } from '../src/write/setters/markers.js';
 import type { ImageValue } from '../src/write/setters/rewrite.js';
 
 const repo = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -180,6 +181,32 @@ async function bigFile(dir: string): Promise<{ bytes: number; ms: number; cpuMs:
   return { bytes: Buffer.byteLength(text), ms: median(runs), cpuMs: median(cpuRuns) };
 }
 
+/**
+ * Reading markers alone, over the tree's marked files already in memory: simple.ts's reader (what
+ * `findMarkers` uses for plain documents) against composing every marked document with the
+ * `yaml` Document API. Medians of 5 after one warm-up run.
+ */
+async function markerReading(tree: string): Promise<{ files: number; simpleMs: number; libraryMs: number }> {
+  const texts: [string, string][] = [];
+  for (const entry of await readdir(tree, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    const text = await readFile(path, 'utf8');
+    if (text.includes(MARKER_TOKEN)) texts.push([path, text]);
+  }
+  const time = (find: typeof findMarkers): number => {
+    const runs: number[] = [];
+    for (let k = 0; k < 6; k++) {
+      const c0 = process.cpuUsage();
+      for (const [file, text] of texts) find(text, file);
+      const c = process.cpuUsage(c0);
+      if (k > 0) runs.push((c.user + c.system) / 1000);
+    }
+    return median(runs);
+  };
+  return { files: texts.length, simpleMs: time(findMarkers), libraryMs: time(findMarkersByLibrary) };
+}
+
 async function main(): Promise<void> {
   if (process.argv[2] === '--child') return child();
   if (process.argv[2] === '--generate') {
@@ -299,6 +326,11 @@ async function main(): Promise<void> {
         `${label}: ${ms.toFixed(0)} ms wall, ${median(runs.map((x) => x.cpuMs)).toFixed(0)} ms CPU (medians of 4), peak RSS ${Math.max(...runs.map((x) => x.rssMB)).toFixed(0)} MB, ${(ms / grepMs).toFixed(1)}× grep\n`,
       );
     }
+
+    const reading = await markerReading(tree);
+    process.stdout.write(
+      `reading markers in the ${reading.files} marked files: ${reading.simpleMs.toFixed(0)} ms CPU (simple reader), ${reading.libraryMs.toFixed(0)} ms CPU (yaml Document API) (medians of 5, warm)\n`,
+    );
 
     const bigDir = join(tmp, 'big');
     await mkdir(bigDir);
