@@ -93,6 +93,13 @@ const values = [
   ',x',
   'é ü',
   'a\\b',
+  '-:x',
+  '-?',
+  '--',
+  '-"',
+  '-[',
+  '{a: -1, b: [--x, -y]}',
+  '[a, [b, {c: "d"}], \'e\']',
   '',
 ];
 const comments = ['', '', MARK, MARK, MARK, ' # {"$imagepolicy": "ns:p:tag"}', ' # c', '# c', '  #'];
@@ -313,6 +320,8 @@ describe('simple reader', () => {
       '\ufeffa: 1\n', // BOM
       'a:\tb\n', // tab
       'true: 1\n', // non-string key
+      Array.from({ length: 100 }, (_, i) => ' '.repeat(i) + 'k:').join('\n') + ' x\n', // nesting
+      'a: ' + '['.repeat(100) + ']'.repeat(100) + '\n',
     ]) {
       assert.equal(
         readSimple(text, () => undefined),

@@ -38,6 +38,8 @@ const REFUSED = /[\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff]|\r(?!
 
 const MARKER_TOKEN = '"$imagepolicy"';
 
+const MAX_DEPTH = 64;
+
 /** Plain keys that the core schema would not read as strings. */
 const NON_STRING_KEYS: ReadonlySet<string> = new Set([
   'true',
@@ -100,7 +102,15 @@ function isIndicator(c: number): boolean {
 function dashStarts(t: string, s: number): boolean {
   if (t.charCodeAt(s) !== DASH) return false;
   const c = t.charCodeAt(s + 1);
-  return !(isNaN(c) || c === 10 || c === 13 || c === COMMA || c === HASH || isFlowIndicator(c) || c === SPACE);
+  return !(
+    isNaN(c) ||
+    c === 10 ||
+    c === 13 ||
+    c === COMMA ||
+    c === HASH ||
+    isFlowIndicator(c) ||
+    c === SPACE
+  );
 }
 
 function isFlowIndicator(c: number): boolean {
@@ -114,6 +124,8 @@ class Reader {
   private eol = 0;
   private nx = 0;
   private eof = false;
+  /** Nesting depth, bounded so a pathological document cannot exhaust the stack. */
+  private depth = 0;
 
   constructor(
     private readonly t: string,
@@ -253,9 +265,11 @@ class Reader {
 
   /** A block collection whose first entry is at the current position. */
   private block(): void {
+    if (++this.depth > MAX_DEPTH) throw GIVE_UP;
     if (this.isSeqEntry()) this.seq(this.col(), false);
     else if (this.keyEnd(this.p) >= 0) this.map(this.col());
     else throw GIVE_UP;
+    this.depth--;
   }
 
   private map(c: number): void {
@@ -350,12 +364,16 @@ class Reader {
 
   /** A flow collection closed on its own line; returns the offset after its closing bracket. */
   private flow(s: number): number {
+    if (++this.depth > MAX_DEPTH) throw GIVE_UP;
     const t = this.t;
     const isMap = t.charCodeAt(s) === LBRACE;
     const close = isMap ? RBRACE : RBRACKET;
     const keys = isMap ? new Set<string>() : null;
     let i = this.flowSpaces(s + 1);
-    if (t.charCodeAt(i) === close) return i + 1;
+    if (t.charCodeAt(i) === close) {
+      this.depth--;
+      return i + 1;
+    }
     for (;;) {
       if (keys) {
         const ke = this.keyEnd(i);
@@ -367,7 +385,10 @@ class Reader {
       }
       i = this.flowSpaces(this.flowItem(i));
       const c = t.charCodeAt(i);
-      if (c === close) return i + 1;
+      if (c === close) {
+        this.depth--;
+        return i + 1;
+      }
       if (c !== COMMA) throw GIVE_UP;
       i = this.flowSpaces(i + 1);
       if (t.charCodeAt(i) === RBRACKET || t.charCodeAt(i) === RBRACE) throw GIVE_UP;
