@@ -6,7 +6,7 @@
  *   2. a person commits a newer tag by hand; `pawl run` keeps it (downgrade blocked);
  *   3. `pawl explain` says why.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,19 +123,22 @@ spec:
   update: { path: ./apps, strategy: Setters }
 `;
   await writeFile(join(work, 'flux.yaml'), config);
-  const pawl = (...args: string[]) => {
+  // Asynchronous on purpose: the git server runs in this process and must
+  // keep answering while pawl runs.
+  const pawl = async (...args: string[]): Promise<void> => {
     process.stdout.write(`\n$ pawl ${args.join(' ')}\n`);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args, '-c', join(work, 'flux.yaml'), '--state-dir', join(work, 'state')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args, '-c', join(work, 'flux.yaml'), '--state-dir', join(work, 'state')], {
       stdio: 'inherit',
       cwd: ROOT,
     });
-    if (r.status !== 0 && r.status !== 1) throw new Error(`pawl ${args[0]} exited ${r.status}`);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    if (code !== 0 && code !== 1) throw new Error(`pawl ${args[0]} exited ${code}`);
   };
 
   step('validate the Flux objects');
-  pawl('validate');
+  await pawl('validate');
   step('one pass: scan, select, guard, write, commit, push');
-  pawl('run');
+  await pawl('run');
   const [head] = await git.log('fleet', 'main');
   step(`the commit pawl pushed (${head!.sha.slice(0, 12)})`);
   const show = spawnSync('git', ['--git-dir', git.repoPath('fleet'), 'show', '--stat', '--patch', '--format=%an <%ae>%n%n%B', 'main'], { encoding: 'utf8' });
@@ -149,9 +152,9 @@ spec:
     author: { name: 'Dana Dev', email: 'dana@example.com' },
   });
   process.stdout.write('Dana committed worker:main-ffffff-1730000000; pawl last scanned before it existed.\n');
-  pawl('run');
+  await pawl('run');
   step('why?');
-  pawl('explain', 'worker');
+  await pawl('explain', 'worker');
   step('done: nothing moved backwards');
 } finally {
   await git.close();
