@@ -58,7 +58,10 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-const load = (): string => execFileSync('uptime', { encoding: 'utf8' }).trim().replace(/^.*load average:\s*/, '');
+const load = (): string =>
+  execFileSync('uptime', { encoding: 'utf8' })
+    .trim()
+    .replace(/^.*load average:\s*/, '');
 
 interface Measured {
   wallMs: number;
@@ -78,11 +81,22 @@ interface Measured {
 function bundleCli(outDir: string): string | null {
   const r = spawnSync(
     join(ROOT, 'node_modules', '.bin', 'esbuild'),
-    [CLI, '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outdir=${outDir}`, '--entry-names=[name]', '--log-level=error'],
+    [
+      CLI,
+      '--bundle',
+      '--platform=node',
+      '--format=esm',
+      '--packages=external',
+      `--outdir=${outDir}`,
+      '--entry-names=[name]',
+      '--log-level=error',
+    ],
     { encoding: 'utf8' },
   );
   if (r.status !== 0) {
-    console.log(`(the CLI does not bundle right now, bundled rows left out: ${(r.stderr || r.error?.message || '').trim().split('\n')[0]})`);
+    console.log(
+      `(the CLI does not bundle right now, bundled rows left out: ${(r.stderr || r.error?.message || '').trim().split('\n')[0]})`,
+    );
     return null;
   }
   return join(outDir, 'main.js');
@@ -96,9 +110,19 @@ async function timedCli(args: string[], bundle?: string): Promise<Measured> {
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       '/usr/bin/time',
-      ['-o', out, '-f', '%e %U %S %M', process.execPath, ...PROFILE, ...(bundle ? [bundle] : ['--import', 'tsx', CLI]), ...args],
+      [
+        '-o',
+        out,
+        '-f',
+        '%e %U %S %M',
+        process.execPath,
+        ...PROFILE,
+        ...(bundle ? [bundle] : ['--import', 'tsx', CLI]),
+        ...args,
+      ],
       { cwd: ROOT, env: { ...process.env, PAWL_LOG_LEVEL: 'warn' }, maxBuffer: 256 * 1024 * 1024 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
   const wallMs = performance.now() - t0;
@@ -156,13 +180,18 @@ try {
     Array.from({ length: 16 }, async () => {
       while (next < N) {
         const i = next++;
-        const { digest } = await pushImage(registry.url, repoOf(i), TAGS[0]!, { created: at('2024-01-01T00:00:00Z', i) });
+        const { digest } = await pushImage(registry.url, repoOf(i), TAGS[0]!, {
+          created: at('2024-01-01T00:00:00Z', i),
+        });
         await seedTags(registry.storageDir, repoOf(i), TAGS.slice(1), digest);
-        if (i < HOTFIX) await pushImage(registry.url, repoOf(i), 'hotfix-1', { created: at('2025-06-01T00:00:00Z', i) });
+        if (i < HOTFIX)
+          await pushImage(registry.url, repoOf(i), 'hotfix-1', { created: at('2025-06-01T00:00:00Z', i) });
       }
     }),
   );
-  console.log(`setup: ${N} repositories × ${TAGS.length} tags (+ hotfix-1 in ${HOTFIX}) in ${Math.round(performance.now() - t)} ms`);
+  console.log(
+    `setup: ${N} repositories × ${TAGS.length} tags (+ hotfix-1 in ${HOTFIX}) in ${Math.round(performance.now() - t)} ms`,
+  );
 
   const images = Array.from({ length: N }, (_, i) => i);
   const objects = (guard: string | undefined) =>
@@ -189,7 +218,10 @@ try {
       name,
       run: async (extra: string[], bundle?: string) => {
         proxy.resetCounts();
-        const m = await timedCli(['run', ...extra, '--json', '-c', configDir, '--state-dir', stateDir], bundle);
+        const m = await timedCli(
+          ['run', ...extra, '--json', '-c', configDir, '--state-dir', stateDir],
+          bundle,
+        );
         let report: RunReport;
         try {
           report = JSON.parse(m.stdout) as RunReport;
@@ -201,9 +233,23 @@ try {
       commits: async () => (await git.log(name, 'main')).length,
       /** Files and changed lines of the newest commit. */
       lastDiff: async () => {
-        const { stdout } = await execFileP('git', ['--git-dir', git.repoPath(name), 'diff', '--numstat', 'main~1', 'main']);
-        const rows = stdout.trim().split('\n').map((l) => l.split('\t').map(Number));
-        return { files: rows.length, added: rows.reduce((n, r) => n + r[0]!, 0), removed: rows.reduce((n, r) => n + r[1]!, 0) };
+        const { stdout } = await execFileP('git', [
+          '--git-dir',
+          git.repoPath(name),
+          'diff',
+          '--numstat',
+          'main~1',
+          'main',
+        ]);
+        const rows = stdout
+          .trim()
+          .split('\n')
+          .map((l) => l.split('\t').map(Number));
+        return {
+          files: rows.length,
+          added: rows.reduce((n, r) => n + r[0]!, 0),
+          removed: rows.reduce((n, r) => n + r[1]!, 0),
+        };
       },
       close: () => rm(base, { recursive: true, force: true }),
     };
@@ -215,7 +261,11 @@ try {
       const r = (i * Math.floor(N / RELEASED)) % N;
       const repo = repoOf(r);
       if (on) await pushImage(registry.url, repo, '1.10.0', { created: at('2024-02-01T00:00:00Z', r) });
-      else await rm(join(registry.storageDir, 'docker/registry/v2/repositories', repo, '_manifests/tags/1.10.0'), { recursive: true, force: true });
+      else
+        await rm(
+          join(registry.storageDir, 'docker/registry/v2/repositories', repo, '_manifests/tags/1.10.0'),
+          { recursive: true, force: true },
+        );
     }
   }
 
@@ -235,17 +285,23 @@ try {
   async function coldPass(variant: string, w: Awaited<ReturnType<typeof world>>, bundle?: string) {
     const cold = await w.run([], bundle);
     const a = cold.report.automations[0];
-    if (cold.code !== 0 || a?.result !== 'pushed') fail(`${variant} cold: ${a?.result} ${a?.error ?? cold.stderr.slice(0, 2000)}`);
+    if (cold.code !== 0 || a?.result !== 'pushed')
+      fail(`${variant} cold: ${a?.result} ${a?.error ?? cold.stderr.slice(0, 2000)}`);
     if ((await w.commits()) !== 2) fail(`${variant} cold: expected exactly one new commit`);
     const d = await w.lastDiff();
     if (d.files !== N || d.added !== N || d.removed !== N || a.changes.length !== N)
-      fail(`${variant} cold: expected ${N} files, ${N} lines changed; got ${JSON.stringify(d)}, ${a.changes.length} changes`);
-    if (a.changes.some((c) => c.new !== TAGS.at(-1) && !c.new.endsWith(`:${TAGS.at(-1)}`))) fail(`${variant} cold: not every marker went to ${TAGS.at(-1)}`);
+      fail(
+        `${variant} cold: expected ${N} files, ${N} lines changed; got ${JSON.stringify(d)}, ${a.changes.length} changes`,
+      );
+    if (a.changes.some((c) => c.new !== TAGS.at(-1) && !c.new.endsWith(`:${TAGS.at(-1)}`)))
+      fail(`${variant} cold: not every marker went to ${TAGS.at(-1)}`);
     return cold;
   }
 
   for (let k = 0; k < RUNS; k++) {
-    for (const variant of k % 2 === 0 ? (['guarded', 'unguarded'] as const) : (['unguarded', 'guarded'] as const)) {
+    for (const variant of k % 2 === 0
+      ? (['guarded', 'unguarded'] as const)
+      : (['unguarded', 'guarded'] as const)) {
       if (bundle) {
         const wb = await world(variant, () => TAGS[0]!);
         record(`bundled ${variant} cold`, await coldPass(`bundled ${variant}`, wb, bundle));
@@ -256,25 +312,34 @@ try {
 
       const warm = await w.run(['--refresh']);
       const b = warm.report.automations[0];
-      if (warm.code !== 0 || b?.result !== 'up-to-date' || b.changes.length !== 0 || b.kept.some((x) => x.reason !== 'up-to-date'))
+      if (
+        warm.code !== 0 ||
+        b?.result !== 'up-to-date' ||
+        b.changes.length !== 0 ||
+        b.kept.some((x) => x.reason !== 'up-to-date')
+      )
         fail(`${variant} warm: expected up-to-date, got ${b?.result} ${b?.error ?? ''}`);
-      if (warm.report.repositories.some((r) => !r.scanned || r.error)) fail(`${variant} warm: not every repository was rescanned`);
+      if (warm.report.repositories.some((r) => !r.scanned || r.error))
+        fail(`${variant} warm: not every repository was rescanned`);
       if ((await w.commits()) !== 2) fail(`${variant} warm: made a commit`);
       record(`${variant} warm`, warm);
 
       // Right after: nothing is due (interval 1m), so no scan; markers read, nothing written.
       const idle = await w.run([]);
       const e = idle.report.automations[0];
-      if (idle.code !== 0 || e?.result !== 'up-to-date' || idle.report.repositories.some((r) => r.scanned)) fail(`${variant} not due: ${e?.result}`);
+      if (idle.code !== 0 || e?.result !== 'up-to-date' || idle.report.repositories.some((r) => r.scanned))
+        fail(`${variant} not due: ${e?.result}`);
       record(`${variant} not-due`, idle);
 
       await release(true);
       const rel = await w.run(['--refresh']);
       await release(false);
       const c = rel.report.automations[0];
-      if (rel.code !== 0 || c?.result !== 'pushed' || c.changes.length !== RELEASED) fail(`${variant} release: ${c?.result}, ${c?.changes.length} changes ${c?.error ?? ''}`);
+      if (rel.code !== 0 || c?.result !== 'pushed' || c.changes.length !== RELEASED)
+        fail(`${variant} release: ${c?.result}, ${c?.changes.length} changes ${c?.error ?? ''}`);
       const d2 = await w.lastDiff();
-      if ((await w.commits()) !== 3 || d2.added !== RELEASED || d2.removed !== RELEASED) fail(`${variant} release: ${JSON.stringify(d2)}`);
+      if ((await w.commits()) !== 3 || d2.added !== RELEASED || d2.removed !== RELEASED)
+        fail(`${variant} release: ${JSON.stringify(d2)}`);
       record(`${variant} release`, rel);
       await w.close();
     }
@@ -286,10 +351,19 @@ try {
       const a = r.report.automations[0];
       const blocked = a?.kept.filter((x) => x.reason === 'downgrade-blocked') ?? [];
       const want = pass === 'first' ? 'pushed' : 'up-to-date';
-      if (r.code !== 0 || a?.result !== want || blocked.length !== HOTFIX || a.changes.length !== (pass === 'first' ? N - HOTFIX : 0))
-        fail(`build times ${pass}: ${a?.result}, ${a?.changes.length} changes, ${blocked.length} downgrade-blocked ${a?.error ?? ''}`);
+      if (
+        r.code !== 0 ||
+        a?.result !== want ||
+        blocked.length !== HOTFIX ||
+        a.changes.length !== (pass === 'first' ? N - HOTFIX : 0)
+      )
+        fail(
+          `build times ${pass}: ${a?.result}, ${a?.changes.length} changes, ${blocked.length} downgrade-blocked ${a?.error ?? ''}`,
+        );
       if (pass === 'second' && r.requests['manifest-get'] + r.requests.blob !== 0)
-        fail(`build times second: read ${r.requests['manifest-get']} manifests and ${r.requests.blob} blobs again`);
+        fail(
+          `build times second: read ${r.requests['manifest-get']} manifests and ${r.requests.blob} blobs again`,
+        );
       record(`build-time ${pass}`, r);
     }
     await w.close();
@@ -301,10 +375,34 @@ try {
   const med = (key: string) => {
     const xs = results.get(key) ?? [];
     const req = Object.fromEntries(KINDS.map((k) => [k, median(xs.map((x) => x.requests[k]))])) as Counts;
-    return { wallMs: median(xs.map((x) => x.wallMs)), cpuMs: median(xs.map((x) => x.cpuMs)), rssMb: median(xs.map((x) => x.rssMb)), maxWall: Math.max(...xs.map((x) => x.wallMs)), minWall: Math.min(...xs.map((x) => x.wallMs)), req, n: xs.length };
+    return {
+      wallMs: median(xs.map((x) => x.wallMs)),
+      cpuMs: median(xs.map((x) => x.cpuMs)),
+      rssMb: median(xs.map((x) => x.rssMb)),
+      maxWall: Math.max(...xs.map((x) => x.wallMs)),
+      minWall: Math.min(...xs.map((x) => x.wallMs)),
+      req,
+      n: xs.length,
+    };
   };
-  const fmtReq = (r: Counts) => `${r.tags} list, ${r['manifest-head']} HEAD, ${r['manifest-get']} GET, ${r.blob} blob${r.ping ? `, ${r.ping} ping` : ''}${r.other ? `, ${r.other} other` : ''}`;
-  const order = ['help', 'bundled help', 'bundled guarded cold', 'bundled unguarded cold', 'guarded cold', 'unguarded cold', 'guarded warm', 'unguarded warm', 'guarded not-due', 'unguarded not-due', 'guarded release', 'unguarded release', 'build-time first', 'build-time second'];
+  const fmtReq = (r: Counts) =>
+    `${r.tags} list, ${r['manifest-head']} HEAD, ${r['manifest-get']} GET, ${r.blob} blob${r.ping ? `, ${r.ping} ping` : ''}${r.other ? `, ${r.other} other` : ''}`;
+  const order = [
+    'help',
+    'bundled help',
+    'bundled guarded cold',
+    'bundled unguarded cold',
+    'guarded cold',
+    'unguarded cold',
+    'guarded warm',
+    'unguarded warm',
+    'guarded not-due',
+    'unguarded not-due',
+    'guarded release',
+    'unguarded release',
+    'build-time first',
+    'build-time second',
+  ];
   const targets: Record<string, string> = {
     'guarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
     'bundled guarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
@@ -325,10 +423,24 @@ try {
       targets[key] ?? '',
     ]);
   }
-  const head = ['scenario', 'wall ms (median)', 'range', 'CPU ms', 'peak RSS MB', 'registry requests (median)', 'target'];
+  const head = [
+    'scenario',
+    'wall ms (median)',
+    'range',
+    'CPU ms',
+    'peak RSS MB',
+    'registry requests (median)',
+    'target',
+  ];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]) => r.map((x, c) => (c === 1 || c === 3 || c === 4 ? x.padStart(widths[c]!) : x.padEnd(widths[c]!))).join('  ').trimEnd();
-  console.log(`\n${N} manifests × ${N} images (${TAGS.length} tags each), ${RUNS} runs per scenario, registry behind the counting proxy, git over smart HTTP`);
+  const line = (r: string[]) =>
+    r
+      .map((x, c) => (c === 1 || c === 3 || c === 4 ? x.padStart(widths[c]!) : x.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd();
+  console.log(
+    `\n${N} manifests × ${N} images (${TAGS.length} tags each), ${RUNS} runs per scenario, registry behind the counting proxy, git over smart HTTP`,
+  );
   console.log(line(head));
   for (const r of rows) console.log(line(r));
 
@@ -350,7 +462,9 @@ try {
     `build times: first pass ${bt1['manifest-get']} manifest GET + ${bt1.blob} blob for ${HOTFIX} hand-written tags; ` +
       `second pass ${bt2['manifest-get']} + ${bt2.blob} (target 0: cached by digest)`,
   );
-  console.log(`cold pass (tsx): ${Math.round(gc.wallMs)} ms / ${gc.rssMb.toFixed(0)} MB guarded, ${Math.round(uc.wallMs)} ms / ${uc.rssMb.toFixed(0)} MB unguarded (targets ≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB)`);
+  console.log(
+    `cold pass (tsx): ${Math.round(gc.wallMs)} ms / ${gc.rssMb.toFixed(0)} MB guarded, ${Math.round(uc.wallMs)} ms / ${uc.rssMb.toFixed(0)} MB unguarded (targets ≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB)`,
+  );
   if (results.has('bundled guarded cold')) {
     const bg = med('bundled guarded cold');
     const bu = med('bundled unguarded cold');
@@ -360,7 +474,9 @@ try {
     );
   }
   console.log(`load average at end: ${loadEnd}`);
-  console.log('ok: cold passes pushed one commit touching every marked line; warm passes were up to date; releases touched only their lines');
+  console.log(
+    'ok: cold passes pushed one commit touching every marked line; warm passes were up to date; releases touched only their lines',
+  );
 } finally {
   await git.close();
   await proxy.stop();
