@@ -9,6 +9,7 @@ import type { ScanClients } from '../scan/clients.js';
 import type { Store } from '../store/index.js';
 import type { Logger } from '../util/log.js';
 import { evaluatePolicy, FactsBook, policyReport, type PolicyOutcome } from './policies.js';
+import { pool } from './facts.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
 import type { RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';
@@ -71,8 +72,12 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   });
 
   const book = new FactsBook({ config, store, clients: deps.clients, log, now });
-  const outcomes = new Map<string, PolicyOutcome>();
-  for (const [name, p] of policies) outcomes.set(name, await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book));
+  // Policies wait on the registry (HEADs of new selections): evaluate several at once.
+  const evaluated = new Map<string, PolicyOutcome>();
+  await pool([...policies.values()], 8, async (p) => {
+    evaluated.set(refKey(p.metadata), await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book));
+  });
+  const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
 
   const report: RunReport = { repositories, policies: [...outcomes.values()].map(policyReport), automations: [] };
   for (const a of automations) {

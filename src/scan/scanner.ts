@@ -3,7 +3,7 @@
  * the observation. A scan is complete or it failed (SPEC §2): a failure stores no tags, and the
  * previous good scan stays current.
  */
-import { RE2JS } from 're2js';
+import { compileRegex } from '../select/regex.js';
 import type { ImageRepository } from '../config/types.js';
 import { refKey } from '../config/types.js';
 import type { Store, Anomaly } from '../store/index.js';
@@ -48,8 +48,9 @@ export function defaultReference(repo: ImageRepository): RepositoryRef {
 
 /** Compiles `exclusionList` (Go RE2, unanchored). The config loader has validated the patterns. */
 export function exclusionFilter(patterns: readonly string[]): (tag: string) => boolean {
-  const compiled = patterns.map((p) => RE2JS.compile(p));
-  return (tag) => !compiled.some((re) => re.matcher(tag).find());
+  // compileRegex caches by pattern: rescanning 500 repositories compiles `^.*\.sig$` once.
+  const compiled = patterns.map((p) => compileRegex(p));
+  return (tag) => !compiled.some((re) => re.test(tag));
 }
 
 /** What a failed listing carried, if the client attached it to the error (responses, request count). */

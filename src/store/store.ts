@@ -131,6 +131,24 @@ export function openStore(stateDir: string, options: StoreOptions = stateDir ===
   return new Store(db, options);
 }
 
+/**
+ * Compiling SQL costs more than running these small statements: a pass over 500 repositories
+ * spent ~9% of its CPU in `prepare`. Statements are cached by their text for the life of the
+ * connection. (`pluck()` changes a statement's mode, so each SQL text must be used one way only;
+ * the two plucked queries here are used nowhere else.)
+ */
+function withStatementCache(db: Db): Db {
+  const cache = new Map<string, Database.Statement>();
+  const prepare = db.prepare.bind(db);
+  const cached = (sql: string): Database.Statement => {
+    let st = cache.get(sql);
+    if (!st) cache.set(sql, (st = prepare(sql)));
+    return st;
+  };
+  db.prepare = cached as Db['prepare'];
+  return db;
+}
+
 /** Applies each pending migration in its own immediate transaction, so two processes cannot both apply it. */
 function migrate(db: Db, file: string): void {
   for (;;) {
@@ -159,7 +177,7 @@ export class Store {
 
   /** Use openStore. */
   constructor(db: Db, options: StoreOptions = {}) {
-    this.#db = db;
+    this.#db = withStatementCache(db);
     this.#rawScansKept = Math.max(0, Math.floor(options.rawScansKept ?? 5));
     this.#rawBytesPerScan = Math.max(1024, Math.floor(options.rawBytesPerScan ?? 1024 * 1024));
   }
