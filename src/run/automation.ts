@@ -115,7 +115,9 @@ export async function runAutomation(
       const edits = opts.edits ? opts.edits(plan) : plan.plans.filter((p) => p.value !== null).map((p) => ({ plan: p, value: p.value! }));
       Object.assign(report, summarise(plan, edits));
       if (edits.length === 0) return null;
-      const templateChanges = await writeEdits(w, plan, edits, automation.spec.update.path);
+      // Flux's default message is a constant: only a template needs the changed objects.
+      const needObjects = !opts.message && !!automation.spec.git.commit.messageTemplate;
+      const templateChanges = await writeEdits(w, plan, edits, automation.spec.update.path, needObjects);
       if (opts.dryRun) return null;
       const { message, trailers } = opts.message
         ? opts.message(report.changes)
@@ -200,6 +202,7 @@ async function writeEdits(
   plan: TreePlan,
   edits: { plan: MarkerPlan; value: string }[],
   updatePath: string,
+  needObjects: boolean,
 ): Promise<TemplateChange[]> {
   // Flux keys `.Changed.FileChanges` by paths relative to `spec.update.path`.
   const base = posix.normalize(updatePath.replace(/^\.\/?/, '') || '.');
@@ -209,7 +212,9 @@ async function writeEdits(
   for (const [file, fileEdits] of byFile) {
     const scanned = plan.files.find((f) => f.file === file);
     if (!scanned) throw new RuntimeError(`internal error: ${file} was not scanned in ${ws.dir}`);
-    const objects = objectsAt(scanned.text, fileEdits.map((e) => e.plan.marker.start));
+    const objects = needObjects
+      ? objectsAt(scanned.text, fileEdits.map((e) => e.plan.marker.start))
+      : fileEdits.map(() => ({ kind: '', namespace: '', name: '' }));
     await writeFileAtomic(scanned.path, rewrite(scanned.text, fileEdits.map((e) => ({ marker: e.plan.marker, value: e.value }))));
     fileEdits.forEach((e, i) =>
       changes.push({ file: posix.relative(base === '.' ? '' : base, file), object: objects[i]!, oldValue: e.plan.marker.value, newValue: e.value, setter: e.plan.marker.setter }),
