@@ -32,6 +32,21 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const conformanceDir =
   process.env.PAWL_CONFORMANCE_DIR ?? join(repoRoot, '..', 'shared', 'conformance', 'flux');
 
+interface FluxSetterCase {
+  id: string;
+  policies: { name: string; latestRef: { name: string; tag: string; digest: string } }[];
+  expectedResult: {
+    FileChanges: Record<
+      string,
+      { object: TemplateChange['object']; changes: { OldValue: string; NewValue: string; Setter: string }[] }[]
+    >;
+  };
+}
+
+function fluxCases(): FluxSetterCase[] {
+  return (JSON.parse(readFileSync(join(conformanceDir, 'cases.json'), 'utf8')) as { cases: FluxSetterCase[] }).cases;
+}
+
 const PODINFO: TemplateChange = {
   file: 'apps/podinfo/deployment.yaml',
   object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'podinfo' },
@@ -352,73 +367,22 @@ Automation: test-ns/test-update
 
   test('TestUpdateWithSetters Result: file keys relative to the update path, kustomization objects without a name', () => {
     // internal/update/update_test.go expectedResult, as TemplateChanges in file order.
-    const kustomization = {
-      apiVersion: 'kustomize.config.k8s.io/v1beta1',
-      kind: 'Kustomization',
-      namespace: '',
-      name: '',
-    };
-    const digest = 'sha256:6745aaad46d795c9836632e1fb62f24b7e7f4c843144da8e47a5465c411a14be';
-    const changes: TemplateChange[] = [
-      {
-        file: 'kustomization.yml',
-        object: kustomization,
-        oldValue: 'replaced',
-        newValue: 'index.repo.fake/updated',
-        setter: 'automation-ns:policy:name',
-      },
-      {
-        file: 'kustomization.yml',
-        object: kustomization,
-        oldValue: 'v1',
-        newValue: 'v1.0.1',
-        setter: 'automation-ns:policy:tag',
-      },
-      {
-        file: 'kustomization.yml',
-        object: kustomization,
-        oldValue: 'sha256:1234567890abcdef',
-        newValue: digest,
-        setter: 'automation-ns:policy-with-digest:digest',
-      },
-      {
-        file: 'kustomization.yml',
-        object: kustomization,
-        oldValue: 'image',
-        newValue: `image:v1.0.0@${digest}`,
-        setter: 'automation-ns:policy-with-digest',
-      },
-      {
-        file: 'Kustomization',
-        object: kustomization,
-        oldValue: 'replaced',
-        newValue: 'index.repo.fake/updated',
-        setter: 'automation-ns:policy:name',
-      },
-      {
-        file: 'Kustomization',
-        object: kustomization,
-        oldValue: 'v1',
-        newValue: 'v1.0.1',
-        setter: 'automation-ns:policy:tag',
-      },
-      {
-        file: 'marked.yaml',
-        object: { apiVersion: 'batch/v1beta1', kind: 'CronJob', namespace: 'bar', name: 'foo' },
-        oldValue: 'image:v1.0.0',
-        newValue: 'index.repo.fake/updated:v1.0.1',
-        setter: 'automation-ns:policy',
-      },
-    ];
+    // Read from Flux's own expected result (../shared/conformance/flux/cases.json), in file order.
+    const setterCase = fluxCases().find((c) => c.id === 'update/setters')!;
+    const changes: TemplateChange[] = Object.entries(setterCase.expectedResult.FileChanges).flatMap(([file, objects]) =>
+      objects.flatMap((o) => o.changes.map((c) => ({ file, object: o.object, oldValue: c.OldValue, newValue: c.NewValue, setter: c.Setter }))),
+    );
+    const updated = setterCase.policies.find((p) => p.name === 'policy')!.latestRef.name;
+    const digest = setterCase.policies.find((p) => p.name === 'policy-with-digest')!.latestRef.digest;
     const data = fluxTemplateData({ namespace: 'automation-ns', name: 'update' }, changes, {});
     // Go prints the map with keys in byte order ("K" < "k") and the empty NameMeta as "{ }".
     const kid = '{{{kustomize.config.k8s.io/v1beta1 Kustomization} { }}}';
     assert.equal(
       renderCommitMessage('{{ .Changed.FileChanges }}', data),
-      `map[Kustomization:map[${kid}:[{replaced index.repo.fake/updated automation-ns:policy:name} {v1 v1.0.1 automation-ns:policy:tag}]] ` +
-        `kustomization.yml:map[${kid}:[{replaced index.repo.fake/updated automation-ns:policy:name} {v1 v1.0.1 automation-ns:policy:tag} ` +
+      `map[Kustomization:map[${kid}:[{replaced ${updated} automation-ns:policy:name} {v1 v1.0.1 automation-ns:policy:tag}]] ` +
+        `kustomization.yml:map[${kid}:[{replaced ${updated} automation-ns:policy:name} {v1 v1.0.1 automation-ns:policy:tag} ` +
         `{sha256:1234567890abcdef ${digest} automation-ns:policy-with-digest:digest} {image image:v1.0.0@${digest} automation-ns:policy-with-digest}]] ` +
-        'marked.yaml:map[{{{batch/v1beta1 CronJob} {foo bar}}}:[{image:v1.0.0 index.repo.fake/updated:v1.0.1 automation-ns:policy}]]]',
+        `marked.yaml:map[{{{batch/v1beta1 CronJob} {foo bar}}}:[{image:v1.0.0 ${updated}:v1.0.1 automation-ns:policy}]]]`,
     );
     // Changes() drops the repeated changes of the second kustomization file; Objects() has one entry per object.
     assert.equal(renderCommitMessage('{{ len .Changed.Changes }} {{ len .Changed.Objects }}', data), '5 2');

@@ -111,8 +111,8 @@ describe('valueFor and parseImage', () => {
       digest: 'sha256:6745aa',
     });
     assert.deepEqual(parseImage('localhost:5000/app:1.2'), { name: 'localhost:5000/app', tag: '1.2' });
-    assert.deepEqual(parseImage('index.repo.fake/updated:v1.0.1'), {
-      name: 'index.repo.fake/updated',
+    assert.deepEqual(parseImage('registry.example.com/team/updated:v1.0.1'), {
+      name: 'registry.example.com/team/updated',
       tag: 'v1.0.1',
     });
     assert.throws(() => parseImage('localhost:5000/app'), /no tag/);
