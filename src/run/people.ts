@@ -32,8 +32,19 @@ export function automationsFor(config: Config, policy: ImagePolicy): ImageUpdate
     .sort((a, b) => refKey(a.metadata).localeCompare(refKey(b.metadata)));
 }
 
-function emptyOutcome(policy: ImagePolicy): PolicyOutcome {
-  return { name: refKey(policy.metadata), policy, compiled: null, selection: null, candidate: null, ratchet: null, error: 'rollback', facts: null, events: [] };
+/** A rollback writes what the person asked for: the policy is not evaluated, the guard does not decide. */
+function rollbackOutcome(policy: ImagePolicy): PolicyOutcome {
+  return {
+    name: refKey(policy.metadata),
+    policy,
+    compiled: null,
+    selection: null,
+    candidate: null,
+    ratchet: null,
+    error: 'a rollback writes the tag a person chose',
+    facts: null,
+    events: [],
+  };
 }
 
 export interface RollbackResult {
@@ -60,7 +71,7 @@ export async function rollback(
   const automations = automationsFor(deps.config, policy);
   if (automations.length === 0) throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to roll back`);
 
-  const outcomes = new Map([[name, emptyOutcome(policy)]]);
+  const outcomes = new Map([[name, rollbackOutcome(policy)]]);
   const reports: AutomationReport[] = [];
   for (const a of automations) {
     const { report } = await runAutomation(a, outcomes, { config: deps.config, stateDir: deps.stateDir, log: deps.log, now: deps.now ?? (() => new Date()) }, {
