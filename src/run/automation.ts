@@ -76,7 +76,8 @@ export async function withAutomationWorkspace<T>(
 
 export async function runAutomation(
   automation: ImageUpdateAutomation,
-  outcomes: ReadonlyMap<string, PolicyOutcome>,
+  /** The automation's policies; a function is awaited once the workspace is ready. */
+  outcomesOf: ReadonlyMap<string, PolicyOutcome> | (() => Promise<ReadonlyMap<string, PolicyOutcome>>),
   deps: AutomationDeps,
   opts: AutomationOptions = {},
 ): Promise<AutomationRun> {
@@ -100,6 +101,7 @@ export async function runAutomation(
   return { report, plan };
 
   async function pass(ws: Workspace): Promise<void> {
+    const outcomes = typeof outcomesOf === 'function' ? await outcomesOf() : outcomesOf;
     const pushSpec = automation.spec.git.push;
     report.branch = pushSpec?.branch ?? ws.branch;
 

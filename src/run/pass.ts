@@ -49,50 +49,66 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   const repos = [...config.imageRepositories.values()].filter((r) => opts.automations === undefined || repoKeys.has(refKey(r.metadata))).sort(byName);
 
   const runId = store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
-  const due = repos.filter((r) => !r.spec.suspend && (opts.refresh || isScanDue(r, store, now())));
-  opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
-  const scanned = await scanRepositories(
-    due,
-    { client: (r) => deps.clients.client(r), reference: (r) => deps.clients.reference(r), store, log, now },
-    { concurrency: 8 },
-  );
-  const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
-  const repositories: RepositoryReport[] = repos.map((r) => {
-    const name = refKey(r.metadata);
-    const s = scannedByName.get(name);
-    if (s) return { name, tags: s.tags, scanned: s.scanned, anomalies: s.anomalies, error: s.error };
-    const last = store.lastFinishedScan(name);
-    return {
-      name,
-      tags: store.lastGoodScan(name)?.tagCount ?? 0,
-      scanned: false,
-      anomalies: [],
-      error: last?.outcome === 'failed' ? last.error : null,
+
+  // Scan and select first; meanwhile each automation clones or fetches its workspace (under the
+  // workspace lock) and only then waits for the candidates, so Git and the registry overlap.
+  const selection = (async () => {
+    const due = repos.filter((r) => !r.spec.suspend && (opts.refresh || isScanDue(r, store, now())));
+    opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
+    const scanned = await scanRepositories(
+      due,
+      { client: (r) => deps.clients.client(r), reference: (r) => deps.clients.reference(r), store, log, now },
+      { concurrency: 8 },
+    );
+    const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
+    const repositories: RepositoryReport[] = repos.map((r) => {
+      const name = refKey(r.metadata);
+      const s = scannedByName.get(name);
+      if (s) return { name, tags: s.tags, scanned: s.scanned, anomalies: s.anomalies, error: s.error };
+      const last = store.lastFinishedScan(name);
+      return {
+        name,
+        tags: store.lastGoodScan(name)?.tagCount ?? 0,
+        scanned: false,
+        anomalies: [],
+        error: last?.outcome === 'failed' ? last.error : null,
+      };
+    });
+
+    const book = new FactsBook({ config, store, clients: deps.clients, log, now });
+    // Policies wait on the registry (HEADs of new selections): evaluate several at once.
+    const evaluated = new Map<string, PolicyOutcome>();
+    await pool([...policies.values()], 8, async (p) => {
+      evaluated.set(refKey(p.metadata), await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book));
+    });
+    const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
+    return { repositories, outcomes };
+  })();
+  // Awaited below; the automations see a failure through their own await.
+  selection.catch(() => undefined);
+
+  const automationReports: RunReport['automations'] = new Array(automations.length);
+  const automationOpts: AutomationOptions = { ...(opts.dryRun ? { dryRun: true } : {}) };
+  const runs = pool([...automations.keys()], 4, async (i) => {
+    const a = automations[i]!;
+    const outcomesOf = async (): Promise<Map<string, PolicyOutcome>> => {
+      const { outcomes } = await selection;
+      opts.onProgress?.(`updating ${refKey(a.metadata)}`);
+      const mine = new Map<string, PolicyOutcome>();
+      for (const p of selectPolicies(config, a)) {
+        const o = outcomes.get(refKey(p.metadata));
+        if (o) mine.set(o.name, o);
+      }
+      return mine;
     };
-  });
-
-  const book = new FactsBook({ config, store, clients: deps.clients, log, now });
-  // Policies wait on the registry (HEADs of new selections): evaluate several at once.
-  const evaluated = new Map<string, PolicyOutcome>();
-  await pool([...policies.values()], 8, async (p) => {
-    evaluated.set(refKey(p.metadata), await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book));
-  });
-  const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
-
-  const report: RunReport = { repositories, policies: [...outcomes.values()].map(policyReport), automations: [] };
-  for (const a of automations) {
-    opts.onProgress?.(`updating ${refKey(a.metadata)}`);
-    const mine = new Map<string, PolicyOutcome>();
-    for (const p of selectPolicies(config, a)) {
-      const o = outcomes.get(refKey(p.metadata));
-      if (o) mine.set(o.name, o);
-    }
-    const automationOpts: AutomationOptions = { ...(opts.dryRun ? { dryRun: true } : {}) };
-    const { report: ar, plan } = await runAutomation(a, mine, { config, stateDir: deps.stateDir, log, now }, automationOpts);
+    const { report: ar, plan } = await runAutomation(a, outcomesOf, { config, stateDir: deps.stateDir, log, now }, automationOpts);
     recordDecisions(store, runId, ar);
     if (!opts.dryRun && plan) recordGuardEvents(store, plan, now());
-    report.automations.push(ar);
-  }
+    automationReports[i] = ar;
+  });
+  const { repositories, outcomes } = await selection;
+  await runs;
+  const report: RunReport = { repositories, policies: [...outcomes.values()].map(policyReport), automations: automationReports };
   store.finishRun(runId, report, now());
   return report;
 }
