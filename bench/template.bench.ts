@@ -11,25 +11,9 @@ import {
   renderCommitMessage,
   type TemplateChange,
 } from '../src/git/template/index.js';
+import { FLUX_DOC_OBJECTS_TEMPLATE } from '../test/helpers/flux-templates.js';
 
-const OBJECTS = `Automated image update
-
-Automation name: {{ .AutomationObject }}
-
-Files:
-{{ range $filename, $_ := .Changed.FileChanges -}}
-- {{ $filename }}
-{{ end -}}
-
-Objects:
-{{ range $resource, $changes := .Changed.Objects -}}
-- {{ $resource.Kind }} {{ $resource.Name }}
-  Changes:
-{{- range $_, $change := $changes }}
-    - {{ $change.OldValue }} -> {{ $change.NewValue }}
-{{ end -}}
-{{ end -}}
-`;
+const OBJECTS = FLUX_DOC_OBJECTS_TEMPLATE;
 
 const GERRIT = `Perform automatic image update
 

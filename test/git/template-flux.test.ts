@@ -27,6 +27,7 @@ import {
   TemplateError,
   type TemplateChange,
 } from '../../src/git/template/index.js';
+import { FLUX_DOC_OBJECTS_TEMPLATE, fluxDocTemplate } from '../helpers/flux-templates.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const conformanceDir =
@@ -57,35 +58,8 @@ const PODINFO: TemplateChange = {
 
 const automation = { namespace: 'default', name: 'podinfo-update' };
 
-/** YAML block scalars as they appear in the docs, so the template text is exactly what Flux receives. */
-function fromYaml(doc: string): string {
-  const parsed = parseYaml(doc) as { spec: { commit: { messageTemplate: string } } };
-  return parsed.spec.commit.messageTemplate;
-}
 
-const DOC_OBJECTS_TEMPLATE = fromYaml(`spec:
-  commit:
-    messageTemplate: |
-      Automated image update
-      
-      Automation name: {{ .AutomationObject }}
-
-      Files:
-      {{ range $filename, $_ := .Changed.FileChanges -}}
-      - {{ $filename }}
-      {{ end -}}
-
-      Objects:
-      {{ range $resource, $changes := .Changed.Objects -}}
-      - {{ $resource.Kind }} {{ $resource.Name }}
-        Changes:
-      {{- range $_, $change := $changes }}
-          - {{ $change.OldValue }} -> {{ $change.NewValue }}
-      {{ end -}}
-      {{ end -}}
-`);
-
-const DOC_FUNCTIONS_TEMPLATE = fromYaml(`spec:
+const DOC_FUNCTIONS_TEMPLATE = fluxDocTemplate(`spec:
   commit:
     messageTemplate: |
       Automated image update
@@ -111,7 +85,7 @@ const DOC_FUNCTIONS_TEMPLATE = fromYaml(`spec:
       {{ end -}}
 `);
 
-const DOC_GERRIT_TEMPLATE = fromYaml(`spec:
+const DOC_GERRIT_TEMPLATE = fluxDocTemplate(`spec:
   commit:
     messageTemplate: |
       Perform automatic image update
@@ -126,7 +100,7 @@ const DOC_GERRIT_TEMPLATE = fromYaml(`spec:
 `);
 
 // The Gitea example is a single-quoted YAML scalar folded over two lines.
-const DOC_GITEA_TEMPLATE = fromYaml(`spec:
+const DOC_GITEA_TEMPLATE = fluxDocTemplate(`spec:
   commit:
     messageTemplate: '{{range .Changed.Changes}}{{print .OldValue}} -> {{println
       .NewValue}}{{end}}'
@@ -134,7 +108,7 @@ const DOC_GITEA_TEMPLATE = fromYaml(`spec:
 
 describe('Flux documentation examples (docs/spec/v1/imageupdateautomations.md)', () => {
   test('the plain message is used as it is', () => {
-    const t = fromYaml(`spec:
+    const t = fluxDocTemplate(`spec:
   commit:
     messageTemplate: |-
       Automated image update by Flux
@@ -154,7 +128,7 @@ describe('Flux documentation examples (docs/spec/v1/imageupdateautomations.md)',
   test('ranging over .Changed.FileChanges and .Changed.Objects', () => {
     // `{{ end -}}` eats the blank line before "Objects:"; the inner range's text starts with a newline.
     assert.equal(
-      renderCommitMessage(DOC_OBJECTS_TEMPLATE, fluxTemplateData(automation, [PODINFO], {})),
+      renderCommitMessage(FLUX_DOC_OBJECTS_TEMPLATE, fluxTemplateData(automation, [PODINFO], {})),
       'Automated image update\n' +
         '\n' +
         'Automation name: default/podinfo-update\n' +
@@ -200,7 +174,7 @@ describe('Flux documentation examples (docs/spec/v1/imageupdateautomations.md)',
     // Objects sort by ObjectIdentifier fields in order: APIVersion, Kind, Name, Namespace.
     assert.equal(
       renderCommitMessage(
-        DOC_OBJECTS_TEMPLATE,
+        FLUX_DOC_OBJECTS_TEMPLATE,
         fluxTemplateData({ namespace: 'flux-system', name: 'apps' }, changes, {}),
       ),
       'Automated image update\n' +
@@ -248,7 +222,7 @@ describe('Flux documentation examples (docs/spec/v1/imageupdateautomations.md)',
   });
 
   test('.Values from messageTemplateValues', () => {
-    const t = fromYaml(`spec:
+    const t = fluxDocTemplate(`spec:
   commit:
     messageTemplate: |-
       Automated image update by Flux for cluster {{ .Values.cluster }}.
@@ -468,7 +442,7 @@ describe('templates users write (flux CLI --commit-template and public manifests
 
 describe('checking a template before a run', () => {
   test('a good template passes', () => {
-    checkCommitMessageTemplate(DOC_OBJECTS_TEMPLATE);
+    checkCommitMessageTemplate(FLUX_DOC_OBJECTS_TEMPLATE);
     checkCommitMessageTemplate(DOC_GERRIT_TEMPLATE);
     checkCommitMessageTemplate('for {{ .Values.cluster | upper }}', { cluster: 'prod' });
   });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { pushTags } from '../helpers/push.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
 import type { RunReport } from '../../src/run/report.js';
+import { FLUX_DOC_OBJECTS_TEMPLATE } from '../helpers/flux-templates.js';
 
 const FILES: Record<string, string> = {
   'apps/podinfo/deploy.yaml': `apiVersion: apps/v1
@@ -54,32 +55,13 @@ spec:
   'README.md': 'not a manifest {"$imagepolicy": "flux-system:podinfo"}\n',
 };
 
-// The "Objects" example of Flux's ImageUpdateAutomation documentation.
-const FLUX_DOC_TEMPLATE = `Automated image update
-
-Automation name: {{ .AutomationObject }}
-
-Files:
-{{ range $filename, $_ := .Changed.FileChanges -}}
-- {{ $filename }}
-{{ end -}}
-
-Objects:
-{{ range $resource, $changes := .Changed.Objects -}}
-- {{ $resource.Kind }} {{ $resource.Name }}
-  Changes:
-{{- range $_, $change := $changes }}
-    - {{ $change.OldValue }} -> {{ $change.NewValue }}
-{{ end -}}
-{{ end -}}`;
-
 describe('pawl run end to end', () => {
   let w: World;
   before(async () => {
     w = await startWorld({
       files: FILES,
       config: {
-        'git.yaml': gitObjects({ messageTemplate: FLUX_DOC_TEMPLATE }),
+        'git.yaml': gitObjects({ messageTemplate: FLUX_DOC_OBJECTS_TEMPLATE }),
         'podinfo.yaml': imageObjects('podinfo', '{{REGISTRY}}/apps/podinfo', 'semver:\n  range: ">=1.0.0 <2.0.0"'),
         'worker.yaml': imageObjects('worker', '{{REGISTRY}}/apps/worker', 'numerical:\n  order: asc'),
       },
