@@ -535,22 +535,7 @@ export class Store {
          WHERE (@policy IS NULL OR d.policy = @policy) AND (@runId IS NULL OR d.run_id = @runId)
          ORDER BY d.id DESC LIMIT @limit`,
       )
-      .all({ policy: filter.policy ?? null, runId: filter.runId ?? null, limit: Math.max(0, Math.floor(filter.limit ?? 100)) }) as {
-      id: number;
-      run_id: number;
-      run_at: number;
-      run_kind: RunKind;
-      automation: string;
-      file: string;
-      line: number;
-      setter: string;
-      policy: string;
-      current: string;
-      candidate: string | null;
-      reason: string;
-      detail: string;
-      action: 'write' | 'keep';
-    }[];
+      .all({ policy: filter.policy ?? null, runId: filter.runId ?? null, limit: Math.max(0, Math.floor(filter.limit ?? 100)) }) as (Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind })[];
     return rows.map((r) => ({
       id: r.id,
       runId: r.run_id,

@@ -375,7 +375,8 @@ export function lex(input: string): Item[] {
     return 'inside';
   };
 
-  const lexQuote = (): State => {
+  /** A "…" string or a '…' character constant: backslash escapes, no newline (Go's lexQuote/lexChar). */
+  const lexQuoted = (close: string, kind: 'string' | 'charConstant', what: string): State => {
     for (;;) {
       const c = nextChar();
       if (c === '\\') {
@@ -383,14 +384,16 @@ export function lex(input: string): Item[] {
         if (r !== undefined && r !== '\n') continue;
       }
       if (c === '\\' || c === undefined || c === '\n') {
-        errorf('unterminated quoted string');
+        errorf(`unterminated ${what}`);
         return 'done';
       }
-      if (c === '"') break;
+      if (c === close) break;
     }
-    emit('string');
+    emit(kind);
     return 'inside';
   };
+  const lexQuote = (): State => lexQuoted('"', 'string', 'quoted string');
+  const lexChar = (): State => lexQuoted("'", 'charConstant', 'character constant');
 
   const lexRawQuote = (): State => {
     const end = input.indexOf('`', pos);
@@ -400,23 +403,6 @@ export function lex(input: string): Item[] {
     }
     pos = end + 1;
     emit('rawString');
-    return 'inside';
-  };
-
-  const lexChar = (): State => {
-    for (;;) {
-      const c = nextChar();
-      if (c === '\\') {
-        const r = nextChar();
-        if (r !== undefined && r !== '\n') continue;
-      }
-      if (c === '\\' || c === undefined || c === '\n') {
-        errorf('unterminated character constant');
-        return 'done';
-      }
-      if (c === "'") break;
-    }
-    emit('charConstant');
     return 'inside';
   };
 
