@@ -49,34 +49,49 @@ try {
   for (let i = 0; i < FILES; i++) files[`apps/app-${i}/deploy.yaml`] = manifest(i, '1.0.0');
   await server.createBareRepo('bench', files);
   for (let h = 0; h < HISTORY; h++) {
-    await server.commitFiles('bench', 'main', { [`apps/app-${h % FILES}/notes.txt`]: `note ${h}\n` }, { message: `history ${h}` });
+    await server.commitFiles(
+      'bench',
+      'main',
+      { [`apps/app-${h % FILES}/notes.txt`]: `note ${h}\n` },
+      { message: `history ${h}` },
+    );
   }
   const repo = gitRepository(server.cloneUrl('bench'), { name: 'bench' });
-  const open = (): Promise<Workspace> => openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger });
+  const open = (): Promise<Workspace> =>
+    openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger });
 
   await timed(`cold open (clone ${FILES} files, ${HISTORY + 1} commits)`, open);
   const ws = await timed('warm open (fetch, nothing new)', open);
   await server.commitFiles('bench', 'main', { 'README.md': 'new\n' }, { message: 'someone' });
   await timed('warm open (fetch one new commit)', open);
-  for (let i = 0; i < FILES; i++) await writeFile(join(ws.dir, `apps/app-${i}/deploy.yaml`), manifest(i, '1.1.0'));
+  for (let i = 0; i < FILES; i++)
+    await writeFile(join(ws.dir, `apps/app-${i}/deploy.yaml`), manifest(i, '1.1.0'));
   await timed(`commit ${FILES} changed files`, () =>
-    commit(ws, { message: 'bump', author: { name: 'Bot', email: 'bot@example.com' }, automation: 'apps/auto' }),
+    commit(ws, {
+      message: 'bump',
+      author: { name: 'Bot', email: 'bot@example.com' },
+      automation: 'apps/auto',
+    }),
   );
   await timed('push', () => push(ws));
 
   let tag = 2;
   server.beforePush('bench', async ({ count }) => {
-    if (count === 2) await server.commitFiles('bench', 'main', { 'README.md': 'race\n' }, { message: 'other writer' });
+    if (count === 2)
+      await server.commitFiles('bench', 'main', { 'README.md': 'race\n' }, { message: 'other writer' });
   });
   const result = await timed('pushWithRetry with one race (2 attempts)', () =>
     pushWithRetry(ws, async (w) => {
       tag++;
-      for (let i = 0; i < 20; i++) await writeFile(join(w.dir, `apps/app-${i}/deploy.yaml`), manifest(i, `1.${tag}.0`));
+      for (let i = 0; i < 20; i++)
+        await writeFile(join(w.dir, `apps/app-${i}/deploy.yaml`), manifest(i, `1.${tag}.0`));
       return commit(w, { message: 'bump', author: { name: 'Bot', email: 'bot@example.com' } });
     }),
   );
   console.log(`  → pushed=${result.pushed} attempts=${result.attempts}`);
-  console.log(`peak RSS (node process)                      ${(process.resourceUsage().maxRSS / 1024).toFixed(0).padStart(6)} MB`);
+  console.log(
+    `peak RSS (node process)                      ${(process.resourceUsage().maxRSS / 1024).toFixed(0).padStart(6)} MB`,
+  );
 } finally {
   await server.close();
   await state.cleanup();

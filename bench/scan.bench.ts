@@ -71,18 +71,29 @@ try {
 
   /** One cold scan then one steady-state rescan, with fresh clients; fails the bench on a wrong count. */
   async function measure(label: string, extra: Partial<RegistryClientOptions>): Promise<void> {
-    const clients = createScanClients(emptyConfig(), { log: silentLogger, buildTimes: store.buildTimeCache(), extra });
-    const deps = { client: (r: ImageRepository) => clients.client(r), reference: (r: ImageRepository) => clients.reference(r), store, log: silentLogger };
+    const clients = createScanClients(emptyConfig(), {
+      log: silentLogger,
+      buildTimes: store.buildTimeCache(),
+      extra,
+    });
+    const deps = {
+      client: (r: ImageRepository) => clients.client(r),
+      reference: (r: ImageRepository) => clients.reference(r),
+      store,
+      log: silentLogger,
+    };
     let t0 = performance.now();
     const cold = await scanRepositories(repos, deps, { concurrency: CONCURRENCY });
     const coldMs = performance.now() - t0;
-    if (cold.some((r) => r.error || r.tags !== TAGS)) fail(`${label}: first scan: ${JSON.stringify(cold.find((r) => r.error || r.tags !== TAGS))}`);
+    if (cold.some((r) => r.error || r.tags !== TAGS))
+      fail(`${label}: first scan: ${JSON.stringify(cold.find((r) => r.error || r.tags !== TAGS))}`);
 
     proxy.resetCounts();
     t0 = performance.now();
     const warm = await scanRepositories(repos, deps, { concurrency: CONCURRENCY });
     const warmMs = performance.now() - t0;
-    if (warm.some((r) => r.error || r.tags !== TAGS || r.added.length || r.removed.length)) fail(`${label}: steady-state scan changed or failed`);
+    if (warm.some((r) => r.error || r.tags !== TAGS || r.added.length || r.removed.length))
+      fail(`${label}: steady-state scan changed or failed`);
     const perRepo = repos.map((r) => proxy.count('tags', `bench/${r.metadata.name}`));
     const c = {
       tags: proxy.count('tags'),
@@ -94,20 +105,25 @@ try {
     };
     console.log(`\n[${label}]`);
     console.log(`  first scan (new clients): ${Math.round(coldMs)} ms`);
-    console.log(`  steady-state rescan:      ${Math.round(warmMs)} ms for ${REPOS} repositories (${(warmMs / REPOS).toFixed(1)} ms each, ${CONCURRENCY} at a time)`);
+    console.log(
+      `  steady-state rescan:      ${Math.round(warmMs)} ms for ${REPOS} repositories (${(warmMs / REPOS).toFixed(1)} ms each, ${CONCURRENCY} at a time)`,
+    );
     console.log(
       `  rescan requests at the registry: ${c.tags} tag-list (${pages} pages × ${REPOS} = ${pages * REPOS}), ${c.ping} ping, ` +
         `${c.head} manifest HEAD, ${c.get} manifest GET, ${c.blob} blob, ${c.other} other; client-reported ${warm.reduce((n, r) => n + r.requests, 0)}`,
     );
-    if (perRepo.some((n) => n !== pages)) fail(`${label}: expected ${pages} tag-list requests per repository, got ${JSON.stringify(perRepo)}`);
+    if (perRepo.some((n) => n !== pages))
+      fail(`${label}: expected ${pages} tag-list requests per repository, got ${JSON.stringify(perRepo)}`);
     if (c.head + c.get + c.blob > 0) fail(`${label}: a steady-state rescan fetched manifests or blobs`);
   }
 
   await measure('default per-registry limits (8 concurrent; a registry on loopback is not rate limited)', {});
-  await measure('rate limit lifted (16 concurrent, 100000 requests/s): pawl\'s own cost', {
+  await measure("rate limit lifted (16 concurrent, 100000 requests/s): pawl's own cost", {
     limits: { maxConcurrent: 16, requestsPerSecond: 100_000 },
   });
-  console.log(`\nmemory: peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (the registry runs in its own process)`);
+  console.log(
+    `\nmemory: peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (the registry runs in its own process)`,
+  );
   console.log('ok: one list request per page per repository, no manifest or blob requests');
   store.close();
 } finally {

@@ -9,7 +9,9 @@ import { runPolicyConformance } from './conformance/policy.js';
 import { runSetterConformance } from './conformance/setters.js';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const dir = resolve(process.argv[2] ?? process.env.PAWL_CONFORMANCE_DIR ?? resolve(root, '..', 'shared', 'conformance', 'flux'));
+const dir = resolve(
+  process.argv[2] ?? process.env.PAWL_CONFORMANCE_DIR ?? resolve(root, '..', 'shared', 'conformance', 'flux'),
+);
 if (!existsSync(dir)) {
   process.stderr.write(`conformance: ${dir} does not exist; pass the path to Flux's fixtures\n`);
   process.exit(2);
@@ -18,7 +20,10 @@ if (!existsSync(dir)) {
 const policy = runPolicyConformance(dir);
 const setters = await runSetterConformance(dir);
 let failed = 0;
-for (const [name, r] of [['policy', policy], ['setters', setters]] as const) {
+for (const [name, r] of [
+  ['policy', policy],
+  ['setters', setters],
+] as const) {
   process.stdout.write(`${name}: ${r.passed} passed, ${r.failed.length} failed\n`);
   for (const f of r.failed) process.stdout.write(`  FAIL ${f.id}: ${f.message}\n`);
   failed += r.failed.length;

@@ -24,11 +24,20 @@ const work = await mkdtemp(join(tmpdir(), 'pawl-demo-'));
 try {
   const R = registry.host;
   step(`registry on ${registry.url}, git server on ${git.url}`);
-  await pushTags(registry.url, 'demo/podinfo', ['6.0.0', '6.1.0', '6.2.0', '7.0.0-rc.1'], { createdFor: (_t, i) => new Date(Date.UTC(2024, i, 1)) });
-  await pushTags(registry.url, 'demo/worker', ['main-a1b2c3-1700000000', 'main-d4e5f6-1710000000', 'main-0a0b0c-1720000000'], {
+  await pushTags(registry.url, 'demo/podinfo', ['6.0.0', '6.1.0', '6.2.0', '7.0.0-rc.1'], {
     createdFor: (_t, i) => new Date(Date.UTC(2024, i, 1)),
   });
-  process.stdout.write(`pushed demo/podinfo: 6.0.0 6.1.0 6.2.0 7.0.0-rc.1\npushed demo/worker: main-a1b2c3-1700000000 main-d4e5f6-1710000000 main-0a0b0c-1720000000\n`);
+  await pushTags(
+    registry.url,
+    'demo/worker',
+    ['main-a1b2c3-1700000000', 'main-d4e5f6-1710000000', 'main-0a0b0c-1720000000'],
+    {
+      createdFor: (_t, i) => new Date(Date.UTC(2024, i, 1)),
+    },
+  );
+  process.stdout.write(
+    `pushed demo/podinfo: 6.0.0 6.1.0 6.2.0 7.0.0-rc.1\npushed demo/worker: main-a1b2c3-1700000000 main-d4e5f6-1710000000 main-0a0b0c-1720000000\n`,
+  );
 
   const deploy = (podinfo: string) => `apiVersion: apps/v1
 kind: Deployment
@@ -127,10 +136,23 @@ spec:
   // keep answering while pawl runs.
   const pawl = async (...args: string[]): Promise<void> => {
     process.stdout.write(`\n$ pawl ${args.join(' ')}\n`);
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args, '-c', join(work, 'flux.yaml'), '--state-dir', join(work, 'state')], {
-      stdio: 'inherit',
-      cwd: ROOT,
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli/main.ts'),
+        ...args,
+        '-c',
+        join(work, 'flux.yaml'),
+        '--state-dir',
+        join(work, 'state'),
+      ],
+      {
+        stdio: 'inherit',
+        cwd: ROOT,
+      },
+    );
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     if (code !== 0 && code !== 1) throw new Error(`pawl ${args[0]} exited ${code}`);
   };
@@ -141,17 +163,35 @@ spec:
   await pawl('run');
   const [head] = await git.log('fleet', 'main');
   step(`the commit pawl pushed (${head!.sha.slice(0, 12)})`);
-  const show = spawnSync('git', ['--git-dir', git.repoPath('fleet'), 'show', '--stat', '--patch', '--format=%an <%ae>%n%n%B', 'main'], { encoding: 'utf8' });
+  const show = spawnSync(
+    'git',
+    ['--git-dir', git.repoPath('fleet'), 'show', '--stat', '--patch', '--format=%an <%ae>%n%n%B', 'main'],
+    { encoding: 'utf8' },
+  );
   process.stdout.write(show.stdout);
 
   step('a person deploys a newer build by hand; the policy still selects the older one');
-  await pushTags(registry.url, 'demo/worker', ['main-ffffff-1730000000'], { createdFor: () => new Date(Date.UTC(2024, 9, 1)) });
-  const current = await git.show('fleet', 'main', 'apps/podinfo/deployment.yaml');
-  await git.commitFiles('fleet', 'main', { 'apps/podinfo/deployment.yaml': current.replace(/worker:main-[a-f0-9]+-\d+/, 'worker:main-ffffff-1730000000') }, {
-    message: 'Deploy my worker hotfix',
-    author: { name: 'Dana Dev', email: 'dana@example.com' },
+  await pushTags(registry.url, 'demo/worker', ['main-ffffff-1730000000'], {
+    createdFor: () => new Date(Date.UTC(2024, 9, 1)),
   });
-  process.stdout.write('Dana committed worker:main-ffffff-1730000000; pawl last scanned before it existed.\n');
+  const current = await git.show('fleet', 'main', 'apps/podinfo/deployment.yaml');
+  await git.commitFiles(
+    'fleet',
+    'main',
+    {
+      'apps/podinfo/deployment.yaml': current.replace(
+        /worker:main-[a-f0-9]+-\d+/,
+        'worker:main-ffffff-1730000000',
+      ),
+    },
+    {
+      message: 'Deploy my worker hotfix',
+      author: { name: 'Dana Dev', email: 'dana@example.com' },
+    },
+  );
+  process.stdout.write(
+    'Dana committed worker:main-ffffff-1730000000; pawl last scanned before it existed.\n',
+  );
   await pawl('run');
   step('why?');
   await pawl('explain', 'worker');

@@ -38,7 +38,9 @@ export function commandName(argv: readonly string[]): string | null {
 
 export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = withGlobalOptions(new Command('pawl'))
-    .description('Image update automation for GitOps that never moves an image backwards unless a person asks it to.')
+    .description(
+      'Image update automation for GitOps that never moves an image backwards unless a person asks it to.',
+    )
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();
@@ -64,7 +66,8 @@ export async function main(argv: string[]): Promise<number> {
   return typeof process.exitCode === 'number' ? process.exitCode : 0;
 }
 
-const invokedDirectly = process.argv[1] !== undefined && /(?:^|[\\/])(?:main\.(?:ts|js)|pawl(?:\.js)?)$/.test(process.argv[1]);
+const invokedDirectly =
+  process.argv[1] !== undefined && /(?:^|[\\/])(?:main\.(?:ts|js)|pawl(?:\.js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
   const code = await main(process.argv.slice(2));
   process.exitCode = code;

@@ -161,7 +161,8 @@ export interface Secret extends Base<'Secret'> {
   data: Record<string, Buffer>;
 }
 
-export type PawlObject = ImageRepository | ImagePolicy | ImageUpdateAutomation | GitRepository | Receiver | Secret;
+export type PawlObject =
+  ImageRepository | ImagePolicy | ImageUpdateAutomation | GitRepository | Receiver | Secret;
 export type Kind = PawlObject['kind'];
 
 /** Everything loaded from `-c` paths, indexed by `namespace/name` per kind. */

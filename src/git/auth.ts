@@ -83,12 +83,23 @@ export function checkAuthSecret(url: string, secret: Secret): Problem[] {
     const hasPass = value(secret, 'password') !== undefined;
     const hasToken = value(secret, 'bearerToken') !== undefined;
     if (hasUser !== hasPass && !hasToken)
-      problems.push(problem(secret, `for an HTTP(S) URL the secret needs both "username" and "password" (or "bearerToken")`));
+      problems.push(
+        problem(
+          secret,
+          `for an HTTP(S) URL the secret needs both "username" and "password" (or "bearerToken")`,
+        ),
+      );
     if (!hasUser && !hasPass && !hasToken && value(secret, 'ca.crt') === undefined)
-      problems.push(problem(secret, `has none of "username"/"password", "bearerToken" or "ca.crt" for the HTTP(S) URL ${redactUrl(url)}`));
+      problems.push(
+        problem(
+          secret,
+          `has none of "username"/"password", "bearerToken" or "ca.crt" for the HTTP(S) URL ${redactUrl(url)}`,
+        ),
+      );
   } else if (t === 'ssh') {
     const identity = value(secret, 'identity');
-    if (identity === undefined) problems.push(problem(secret, `for an SSH URL the secret needs "identity" (a private key)`));
+    if (identity === undefined)
+      problems.push(problem(secret, `for an SSH URL the secret needs "identity" (a private key)`));
     else if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(identity))
       problems.push(problem(secret, `"identity" is not a PEM/OpenSSH private key`));
     const kh = value(secret, 'known_hosts');

@@ -68,7 +68,10 @@ export function signingKeyType(secret: Secret, override?: 'gpg' | 'ssh'): 'gpg' 
   if (override) return override;
   if (secret.data['git.asc'] !== undefined) return 'gpg';
   if (secret.data.identity !== undefined) return 'ssh';
-  throw signingProblem(secret, 'a signing key Secret needs "git.asc" (an armored OpenPGP private key) or "identity" (an SSH private key)');
+  throw signingProblem(
+    secret,
+    'a signing key Secret needs "git.asc" (an armored OpenPGP private key) or "identity" (an SSH private key)',
+  );
 }
 
 async function keyDir(stateDir: string | undefined): Promise<string> {
@@ -86,7 +89,10 @@ async function keyDir(stateDir: string | undefined): Promise<string> {
 async function gpgSigning(secret: Secret, stateDir: string | undefined): Promise<Signing> {
   const armored = secret.data['git.asc']?.toString('utf8');
   if (!armored || !armored.includes('PRIVATE KEY BLOCK'))
-    throw signingProblem(secret, '"git.asc" must hold an ASCII-armored OpenPGP private key (gpg --export-secret-keys --armor)');
+    throw signingProblem(
+      secret,
+      '"git.asc" must hold an ASCII-armored OpenPGP private key (gpg --export-secret-keys --armor)',
+    );
   const passphrase = secret.data.passphrase?.toString('utf8');
   const home = await keyDir(stateDir);
   const dispose = async (): Promise<void> => {
@@ -114,10 +120,15 @@ async function gpgSigning(secret: Secret, stateDir: string | undefined): Promise
     const listed = await execFileP('gpg', [...gpgArgs, '--with-colons', '--list-secret-keys'], { env });
     const lines = listed.stdout.split('\n');
     const secIndex = lines.findIndex((l) => l.startsWith('sec:'));
-    const fpr = lines.slice(secIndex + 1).find((l) => l.startsWith('fpr:'))?.split(':')[9];
+    const fpr = lines
+      .slice(secIndex + 1)
+      .find((l) => l.startsWith('fpr:'))
+      ?.split(':')[9];
     if (secIndex < 0 || !fpr) throw signingProblem(secret, '"git.asc" holds no secret key');
     const wrapper = join(home, 'gpg.sh');
-    await writeFile(wrapper, `#!/bin/sh\nexec gpg ${gpgArgs.map(shellQuote).join(' ')} "$@"\n`, { mode: 0o700 });
+    await writeFile(wrapper, `#!/bin/sh\nexec gpg ${gpgArgs.map(shellQuote).join(' ')} "$@"\n`, {
+      mode: 0o700,
+    });
     return {
       config: ['-c', 'gpg.format=openpgp', '-c', `gpg.program=${wrapper}`],
       flags: [`--gpg-sign=${fpr}`],
@@ -168,7 +179,10 @@ function literal(path: string): string {
 }
 
 /** Build `--trailer` arguments; values are single-line. */
-export function trailerArgs(trailers: Record<string, string | string[]> | undefined, automation?: string): string[] {
+export function trailerArgs(
+  trailers: Record<string, string | string[]> | undefined,
+  automation?: string,
+): string[] {
   const out: string[] = [];
   const add = (k: string, v: string): void => {
     if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(k)) throw new RuntimeError(`invalid commit trailer key "${k}"`);
@@ -236,7 +250,13 @@ export async function commit(ws: Workspace, opts: CommitOptions): Promise<string
       });
     } catch (err) {
       if (signing && err instanceof GitError && /sign|gpg|ssh-keygen/i.test(err.stderr))
-        throw new GitError(`signing the commit failed: ${err.stderr}`, err.command, err.gitExitCode, err.stderr, 'other');
+        throw new GitError(
+          `signing the commit failed: ${err.stderr}`,
+          err.command,
+          err.gitExitCode,
+          err.stderr,
+          'other',
+        );
       throw err;
     }
   } finally {

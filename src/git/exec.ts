@@ -50,7 +50,8 @@ const MAX_BUFFER = 512 * 1024 * 1024;
  * Inherited variables that would redirect git to another repository, config or prompt.
  * Running pawl from inside a git hook (where GIT_DIR is set) must not touch that repository.
  */
-const DROPPED_ENV = /^(GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE|PREFIX|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|ASKPASS|EDITOR|SEQUENCE_EDITOR|PAGER|EXTERNAL_DIFF|SSH|SSH_COMMAND|SSH_VARIANT|TRACE\w*|AUTHOR_\w+|COMMITTER_\w+|QUARANTINE_PATH)|SSH_ASKPASS|SSH_ASKPASS_REQUIRE|GNUPGHOME)$/;
+const DROPPED_ENV =
+  /^(GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE|PREFIX|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|ASKPASS|EDITOR|SEQUENCE_EDITOR|PAGER|EXTERNAL_DIFF|SSH|SSH_COMMAND|SSH_VARIANT|TRACE\w*|AUTHOR_\w+|COMMITTER_\w+|QUARANTINE_PATH)|SSH_ASKPASS|SSH_ASKPASS_REQUIRE|GNUPGHOME)$/;
 
 /** The environment every pawl git invocation starts from. */
 export function baseEnv(): Record<string, string> {
@@ -81,7 +82,10 @@ export function redact(text: string, secrets: readonly string[] = []): string {
     .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@'"]+@/gi, '$1***@')
     .replace(/(authorization:\s*(?:basic|bearer|token)\s+)\S+/gi, '$1***')
     .replace(/(extraheader\s*=?\s*)(["']?)[^\n"']*/gi, '$1$2***')
-    .replace(/\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]+)\b/g, '***');
+    .replace(
+      /\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]+)\b/g,
+      '***',
+    );
 }
 
 /** Drop git's advice lines and progress noise; keep what tells the user what happened. */
@@ -90,7 +94,12 @@ export function cleanStderr(stderr: string, secrets: readonly string[] = []): st
     .split(/\r?\n|\r/)
     .map((l) => l.replace(/\s+$/, ''))
     .filter((l) => l.length > 0 && !l.startsWith('hint:'))
-    .filter((l) => !/^(remote: )?(Counting|Compressing|Enumerating|Writing|Receiving|Resolving|Total|Delta|Unpacking) /.test(l))
+    .filter(
+      (l) =>
+        !/^(remote: )?(Counting|Compressing|Enumerating|Writing|Receiving|Resolving|Total|Delta|Unpacking) /.test(
+          l,
+        ),
+    )
     .join('\n');
 }
 
@@ -109,7 +118,11 @@ export function classifyFailure(stderr: string): GitFailure {
     )
   )
     return 'unreachable';
-  if (/repository .* not found|does not appear to be a git repository|the requested url returned error: 404|couldn't find remote ref/.test(s))
+  if (
+    /repository .* not found|does not appear to be a git repository|the requested url returned error: 404|couldn't find remote ref/.test(
+      s,
+    )
+  )
     return 'not-found';
   return 'other';
 }
@@ -168,7 +181,13 @@ export function git(args: string[], opts: GitOptions): Promise<GitResult> {
       reject(new GitError(`${command()}: aborted`, command(), null, '', 'other'));
       return;
     }
-    const child = spawn('git', args, { cwd: opts.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn('git', args, {
+      cwd: opts.cwd,
+      env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let size = 0;
@@ -197,7 +216,16 @@ export function git(args: string[], opts: GitOptions): Promise<GitResult> {
     child.once('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       if (pid !== undefined) running.delete(pid);
-      if (e.code === 'ENOENT') reject(new GitError('git is not installed (the `git` command was not found on PATH)', command(), null, '', 'other'));
+      if (e.code === 'ENOENT')
+        reject(
+          new GitError(
+            'git is not installed (the `git` command was not found on PATH)',
+            command(),
+            null,
+            '',
+            'other',
+          ),
+        );
       else reject(new GitError(`${command()}: ${e.message}`, command(), null, '', 'other'));
     });
     child.once('close', (code) => {
@@ -227,7 +255,16 @@ export function git(args: string[], opts: GitOptions): Promise<GitResult> {
         failure = classifyFailure(cleaned);
         what = describe(failure, cleaned, timeoutMs);
       }
-      reject(new GitError(`${command()}: ${what}${detail}`, command(), ended ? null : code, cleaned, failure, redact(stdout, secrets)));
+      reject(
+        new GitError(
+          `${command()}: ${what}${detail}`,
+          command(),
+          ended ? null : code,
+          cleaned,
+          failure,
+          redact(stdout, secrets),
+        ),
+      );
     });
   });
 }

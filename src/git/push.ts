@@ -59,17 +59,21 @@ export function parsePorcelain(stdout: string): RefStatus[] {
 }
 
 /** Non-fast-forward-like rejections: someone else moved the ref; a refresh and a new attempt can land. */
-const RACE = /\b(fetch first|non-fast-forward|stale info|failed to update ref|cannot lock ref|failed to lock|incorrect old value|reference already exists|is at [0-9a-f]+ but expected)\b/i;
+const RACE =
+  /\b(fetch first|non-fast-forward|stale info|failed to update ref|cannot lock ref|failed to lock|incorrect old value|reference already exists|is at [0-9a-f]+ but expected)\b/i;
 
 export function classifyRejection(summary: string): 'non-fast-forward' | 'protected' {
   return RACE.test(summary) ? 'non-fast-forward' : 'protected';
 }
 
 function validateRefspec(refspec: string): void {
-  if (refspec.startsWith('+')) throw new RuntimeError(`git.push.refspec "${refspec}": force refspecs (leading "+") are not supported`);
+  if (refspec.startsWith('+'))
+    throw new RuntimeError(`git.push.refspec "${refspec}": force refspecs (leading "+") are not supported`);
   const [src, dst, extra] = refspec.split(':');
   if (extra !== undefined || !src || !dst)
-    throw new RuntimeError(`git.push.refspec "${refspec}": expected SOURCE:DESTINATION, e.g. refs/heads/main:refs/heads/auto`);
+    throw new RuntimeError(
+      `git.push.refspec "${refspec}": expected SOURCE:DESTINATION, e.g. refs/heads/main:refs/heads/auto`,
+    );
 }
 
 function remoteMessages(stderr: string): string {
@@ -84,7 +88,11 @@ function remoteMessages(stderr: string): string {
 /** Are all commits on `remote` that are not in `base` pawl's own? */
 async function ownedByPawl(ws: Workspace, base: string, remote: string): Promise<boolean> {
   const out = (
-    await ws.git(['log', `--format=%H%x1f%(trailers:key=${PAWL_AUTOMATION_TRAILER},valueonly,separator=%x2C)%x1e`, `${base}..${remote}`])
+    await ws.git([
+      'log',
+      `--format=%H%x1f%(trailers:key=${PAWL_AUTOMATION_TRAILER},valueonly,separator=%x2C)%x1e`,
+      `${base}..${remote}`,
+    ])
   ).stdout;
   const entries = out
     .split('\x1e')
@@ -133,7 +141,13 @@ export async function push(ws: Workspace, opts: PushOptions = {}): Promise<PushR
         };
       }
       if ((await treeOf(ws, remote)) === (await treeOf(ws, head))) {
-        return { pushed: false, rejected: null, branch, forced: false, message: `branch ${branch} already has these changes` };
+        return {
+          pushed: false,
+          rejected: null,
+          branch,
+          forced: false,
+          message: `branch ${branch} already has these changes`,
+        };
       }
       forced = true;
       specs.push(`--force-with-lease=refs/heads/${branch}:${remote}`);
@@ -142,17 +156,34 @@ export async function push(ws: Workspace, opts: PushOptions = {}): Promise<PushR
   specs.push(`${head}:refs/heads/${branch}`);
   if (opts.refspec) specs.push(opts.refspec);
 
-  const pushOptions = Object.entries(opts.options ?? {}).flatMap(([k, v]) => ['--push-option', v === '' ? k : `${k}=${v}`]);
+  const pushOptions = Object.entries(opts.options ?? {}).flatMap(([k, v]) => [
+    '--push-option',
+    v === '' ? k : `${k}=${v}`,
+  ]);
   const leases = specs.filter((s) => s.startsWith('--'));
   const refspecs = specs.filter((s) => !s.startsWith('--'));
   let stdout: string;
   let stderr: string;
   try {
-    ({ stdout, stderr } = await ws.remoteGit(['push', '--porcelain', '--no-verify', ...pushOptions, ...leases, 'origin', ...refspecs]));
+    ({ stdout, stderr } = await ws.remoteGit([
+      'push',
+      '--porcelain',
+      '--no-verify',
+      ...pushOptions,
+      ...leases,
+      'origin',
+      ...refspecs,
+    ]));
   } catch (err) {
     if (!(err instanceof GitError)) throw err;
     const refs = parsePorcelain(err.stdout);
-    if (refs.length === 0 || err.failure === 'auth' || err.failure === 'unreachable' || err.failure === 'timeout') throw err;
+    if (
+      refs.length === 0 ||
+      err.failure === 'auth' ||
+      err.failure === 'unreachable' ||
+      err.failure === 'timeout'
+    )
+      throw err;
     stdout = err.stdout;
     stderr = err.stderr;
   }
@@ -178,7 +209,9 @@ export async function push(ws: Workspace, opts: PushOptions = {}): Promise<PushR
     rejected: null,
     branch,
     forced: forced && updated,
-    message: updated ? `pushed ${head.slice(0, 7)} to ${branch}${forced ? ' (replacing pawl\'s earlier push)' : ''}` : `${branch} is up to date`,
+    message: updated
+      ? `pushed ${head.slice(0, 7)} to ${branch}${forced ? " (replacing pawl's earlier push)" : ''}`
+      : `${branch} is up to date`,
   };
 }
 
@@ -217,7 +250,10 @@ export async function pushWithRetry(
         rejected: null,
         branch: opts.branch ?? ws.branch ?? '',
         forced: false,
-        message: n === 1 ? 'nothing to commit' : 'nothing to commit after refreshing: the remote already has these changes',
+        message:
+          n === 1
+            ? 'nothing to commit'
+            : 'nothing to commit after refreshing: the remote already has these changes',
         commit: null,
         attempts: n,
       };
@@ -226,7 +262,10 @@ export async function pushWithRetry(
     // Not pushed and not rejected: the remote already had these changes, so no commit landed.
     last = { ...result, commit: result.pushed || result.rejected ? sha : null, attempts: n };
     if (result.rejected !== 'non-fast-forward') return last;
-    opts.log?.info({ attempt: n, maxAttempts: max, message: result.message }, 'push rejected because the remote moved; refreshing');
+    opts.log?.info(
+      { attempt: n, maxAttempts: max, message: result.message },
+      'push rejected because the remote moved; refreshing',
+    );
     if (n < max) await ws.refresh();
   }
   return {

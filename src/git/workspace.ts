@@ -14,7 +14,13 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { GitRef, GitRepository, Secret } from '../config/types.js';
 import type { Logger } from '../util/log.js';
 import { RuntimeError } from '../util/errors.js';
-import { compareVersions, newVersion, parseSemverRange, type SemverRange, type SemverVersion } from '../select/strategies/semver.js';
+import {
+  compareVersions,
+  newVersion,
+  parseSemverRange,
+  type SemverRange,
+  type SemverVersion,
+} from '../select/strategies/semver.js';
 import { git, GitError, type GitOptions, type GitResult } from './exec.js';
 import { prepareAuth, redactUrl, tempRoot, transportOf } from './auth.js';
 
@@ -102,7 +108,9 @@ function workspaceDir(stateDir: string, repo: GitRepository): string {
   const { namespace, name } = repo.metadata;
   for (const part of [namespace, name]) {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(part) || part.includes('..'))
-      throw new RuntimeError(`GitRepository ${namespace}/${name}: "${part}" cannot be used as a directory name`);
+      throw new RuntimeError(
+        `GitRepository ${namespace}/${name}: "${part}" cannot be used as a directory name`,
+      );
   }
   return join(resolve(stateDir), 'git', namespace, name);
 }
@@ -129,7 +137,9 @@ export function selectSemverTag(range: string, tags: readonly string[]): string 
   try {
     r = parseSemverRange(range);
   } catch (err) {
-    throw new RuntimeError(`"${range}" is not a valid semver range: ${err instanceof Error ? err.message : String(err)}`);
+    throw new RuntimeError(
+      `"${range}" is not a valid semver range: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   let best: SemverVersion | null = null;
   for (const tag of tags) {
@@ -174,12 +184,23 @@ async function sweepLeftovers(stateDir: string, wsDir: string): Promise<void> {
   };
   await stale(tempRoot(stateDir), /^(\d+)-/);
   const base = wsDir.slice(dirname(wsDir).length + 1);
-  await stale(dirname(wsDir), new RegExp(`^\\.${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.clone-(\\d+)-`));
+  await stale(
+    dirname(wsDir),
+    new RegExp(`^\\.${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.clone-(\\d+)-`),
+  );
 }
 
 /** Lock files a killed git leaves behind; pawl is the only writer of its workspaces. */
 async function removeStaleLocks(gitDir: string): Promise<void> {
-  for (const f of ['index.lock', 'HEAD.lock', 'config.lock', 'packed-refs.lock', 'shallow.lock', 'ORIG_HEAD.lock', 'FETCH_HEAD.lock']) {
+  for (const f of [
+    'index.lock',
+    'HEAD.lock',
+    'config.lock',
+    'packed-refs.lock',
+    'shallow.lock',
+    'ORIG_HEAD.lock',
+    'FETCH_HEAD.lock',
+  ]) {
     await unlink(join(gitDir, f)).catch(() => undefined);
   }
   const walk = async (dir: string): Promise<void> => {
@@ -196,8 +217,10 @@ async function removeStaleLocks(gitDir: string): Promise<void> {
     }
   };
   await walk(join(gitDir, 'refs'));
-  for (const d of ['rebase-merge', 'rebase-apply']) await rm(join(gitDir, d), { recursive: true, force: true });
-  for (const f of ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_LOG']) await unlink(join(gitDir, f)).catch(() => undefined);
+  for (const d of ['rebase-merge', 'rebase-apply'])
+    await rm(join(gitDir, d), { recursive: true, force: true });
+  for (const f of ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_LOG'])
+    await unlink(join(gitDir, f)).catch(() => undefined);
 }
 
 class GitWorkspace implements Workspace {
@@ -229,7 +252,15 @@ class GitWorkspace implements Workspace {
   }
 
   async fetch(): Promise<void> {
-    await this.remoteGit(['fetch', '--quiet', '--prune', '--force', '--no-recurse-submodules', 'origin', ...FETCH_REFSPECS]);
+    await this.remoteGit([
+      'fetch',
+      '--quiet',
+      '--prune',
+      '--force',
+      '--no-recurse-submodules',
+      'origin',
+      ...FETCH_REFSPECS,
+    ]);
   }
 
   /** Resolve `wanted` against the fetched refs and check it out cleanly. */
@@ -240,9 +271,11 @@ class GitWorkspace implements Workspace {
       const sha = want.commit;
       if (!(await this.hasCommit(sha))) {
         // Not on any branch or tag: ask for it directly (protocol v2 serves reachable commits).
-        await this.remoteGit(['fetch', '--quiet', '--no-recurse-submodules', 'origin', sha]).catch((err: unknown) => {
-          throw this.refError(`commit ${sha}`, err);
-        });
+        await this.remoteGit(['fetch', '--quiet', '--no-recurse-submodules', 'origin', sha]).catch(
+          (err: unknown) => {
+            throw this.refError(`commit ${sha}`, err);
+          },
+        );
         if (!(await this.hasCommit(sha))) throw this.refError(`commit ${sha}`);
       }
       target = sha;
@@ -253,18 +286,30 @@ class GitWorkspace implements Workspace {
       if (name.startsWith('refs/tags/')) {
         target = await this.resolveOrThrow(`${name}^{commit}`, `tag ${name.slice('refs/tags/'.length)}`);
       } else {
-        await this.remoteGit(['fetch', '--quiet', '--force', '--no-recurse-submodules', 'origin', `+${name}:${CHECKOUT_REF}`]).catch(
-          (err: unknown) => {
-            throw this.refError(`ref ${name}`, err);
-          },
-        );
+        await this.remoteGit([
+          'fetch',
+          '--quiet',
+          '--force',
+          '--no-recurse-submodules',
+          'origin',
+          `+${name}:${CHECKOUT_REF}`,
+        ]).catch((err: unknown) => {
+          throw this.refError(`ref ${name}`, err);
+        });
         target = await this.resolveOrThrow(`${CHECKOUT_REF}^{commit}`, `ref ${name}`);
       }
       this.ref = { kind: 'name', name };
     } else if (want?.semver) {
       const tags = (await this.git(['tag', '--list'])).stdout.split('\n').filter(Boolean);
       const tag = selectSemverTag(want.semver, tags);
-      if (!tag) throw new GitError(`${this.name}: no tag matches semver range "${want.semver}"`, 'git tag --list', null, '', 'not-found');
+      if (!tag)
+        throw new GitError(
+          `${this.name}: no tag matches semver range "${want.semver}"`,
+          'git tag --list',
+          null,
+          '',
+          'not-found',
+        );
       target = await this.resolveOrThrow(`refs/tags/${tag}^{commit}`, `tag ${tag}`);
       this.ref = { kind: 'semver', range: want.semver, tag };
     } else if (want?.tag) {
@@ -338,7 +383,13 @@ class GitWorkspace implements Workspace {
 
   private refError(what: string, cause?: unknown): GitError {
     if (cause instanceof GitError && cause.failure !== 'not-found' && cause.failure !== 'other') return cause;
-    return new GitError(`${this.name}: ${what} not found in ${redactUrl(this.url)}`, 'git rev-parse', null, '', 'not-found');
+    return new GitError(
+      `${this.name}: ${what} not found in ${redactUrl(this.url)}`,
+      'git rev-parse',
+      null,
+      '',
+      'not-found',
+    );
   }
 
   async refresh(): Promise<void> {
@@ -347,7 +398,8 @@ class GitWorkspace implements Workspace {
   }
 
   async status(): Promise<FileStatus[]> {
-    const out = (await this.git(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'])).stdout;
+    const out = (await this.git(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']))
+      .stdout;
     return out
       .split('\0')
       .filter((e) => e.length > 3)
@@ -365,7 +417,11 @@ class GitWorkspace implements Workspace {
 
   async remoteBranchHead(branch: string): Promise<string | null> {
     try {
-      return (await this.git(['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}^{commit}`])).stdout.trim() || null;
+      return (
+        (
+          await this.git(['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}^{commit}`])
+        ).stdout.trim() || null
+      );
     } catch {
       return null;
     }
@@ -377,8 +433,17 @@ class GitWorkspace implements Workspace {
   }
 }
 
-async function runRemote(opts: OpenWorkspaceOptions, url: string, args: string[], o: GitOptions): Promise<GitResult> {
-  const auth = await prepareAuth({ stateDir: opts.stateDir, url, ...(opts.secret ? { secret: opts.secret } : {}) });
+async function runRemote(
+  opts: OpenWorkspaceOptions,
+  url: string,
+  args: string[],
+  o: GitOptions,
+): Promise<GitResult> {
+  const auth = await prepareAuth({
+    stateDir: opts.stateDir,
+    url,
+    ...(opts.secret ? { secret: opts.secret } : {}),
+  });
   try {
     return await git(args, {
       timeoutMs: opts.repo.spec.timeout > 0 ? opts.repo.spec.timeout : 60_000,
@@ -417,7 +482,18 @@ async function clone(opts: OpenWorkspaceOptions, dir: string, url: string): Prom
     await runRemote(
       opts,
       url,
-      ['clone', '--quiet', '--no-checkout', '--origin', 'origin', '--no-recurse-submodules', ...config, '--', url, tmp],
+      [
+        'clone',
+        '--quiet',
+        '--no-checkout',
+        '--origin',
+        'origin',
+        '--no-recurse-submodules',
+        ...config,
+        '--',
+        url,
+        tmp,
+      ],
       { cwd: parent },
     );
     await rm(dir, { recursive: true, force: true });
@@ -429,7 +505,13 @@ async function clone(opts: OpenWorkspaceOptions, dir: string, url: string): Prom
 }
 
 function isTransient(err: unknown): boolean {
-  return err instanceof GitError && (err.failure === 'auth' || err.failure === 'unreachable' || err.failure === 'timeout' || err.failure === 'not-found');
+  return (
+    err instanceof GitError &&
+    (err.failure === 'auth' ||
+      err.failure === 'unreachable' ||
+      err.failure === 'timeout' ||
+      err.failure === 'not-found')
+  );
 }
 
 export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspace> {
@@ -439,7 +521,11 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   const wanted = chooseRef(opts.ref, repo.spec.ref);
   const logCtx = { gitRepository: `${repo.metadata.namespace}/${repo.metadata.name}`, url: redactUrl(url) };
   await sweepLeftovers(stateDir, dir);
-  if (opts.secret && transportOf(url) === 'http' && !/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])[:/]/i.test(url)) {
+  if (
+    opts.secret &&
+    transportOf(url) === 'http' &&
+    !/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])[:/]/i.test(url)
+  ) {
     log.warn(logCtx, 'credentials are sent over plain http; use https');
   }
 
@@ -451,7 +537,10 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
       await ws.fetch();
     } catch (err) {
       if (isTransient(err)) throw err;
-      log.warn({ ...logCtx, err: err instanceof Error ? err.message : String(err) }, 'fetch failed; cloning the workspace again');
+      log.warn(
+        { ...logCtx, err: err instanceof Error ? err.message : String(err) },
+        'fetch failed; cloning the workspace again',
+      );
       await rm(dir, { recursive: true, force: true });
     }
   } else if (await exists(dir)) {
@@ -470,7 +559,10 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   } catch (err) {
     if (cloned || isTransient(err) || (err instanceof GitError && err.failure === 'not-found')) throw err;
     // A checkout that fails on a fetched ref means a damaged working copy: start over once.
-    log.warn({ ...logCtx, err: err instanceof Error ? err.message : String(err) }, 'checkout failed; cloning the workspace again');
+    log.warn(
+      { ...logCtx, err: err instanceof Error ? err.message : String(err) },
+      'checkout failed; cloning the workspace again',
+    );
     await rm(dir, { recursive: true, force: true });
     await clone(opts, dir, url);
     await ws.checkout();
@@ -481,7 +573,11 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
 
 const inProcess = new Map<string, Promise<unknown>>();
 
-async function acquireFileLock(lockFile: string, timeoutMs: number, signal?: AbortSignal): Promise<() => Promise<void>> {
+async function acquireFileLock(
+  lockFile: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<() => Promise<void>> {
   const deadline = Date.now() + timeoutMs;
   await mkdir(dirname(lockFile), { recursive: true, mode: 0o700 });
   for (;;) {
@@ -499,7 +595,9 @@ async function acquireFileLock(lockFile: string, timeoutMs: number, signal?: Abo
     }
     if (signal?.aborted) throw new RuntimeError('aborted while waiting for the workspace lock');
     if (Date.now() > deadline)
-      throw new RuntimeError(`the workspace ${dirname(lockFile)} is in use by another pawl process (pid ${holder})`);
+      throw new RuntimeError(
+        `the workspace ${dirname(lockFile)} is in use by another pawl process (pid ${holder})`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -513,7 +611,10 @@ export interface WithWorkspaceOptions extends OpenWorkspaceOptions {
  * Open the workspace and run `fn` with it, holding a lock so that no other pass in this
  * process or another pawl process on the same state directory uses it meanwhile.
  */
-export async function withWorkspace<T>(opts: WithWorkspaceOptions, fn: (ws: Workspace) => Promise<T>): Promise<T> {
+export async function withWorkspace<T>(
+  opts: WithWorkspaceOptions,
+  fn: (ws: Workspace) => Promise<T>,
+): Promise<T> {
   const dir = workspaceDir(opts.stateDir, opts.repo);
   const previous = inProcess.get(dir) ?? Promise.resolve();
   let done!: () => void;

@@ -60,7 +60,10 @@ export async function withAutomationWorkspace<T>(
 ): Promise<T> {
   const repoKey = refKey(automation.spec.sourceRef);
   const repo = deps.config.gitRepositories.get(repoKey);
-  if (!repo) throw new RuntimeError(`ImageUpdateAutomation ${refKey(automation.metadata)}: GitRepository ${repoKey} is not in the configuration`);
+  if (!repo)
+    throw new RuntimeError(
+      `ImageUpdateAutomation ${refKey(automation.metadata)}: GitRepository ${repoKey} is not in the configuration`,
+    );
   const secret = secretOf(deps.config, repo.metadata.namespace, repo.spec.secretRef);
   return withWorkspace(
     {
@@ -82,7 +85,15 @@ export async function runAutomation(
   opts: AutomationOptions = {},
 ): Promise<AutomationRun> {
   const name = refKey(automation.metadata);
-  const report: AutomationReport = { name, result: 'failed', commit: null, branch: null, changes: [], kept: [], error: null };
+  const report: AutomationReport = {
+    name,
+    result: 'failed',
+    commit: null,
+    branch: null,
+    changes: [],
+    kept: [],
+    error: null,
+  };
   let plan: TreePlan | null = null;
   try {
     await withAutomationWorkspace(automation, deps, async (ws) => {
@@ -114,7 +125,9 @@ export async function runAutomation(
             plan.errors.map((e) => `  ${e.file}: ${e.message}`).join('\n'),
         );
       }
-      const edits = opts.edits ? opts.edits(plan) : plan.plans.filter((p) => p.value !== null).map((p) => ({ plan: p, value: p.value! }));
+      const edits = opts.edits
+        ? opts.edits(plan)
+        : plan.plans.filter((p) => p.value !== null).map((p) => ({ plan: p, value: p.value! }));
       Object.assign(report, summarise(plan, edits));
       if (edits.length === 0) return null;
       // Flux's default message is a constant: only a template needs the changed objects.
@@ -126,11 +139,19 @@ export async function runAutomation(
         : {
             message: renderCommitMessage(
               automation.spec.git.commit.messageTemplate,
-              fluxTemplateData(automation.metadata, templateChanges, automation.spec.git.commit.messageTemplateValues),
+              fluxTemplateData(
+                automation.metadata,
+                templateChanges,
+                automation.spec.git.commit.messageTemplateValues,
+              ),
             ),
             trailers: { [TRAILER_UPDATED]: [...new Set(report.changes.map((c) => c.policy))].sort() },
           };
-      const signingKey = secretOf(deps.config, automation.metadata.namespace, automation.spec.git.commit.signingKey?.secretRef);
+      const signingKey = secretOf(
+        deps.config,
+        automation.metadata.namespace,
+        automation.spec.git.commit.signingKey?.secretRef,
+      );
       return commit(w, {
         message,
         author: automation.spec.git.commit.author,
@@ -174,14 +195,25 @@ export async function runAutomation(
   }
 }
 
-function summarise(plan: TreePlan, edits: { plan: MarkerPlan; value: string }[]): { changes: ChangeReport[]; kept: KeptReport[] } {
+function summarise(
+  plan: TreePlan,
+  edits: { plan: MarkerPlan; value: string }[],
+): { changes: ChangeReport[]; kept: KeptReport[] } {
   const writing = new Map(edits.map((e) => [e.plan, e.value]));
   const changes: ChangeReport[] = [];
   const kept: KeptReport[] = [];
   for (const p of plan.plans) {
     const value = writing.get(p);
     if (value !== undefined) {
-      changes.push({ file: p.marker.file, line: p.marker.line, setter: p.marker.setter, policy: p.policy, old: p.marker.value, new: value, reason: p.decision.action === 'write' ? p.decision.reason : 'rollback' });
+      changes.push({
+        file: p.marker.file,
+        line: p.marker.line,
+        setter: p.marker.setter,
+        policy: p.policy,
+        old: p.marker.value,
+        new: value,
+        reason: p.decision.action === 'write' ? p.decision.reason : 'rollback',
+      });
     } else {
       kept.push({
         file: p.marker.file,
@@ -215,11 +247,26 @@ async function writeEdits(
     const scanned = plan.files.find((f) => f.file === file);
     if (!scanned) throw new RuntimeError(`internal error: ${file} was not scanned in ${ws.dir}`);
     const objects = needObjects
-      ? objectsAt(scanned.text, fileEdits.map((e) => e.plan.marker.start))
+      ? objectsAt(
+          scanned.text,
+          fileEdits.map((e) => e.plan.marker.start),
+        )
       : fileEdits.map(() => ({ kind: '', namespace: '', name: '' }));
-    await writeFileAtomic(scanned.path, rewrite(scanned.text, fileEdits.map((e) => ({ marker: e.plan.marker, value: e.value }))));
+    await writeFileAtomic(
+      scanned.path,
+      rewrite(
+        scanned.text,
+        fileEdits.map((e) => ({ marker: e.plan.marker, value: e.value })),
+      ),
+    );
     fileEdits.forEach((e, i) =>
-      changes.push({ file: posix.relative(base === '.' ? '' : base, file), object: objects[i]!, oldValue: e.plan.marker.value, newValue: e.value, setter: e.plan.marker.setter }),
+      changes.push({
+        file: posix.relative(base === '.' ? '' : base, file),
+        object: objects[i]!,
+        oldValue: e.plan.marker.value,
+        newValue: e.value,
+        setter: e.plan.marker.setter,
+      }),
     );
   }
   return changes;

@@ -22,13 +22,27 @@ export interface Explanation {
   selected: string | null;
   candidate: string | null;
   error: string | null;
-  counts: { tags: number; excluded: number; filteredOut: number; unparsable: number; outOfRange: number } | null;
+  counts: {
+    tags: number;
+    excluded: number;
+    filteredOut: number;
+    unparsable: number;
+    outOfRange: number;
+  } | null;
   candidates: { rank: number; tag: string; extracted: string; key: string }[];
   highWater: string | null;
   highWaterAt: string | null;
   pending: { candidate: string; count: number; firstAt: string; lastAt: string } | null;
   ratchet: string;
-  scans: { at: string; outcome: string; tags: number | null; added: number; removed: number; anomalies: string[]; error: string | null }[];
+  scans: {
+    at: string;
+    outcome: string;
+    tags: number | null;
+    added: number;
+    removed: number;
+    anomalies: string[];
+    error: string | null;
+  }[];
   markers: {
     automation: string;
     file: string;
@@ -40,19 +54,42 @@ export interface Explanation {
     words: string;
     detail: string;
     advice: string | null;
-    pin: { state: string; detail: string; commit?: string; author?: string; time?: string; previous?: string; kind?: string } | null;
+    pin: {
+      state: string;
+      detail: string;
+      commit?: string;
+      author?: string;
+      time?: string;
+      previous?: string;
+      kind?: string;
+    } | null;
   }[];
   automationErrors: { automation: string; error: string }[];
   events: { at: string; kind: string; detail: Record<string, unknown> }[];
 }
 
-export async function explain(deps: PeopleDeps, policy: ImagePolicy, opts: { candidates?: number } = {}): Promise<Explanation> {
+export async function explain(
+  deps: PeopleDeps,
+  policy: ImagePolicy,
+  opts: { candidates?: number } = {},
+): Promise<Explanation> {
   const now = deps.now ?? (() => new Date());
   const name = refKey(policy.metadata);
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const repo = deps.config.imageRepositories.get(repoKey);
-  const book = new FactsBook({ config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now });
-  const o = await evaluatePolicy(policy, { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now }, book, { readOnly: true });
+  const book = new FactsBook({
+    config: deps.config,
+    store: deps.store,
+    clients: deps.clients,
+    log: deps.log,
+    now,
+  });
+  const o = await evaluatePolicy(
+    policy,
+    { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now },
+    book,
+    { readOnly: true },
+  );
   const sel = o.selection;
   const state = o.ratchet;
   const p = policy.spec.policy;
@@ -60,20 +97,41 @@ export async function explain(deps: PeopleDeps, policy: ImagePolicy, opts: { can
     policy: name,
     repository: repoKey,
     image: repo?.spec.image ?? '',
-    strategy: p.strategy === 'semver' ? `semver range ${p.range}` : p.strategy === 'newestBuild' ? 'newestBuild' : `${p.strategy} ${p.order}`,
+    strategy:
+      p.strategy === 'semver'
+        ? `semver range ${p.range}`
+        : p.strategy === 'newestBuild'
+          ? 'newestBuild'
+          : `${p.strategy} ${p.order}`,
     selected: sel?.tag ?? null,
     candidate: o.candidate?.tag ?? null,
     error: o.error,
     counts: sel
-      ? { tags: deps.store.currentTags(repoKey).length, excluded: sel.excluded, filteredOut: sel.filteredOut, unparsable: sel.unparsable, outOfRange: sel.outOfRange }
+      ? {
+          tags: deps.store.currentTags(repoKey).length,
+          excluded: sel.excluded,
+          filteredOut: sel.filteredOut,
+          unparsable: sel.unparsable,
+          outOfRange: sel.outOfRange,
+        }
       : null,
-    candidates: (sel?.candidates ?? []).slice(0, opts.candidates ?? 10).map((c, i) => ({ rank: i + 1, tag: c.tag, extracted: c.extracted, key: c.key })),
+    candidates: (sel?.candidates ?? [])
+      .slice(0, opts.candidates ?? 10)
+      .map((c, i) => ({ rank: i + 1, tag: c.tag, extracted: c.extracted, key: c.key })),
     highWater: state?.highWater ?? null,
     highWaterAt: state?.highWaterAt?.toISOString() ?? null,
     pending: state?.pending
-      ? { ...state.pending, firstAt: state.pending.firstAt.toISOString(), lastAt: state.pending.lastAt.toISOString() }
+      ? {
+          ...state.pending,
+          firstAt: state.pending.firstAt.toISOString(),
+          lastAt: state.pending.lastAt.toISOString(),
+        }
       : null,
-    ratchet: explainRatchet(state, policy.spec.guard.staleScan.confirmations, policy.spec.guard.staleScan.window),
+    ratchet: explainRatchet(
+      state,
+      policy.spec.guard.staleScan.confirmations,
+      policy.spec.guard.staleScan.window,
+    ),
     scans: deps.store.scanHistory(repoKey, 5).map((s) => ({
       at: s.startedAt.toISOString(),
       outcome: s.outcome,
@@ -85,14 +143,18 @@ export async function explain(deps: PeopleDeps, policy: ImagePolicy, opts: { can
     })),
     markers: [],
     automationErrors: [],
-    events: deps.store.events({ policy: name, limit: 10 }).map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
+    events: deps.store
+      .events({ policy: name, limit: 10 })
+      .map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
   };
 
   for (const a of automationsFor(deps.config, policy)) {
     const automation = refKey(a.metadata);
     try {
-      const plan = await withAutomationWorkspace(a, { config: deps.config, stateDir: deps.stateDir, log: deps.log, now }, (ws) =>
-        planTree(ws.dir, a.spec.update.path, new Map([[name, o]])),
+      const plan = await withAutomationWorkspace(
+        a,
+        { config: deps.config, stateDir: deps.stateDir, log: deps.log, now },
+        (ws) => planTree(ws.dir, a.spec.update.path, new Map([[name, o]])),
       );
       for (const m of plan.plans) {
         const reason = m.decision.reason as Reason;
@@ -106,7 +168,11 @@ export async function explain(deps: PeopleDeps, policy: ImagePolicy, opts: { can
           reason,
           words: REASON_LABELS[reason] ?? reason,
           detail: m.decision.detail,
-          advice: adviceFor(reason, { policy: name, current: m.marker.value, candidate: o.candidate?.tag ?? null }),
+          advice: adviceFor(reason, {
+            policy: name,
+            current: m.marker.value,
+            candidate: o.candidate?.tag ?? null,
+          }),
           pin: m.pin
             ? {
                 state: m.pin.state,

@@ -112,7 +112,11 @@ export class ImageFacts {
   }
 }
 
-export async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function pool<T>(
+  items: readonly T[],
+  width: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {

@@ -18,7 +18,11 @@ export function objectsAt(text: string, offsets: readonly number[]): ObjectId[] 
   return offsets.map((offset) => {
     const doc = list.find((d) => d.range[0] <= offset && offset <= d.range[2]) ?? list[0];
     const js: unknown = doc?.contents ? doc.toJS({ maxAliasCount: -1 }) : null;
-    const o = (js && typeof js === 'object' ? js : {}) as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+    const o = (js && typeof js === 'object' ? js : {}) as {
+      apiVersion?: unknown;
+      kind?: unknown;
+      metadata?: { name?: unknown; namespace?: unknown };
+    };
     const str = (v: unknown) => (typeof v === 'string' ? v : '');
     return {
       ...(typeof o.apiVersion === 'string' ? { apiVersion: o.apiVersion } : {}),

@@ -39,14 +39,20 @@ const byName = <T extends { metadata: { namespace: string; name: string } }>(a: 
 export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<RunReport> {
   const now = deps.now ?? (() => new Date());
   const { config, store, log } = deps;
-  const automations = (opts.automations ?? [...config.automations.values()].filter((a) => !a.spec.suspend)).sort(byName);
+  const automations = (
+    opts.automations ?? [...config.automations.values()].filter((a) => !a.spec.suspend)
+  ).sort(byName);
 
   // What the automations need, and everything when no automation is given.
   const policies = new Map<string, ImagePolicy>();
-  const wanted = opts.automations ? automations.flatMap((a) => selectPolicies(config, a)) : [...config.imagePolicies.values()];
+  const wanted = opts.automations
+    ? automations.flatMap((a) => selectPolicies(config, a))
+    : [...config.imagePolicies.values()];
   for (const p of wanted.sort(byName)) policies.set(refKey(p.metadata), p);
   const repoKeys = new Set([...policies.values()].map((p) => refKey(p.spec.imageRepositoryRef)));
-  const repos = [...config.imageRepositories.values()].filter((r) => opts.automations === undefined || repoKeys.has(refKey(r.metadata))).sort(byName);
+  const repos = [...config.imageRepositories.values()]
+    .filter((r) => opts.automations === undefined || repoKeys.has(refKey(r.metadata)))
+    .sort(byName);
 
   const runId = store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
 
@@ -79,7 +85,10 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     // Policies wait on the registry (HEADs of new selections): evaluate several at once.
     const evaluated = new Map<string, PolicyOutcome>();
     await pool([...policies.values()], 8, async (p) => {
-      evaluated.set(refKey(p.metadata), await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book));
+      evaluated.set(
+        refKey(p.metadata),
+        await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book),
+      );
     });
     const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
     return { repositories, outcomes };
@@ -101,30 +110,67 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       }
       return mine;
     };
-    const { report: ar, plan } = await runAutomation(a, outcomesOf, { config, stateDir: deps.stateDir, log, now }, automationOpts);
+    const { report: ar, plan } = await runAutomation(
+      a,
+      outcomesOf,
+      { config, stateDir: deps.stateDir, log, now },
+      automationOpts,
+    );
     recordDecisions(store, runId, ar);
     if (!opts.dryRun && plan) recordGuardEvents(store, plan, now());
     automationReports[i] = ar;
   });
   const { repositories, outcomes } = await selection;
   await runs;
-  const report: RunReport = { repositories, policies: [...outcomes.values()].map(policyReport), automations: automationReports };
+  const report: RunReport = {
+    repositories,
+    policies: [...outcomes.values()].map(policyReport),
+    automations: automationReports,
+  };
   store.finishRun(runId, report, now());
   return report;
 }
 
 function recordDecisions(store: Store, runId: number, ar: RunReport['automations'][number]): void {
   for (const c of ar.changes)
-    store.recordDecision(runId, { automation: ar.name, file: c.file, line: c.line, setter: c.setter, policy: c.policy, current: c.old, candidate: c.new, reason: c.reason, detail: '', action: 'write' });
+    store.recordDecision(runId, {
+      automation: ar.name,
+      file: c.file,
+      line: c.line,
+      setter: c.setter,
+      policy: c.policy,
+      current: c.old,
+      candidate: c.new,
+      reason: c.reason,
+      detail: '',
+      action: 'write',
+    });
   for (const k of ar.kept)
-    store.recordDecision(runId, { automation: ar.name, file: k.file, line: k.line, setter: k.setter, policy: k.policy, current: k.current, candidate: k.candidate, reason: k.reason, detail: k.detail, action: 'keep' });
+    store.recordDecision(runId, {
+      automation: ar.name,
+      file: k.file,
+      line: k.line,
+      setter: k.setter,
+      policy: k.policy,
+      current: k.current,
+      candidate: k.candidate,
+      reason: k.reason,
+      detail: k.detail,
+      action: 'keep',
+    });
 }
 
 function recordGuardEvents(store: Store, plan: TreePlan, at: Date): void {
   for (const p of plan.plans) {
     const e = decisionEvent(
       p.decision,
-      { policy: p.policy, file: p.marker.file, line: p.marker.line, current: p.marker.value, candidate: p.outcome.candidate?.tag ?? null },
+      {
+        policy: p.policy,
+        file: p.marker.file,
+        line: p.marker.line,
+        current: p.marker.value,
+        candidate: p.outcome.candidate?.tag ?? null,
+      },
       p.pin?.pin ?? null,
     );
     if (e) store.recordEvent(toStoreEvent(e, at, refKey(p.outcome.policy.spec.imageRepositoryRef)));

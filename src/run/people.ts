@@ -5,7 +5,14 @@
  */
 import { refKey, type Config, type ImagePolicy, type ImageUpdateAutomation } from '../config/types.js';
 import { selectPolicies } from '../config/resolve.js';
-import { candidateValue, TRAILER_NEW, TRAILER_OLD, TRAILER_POLICY, TRAILER_REASON, TRAILER_RELEASE } from '../guard/index.js';
+import {
+  candidateValue,
+  TRAILER_NEW,
+  TRAILER_OLD,
+  TRAILER_POLICY,
+  TRAILER_REASON,
+  TRAILER_RELEASE,
+} from '../guard/index.js';
 import { isScanDue, scanRepositories } from '../scan/scanner.js';
 import type { ScanClients } from '../scan/clients.js';
 import type { Store } from '../store/index.js';
@@ -64,36 +71,44 @@ export async function rollback(
   const client = deps.clients.client(repo);
   const head = await client.headManifest(deps.clients.reference(repo), opts.to);
   if (!head.exists) {
-    throw new RuntimeError(`${repo.spec.image}:${opts.to} does not exist in the registry; pawl only rolls back to an image that exists`);
+    throw new RuntimeError(
+      `${repo.spec.image}:${opts.to} does not exist in the registry; pawl only rolls back to an image that exists`,
+    );
   }
   const digest = policy.spec.digestReflectionPolicy === 'Never' ? undefined : head.digest;
   const target = { tag: opts.to, name: repo.spec.image, ...(digest ? { digest } : {}) };
   const automations = automationsFor(deps.config, policy);
-  if (automations.length === 0) throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to roll back`);
+  if (automations.length === 0)
+    throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to roll back`);
 
   const outcomes = new Map([[name, rollbackOutcome(policy)]]);
   const reports: AutomationReport[] = [];
   for (const a of automations) {
-    const { report } = await runAutomation(a, outcomes, { config: deps.config, stateDir: deps.stateDir, log: deps.log, now: deps.now ?? (() => new Date()) }, {
-      ...(opts.dryRun ? { dryRun: true } : {}),
-      edits: (plan) =>
-        plan.plans
-          .filter((p) => p.policy === name)
-          .map((p) => ({ plan: p, value: candidateValue(p.marker.field, target) }))
-          .filter((e) => e.value !== e.plan.marker.value),
-      message: (changes) => {
-        const olds = [...new Set(changes.map((c) => c.old))];
-        return {
-          message: `Roll back ${name} to ${opts.to}${opts.reason ? `\n\n${opts.reason}` : ''}`,
-          trailers: {
-            [TRAILER_POLICY]: name,
-            [TRAILER_OLD]: olds,
-            [TRAILER_NEW]: opts.to,
-            ...(opts.reason ? { [TRAILER_REASON]: opts.reason.replace(/\s+/g, ' ').trim() } : {}),
-          },
-        };
+    const { report } = await runAutomation(
+      a,
+      outcomes,
+      { config: deps.config, stateDir: deps.stateDir, log: deps.log, now: deps.now ?? (() => new Date()) },
+      {
+        ...(opts.dryRun ? { dryRun: true } : {}),
+        edits: (plan) =>
+          plan.plans
+            .filter((p) => p.policy === name)
+            .map((p) => ({ plan: p, value: candidateValue(p.marker.field, target) }))
+            .filter((e) => e.value !== e.plan.marker.value),
+        message: (changes) => {
+          const olds = [...new Set(changes.map((c) => c.old))];
+          return {
+            message: `Roll back ${name} to ${opts.to}${opts.reason ? `\n\n${opts.reason}` : ''}`,
+            trailers: {
+              [TRAILER_POLICY]: name,
+              [TRAILER_OLD]: olds,
+              [TRAILER_NEW]: opts.to,
+              ...(opts.reason ? { [TRAILER_REASON]: opts.reason.replace(/\s+/g, ' ').trim() } : {}),
+            },
+          };
+        },
       },
-    });
+    );
     for (const c of report.changes) c.reason = 'rollback';
     reports.push(report);
   }
@@ -107,31 +122,57 @@ export interface ReleaseResult {
   automations: AutomationReport[];
 }
 
-export async function release(deps: PeopleDeps, policy: ImagePolicy, opts: { dryRun?: boolean } = {}): Promise<ReleaseResult> {
+export async function release(
+  deps: PeopleDeps,
+  policy: ImagePolicy,
+  opts: { dryRun?: boolean } = {},
+): Promise<ReleaseResult> {
   const now = deps.now ?? (() => new Date());
   const name = refKey(policy.metadata);
   const repo = deps.config.imageRepositories.get(refKey(policy.spec.imageRepositoryRef));
   if (!repo) throw new UsageError(`ImagePolicy ${name}: its ImageRepository is not in the configuration`);
   // Reconcile through: the candidate must come from a fresh enough scan.
   if (isScanDue(repo, deps.store, now())) {
-    await scanRepositories([repo], { client: deps.clients.client(repo), reference: deps.clients.reference, store: deps.store, log: deps.log, now });
+    await scanRepositories([repo], {
+      client: deps.clients.client(repo),
+      reference: deps.clients.reference,
+      store: deps.store,
+      log: deps.log,
+      now,
+    });
   }
-  const book = new FactsBook({ config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now });
-  const outcome = await evaluatePolicy(policy, { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now }, book);
+  const book = new FactsBook({
+    config: deps.config,
+    store: deps.store,
+    clients: deps.clients,
+    log: deps.log,
+    now,
+  });
+  const outcome = await evaluatePolicy(
+    policy,
+    { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now },
+    book,
+  );
   if (!outcome.candidate) return { policy: name, candidate: null, error: outcome.error, automations: [] };
   const automations = automationsFor(deps.config, policy);
-  if (automations.length === 0) throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to release`);
+  if (automations.length === 0)
+    throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to release`);
 
   const reports: AutomationReport[] = [];
   for (const a of automations) {
-    const { report } = await runAutomation(a, new Map([[name, outcome]]), { config: deps.config, stateDir: deps.stateDir, log: deps.log, now }, {
-      ...(opts.dryRun ? { dryRun: true } : {}),
-      release: new Set([name]),
-      message: (changes) => ({
-        message: `Release ${name}: ${[...new Set(changes.map((c) => c.new))].join(', ')}`,
-        trailers: { [TRAILER_RELEASE]: name },
-      }),
-    });
+    const { report } = await runAutomation(
+      a,
+      new Map([[name, outcome]]),
+      { config: deps.config, stateDir: deps.stateDir, log: deps.log, now },
+      {
+        ...(opts.dryRun ? { dryRun: true } : {}),
+        release: new Set([name]),
+        message: (changes) => ({
+          message: `Release ${name}: ${[...new Set(changes.map((c) => c.new))].join(', ')}`,
+          trailers: { [TRAILER_RELEASE]: name },
+        }),
+      },
+    );
     reports.push(report);
   }
   return { policy: name, candidate: outcome.candidate.tag, error: null, automations: reports };

@@ -6,13 +6,7 @@
  */
 import { scanTree, type FileProblem, type ScannedFile } from '../write/setters/tree.js';
 import type { Marker } from '../write/setters/markers.js';
-import {
-  candidateValue,
-  decideMarker,
-  parseMarkerValue,
-  pinStatus,
-  type PinStatus,
-} from '../guard/index.js';
+import { candidateValue, decideMarker, parseMarkerValue, pinStatus, type PinStatus } from '../guard/index.js';
 import type { Decision, Order, Pin } from '../guard/types.js';
 import type { CompiledPolicy } from '../select/index.js';
 import type { ImageFacts } from './facts.js';
@@ -59,7 +53,14 @@ export async function planTree(
       const policy = `${marker.policy.namespace}/${marker.policy.name}`;
       const outcome = outcomes.get(policy);
       if (!outcome) continue;
-      plans.push({ marker, policy, outcome, decision: await decide(marker, outcome, null), value: null, pin: null });
+      plans.push({
+        marker,
+        policy,
+        outcome,
+        decision: await decide(marker, outcome, null),
+        value: null,
+        pin: null,
+      });
     }
   }
 
@@ -81,7 +82,12 @@ export async function planTree(
         file,
         // The text at HEAD is already in hand; history need not read it again.
         ...textOf(scan.files, file),
-        lines: ps.map((p) => ({ line: p.marker.line, setter: p.marker.setter, field: p.marker.field, value: p.marker.value })),
+        lines: ps.map((p) => ({
+          line: p.marker.line,
+          setter: p.marker.setter,
+          field: p.marker.field,
+          value: p.marker.value,
+        })),
       })),
     );
     for (const p of needHistory) {
@@ -92,7 +98,8 @@ export async function planTree(
   }
 
   for (const p of plans) {
-    if (p.decision.action === 'write' && p.outcome.candidate) p.value = candidateValue(p.marker.field, p.outcome.candidate);
+    if (p.decision.action === 'write' && p.outcome.candidate)
+      p.value = candidateValue(p.marker.field, p.outcome.candidate);
   }
   return { files: scan.files, plans, errors: scan.errors, warnings: scan.warnings };
 }

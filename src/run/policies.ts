@@ -54,7 +54,13 @@ export class FactsBook {
     if (f) return f;
     const repo = this.deps.config.imageRepositories.get(key);
     if (!repo) return null;
-    f = new ImageFacts(repo, key, this.deps.clients.reference(repo), this.deps.clients.client(repo), this.deps.store);
+    f = new ImageFacts(
+      repo,
+      key,
+      this.deps.clients.reference(repo),
+      this.deps.clients.client(repo),
+      this.deps.store,
+    );
     this.byRepo.set(key, f);
     return f;
   }
@@ -71,7 +77,17 @@ export async function evaluatePolicy(
   opts: { readOnly?: boolean } = {},
 ): Promise<PolicyOutcome> {
   const name = refKey(policy.metadata);
-  const out: PolicyOutcome = { name, policy, compiled: null, selection: null, candidate: null, ratchet: null, error: null, facts: null, events: [] };
+  const out: PolicyOutcome = {
+    name,
+    policy,
+    compiled: null,
+    selection: null,
+    candidate: null,
+    ratchet: null,
+    error: null,
+    facts: null,
+    events: [],
+  };
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const facts = book.forRepository(repoKey);
   if (!facts) return { ...out, error: `ImageRepository ${repoKey} is not in the configuration` };
@@ -91,7 +107,8 @@ export async function evaluatePolicy(
   let scanOk = false;
   let tags: string[] = [];
   if (!last) out.error = `ImageRepository ${repoKey} has not been scanned yet`;
-  else if (last.outcome !== 'ok') out.error = `the last scan of ImageRepository ${repoKey} failed: ${last.error ?? 'unknown error'}`;
+  else if (last.outcome !== 'ok')
+    out.error = `the last scan of ImageRepository ${repoKey} failed: ${last.error ?? 'unknown error'}`;
   else {
     tags = store.currentTags(repoKey);
     scanOk = tags.length > 0;
@@ -101,7 +118,8 @@ export async function evaluatePolicy(
 
   try {
     // newestBuild orders by build time: select and compare need the times of the tags.
-    const buildTimes = scanOk && out.compiled.strategy === 'newestBuild' ? await facts.buildTimesOf(tags) : undefined;
+    const buildTimes =
+      scanOk && out.compiled.strategy === 'newestBuild' ? await facts.buildTimesOf(tags) : undefined;
     if (scanOk) {
       out.selection = out.compiled.select(tags, buildTimes ? { buildTimes } : {});
       if (out.selection.tag === null) out.error = out.selection.error ?? 'no tag matches the policy';
@@ -126,7 +144,8 @@ export async function evaluatePolicy(
       for (const e of out.events) store.recordEvent(toStoreEvent(e, deps.now(), repoKey));
     }
     if (r.candidate !== null) {
-      const digest = policy.spec.digestReflectionPolicy === 'Never' ? undefined : await facts.digest(r.candidate);
+      const digest =
+        policy.spec.digestReflectionPolicy === 'Never' ? undefined : await facts.digest(r.candidate);
       out.candidate = { tag: r.candidate, name: repo.spec.image, ...(digest ? { digest } : {}) };
     } else if (out.error === null) {
       const p = r.state.pending;
@@ -144,5 +163,10 @@ export async function evaluatePolicy(
 }
 
 export function policyReport(o: PolicyOutcome): PolicyReport {
-  return { name: o.name, candidate: o.candidate?.tag ?? null, highWater: o.ratchet?.highWater ?? null, error: o.error };
+  return {
+    name: o.name,
+    candidate: o.candidate?.tag ?? null,
+    highWater: o.ratchet?.highWater ?? null,
+    error: o.error,
+  };
 }

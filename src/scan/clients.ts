@@ -29,13 +29,22 @@ export function createScanClients(config: Config, opts: ScanClientOptions): Scan
     const key = `${repo.metadata.namespace}/${name}`;
     const s = config.secrets.get(key);
     // The loader checks references; this guards library callers that build a Config by hand.
-    if (!s) throw new RuntimeError(`ImageRepository ${repo.metadata.namespace}/${repo.metadata.name}: ${field} names Secret ${key}, which is not in the configuration`);
+    if (!s)
+      throw new RuntimeError(
+        `ImageRepository ${repo.metadata.namespace}/${repo.metadata.name}: ${field} names Secret ${key}, which is not in the configuration`,
+      );
     return s;
   };
   return {
     client(repo) {
       const { secretRef, certSecretRef, insecure, timeout } = repo.spec;
-      const key = JSON.stringify([repo.metadata.namespace, secretRef ?? null, certSecretRef ?? null, insecure, timeout]);
+      const key = JSON.stringify([
+        repo.metadata.namespace,
+        secretRef ?? null,
+        certSecretRef ?? null,
+        insecure,
+        timeout,
+      ]);
       let c = clients.get(key);
       if (!c) {
         const s = secret(repo, secretRef, 'spec.secretRef');

@@ -8,11 +8,24 @@ export { abbreviate };
 /** `2026-03-01 12:00:05Z`: sortable, unambiguous, and short enough for a table. */
 export function formatTime(d: Date | null): string {
   if (d === null) return '-';
-  return d.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+  return d
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 export function anomalyKinds(anomalies: readonly Anomaly[]): string {
-  return anomalies.length === 0 ? '' : anomalies.map((a) => (a.kind === 'count-drop' ? `count-drop (${a.from}→${a.to})` : a.kind === 'tags-missing' ? `tags-missing (${a.count})` : a.kind)).join(', ');
+  return anomalies.length === 0
+    ? ''
+    : anomalies
+        .map((a) =>
+          a.kind === 'count-drop'
+            ? `count-drop (${a.from}→${a.to})`
+            : a.kind === 'tags-missing'
+              ? `tags-missing (${a.count})`
+              : a.kind,
+        )
+        .join(', ');
 }
 
 /** Names with a leading `+`/`-`, cut after `max`. */

@@ -95,7 +95,14 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
   const base = { name, image, anomalies: [] as Anomaly[], added: [] as string[], removed: [] as string[] };
   if (repo.spec.suspend) {
     deps.log.info({ repository: name }, 'scan skipped: the ImageRepository is suspended');
-    return { ...base, tags: known()?.tagCount ?? 0, scanned: false, suspended: true, error: null, requests: 0 };
+    return {
+      ...base,
+      tags: known()?.tagCount ?? 0,
+      scanned: false,
+      suspended: true,
+      error: null,
+      requests: 0,
+    };
   }
 
   const id = deps.store.beginScan(name, image, now());
@@ -123,7 +130,14 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
     });
     const ms = Math.round(performance.now() - started);
     deps.log.info(
-      { repository: name, tags: rec.tagCount, excluded: list.tags.length - tags.length, pages: list.pages, requests: list.requests, ms },
+      {
+        repository: name,
+        tags: rec.tagCount,
+        excluded: list.tags.length - tags.length,
+        pages: list.pages,
+        requests: list.requests,
+        ms,
+      },
       'scanned',
     );
     // Info, not warn: the report carries anomalies and errors to whoever shows them (table, --json, serve).
@@ -149,9 +163,22 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
       message = errorMessage(err);
     }
     const details = failureDetails(err);
-    deps.store.finishScan(id, { outcome: 'failed', error: message, requests: details.requests, responses: details.responses, endedAt: now() });
+    deps.store.finishScan(id, {
+      outcome: 'failed',
+      error: message,
+      requests: details.requests,
+      responses: details.responses,
+      endedAt: now(),
+    });
     deps.log.info({ repository: name, error: message }, 'scan failed; the previous tags stay current');
-    return { ...base, tags: known()?.tagCount ?? 0, scanned: false, suspended: false, error: message, requests: details.requests };
+    return {
+      ...base,
+      tags: known()?.tagCount ?? 0,
+      scanned: false,
+      suspended: false,
+      error: message,
+      requests: details.requests,
+    };
   } finally {
     clearTimeout(timer);
   }

@@ -4,9 +4,26 @@
  */
 import type { RecordedResponse } from '../scan/registry/types.js';
 
-const DROP_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-registry-auth', 'x-amz-security-token']);
-const SECRET_PARAMS = /^(?:token|access_token|refresh_token|id_token|password|passwd|secret|client_secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential)$/i;
-const SECRET_BODY_KEYS = new Set(['token', 'access_token', 'refresh_token', 'id_token', 'password', 'secret', 'identitytoken', 'auth']);
+const DROP_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-registry-auth',
+  'x-amz-security-token',
+]);
+const SECRET_PARAMS =
+  /^(?:token|access_token|refresh_token|id_token|password|passwd|secret|client_secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential)$/i;
+const SECRET_BODY_KEYS = new Set([
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'password',
+  'secret',
+  'identitytoken',
+  'auth',
+]);
 const CREDENTIAL_IN_TEXT = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g;
 export const REDACTED = '[redacted]';
 
@@ -53,7 +70,10 @@ export function redactResponse(r: RecordedResponse): RecordedResponse {
   for (const [name, value] of Object.entries(r.headers)) {
     const key = name.toLowerCase();
     if (DROP_HEADERS.has(key)) continue;
-    headers[key] = key === 'link' || key === 'location' ? value.replace(/<([^>]*)>/g, (_, u: string) => `<${redactUrl(u)}>`) : value.replace(CREDENTIAL_IN_TEXT, `$1 ${REDACTED}`);
+    headers[key] =
+      key === 'link' || key === 'location'
+        ? value.replace(/<([^>]*)>/g, (_, u: string) => `<${redactUrl(u)}>`)
+        : value.replace(CREDENTIAL_IN_TEXT, `$1 ${REDACTED}`);
   }
   return {
     method: r.method,
@@ -67,7 +87,10 @@ export function redactResponse(r: RecordedResponse): RecordedResponse {
 }
 
 /** Redacts, then fits the responses of one scan into `maxBytes` of JSON: long bodies are cut first, then late responses dropped. */
-export function sanitizeResponses(responses: readonly RecordedResponse[], maxBytes: number): { body: string; truncated: boolean } {
+export function sanitizeResponses(
+  responses: readonly RecordedResponse[],
+  maxBytes: number,
+): { body: string; truncated: boolean } {
   let list = responses.map(redactResponse);
   let body = JSON.stringify(list);
   if (Buffer.byteLength(body) <= maxBytes) return { body, truncated: false };

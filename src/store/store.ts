@@ -38,7 +38,8 @@ export function storeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Store
   const read = (name: string, min: number): number | undefined => {
     const v = env[name];
     if (v === undefined || v === '') return undefined;
-    if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`${name} must be a whole number of at least ${min}, not "${v}"`);
+    if (!/^\d+$/.test(v) || Number(v) < min)
+      throw new UsageError(`${name} must be a whole number of at least ${min}, not "${v}"`);
     return Number(v);
   };
   const out: StoreOptions = {};
@@ -100,7 +101,10 @@ function toScan(r: ScanRow): ScanRecord {
  * Opens (creating when needed) `<stateDir>/pawl.db`, or an in-memory database for `:memory:`.
  * The database is a cache of observations (SPEC §7): deleting it is always safe.
  */
-export function openStore(stateDir: string, options: StoreOptions = stateDir === ':memory:' ? {} : storeOptionsFromEnv()): Store {
+export function openStore(
+  stateDir: string,
+  options: StoreOptions = stateDir === ':memory:' ? {} : storeOptionsFromEnv(),
+): Store {
   let file: string;
   if (stateDir === ':memory:') {
     file = ':memory:';
@@ -152,20 +156,22 @@ function withStatementCache(db: Db): Db {
 /** Applies each pending migration in its own immediate transaction, so two processes cannot both apply it. */
 function migrate(db: Db, file: string): void {
   for (;;) {
-    const applied = db.transaction((): boolean => {
-      const version = db.pragma('user_version', { simple: true }) as number;
-      if (version > MIGRATIONS.length) {
-        throw new RuntimeError(
-          `the state database ${file} has schema version ${version}, newer than this pawl understands (${MIGRATIONS.length}); ` +
-            `upgrade pawl, or move the database away (it only caches observations)`,
-        );
-      }
-      const step = MIGRATIONS[version];
-      if (step === undefined) return false;
-      db.exec(step);
-      db.pragma(`user_version = ${version + 1}`);
-      return true;
-    }).immediate();
+    const applied = db
+      .transaction((): boolean => {
+        const version = db.pragma('user_version', { simple: true }) as number;
+        if (version > MIGRATIONS.length) {
+          throw new RuntimeError(
+            `the state database ${file} has schema version ${version}, newer than this pawl understands (${MIGRATIONS.length}); ` +
+              `upgrade pawl, or move the database away (it only caches observations)`,
+          );
+        }
+        const step = MIGRATIONS[version];
+        if (step === undefined) return false;
+        db.exec(step);
+        db.pragma(`user_version = ${version + 1}`);
+        return true;
+      })
+      .immediate();
     if (!applied) return;
   }
 }
@@ -214,71 +220,68 @@ export class Store {
    */
   finishScan(id: number, result: ScanResult): ScanRecord {
     const db = this.#db;
-    return db.transaction((): ScanRecord => {
-      const row = db.prepare('SELECT * FROM scans WHERE id = ?').get(id) as ScanRow | undefined;
-      if (!row) throw new RuntimeError(`no scan with id ${id}`);
-      if (row.outcome !== 'running') throw new RuntimeError(`scan ${id} has already finished (${row.outcome})`);
-      const endedAt = ms(result.endedAt);
-      if (result.outcome === 'failed') {
-        db.prepare("UPDATE scans SET outcome = 'failed', ended_at = ?, error = ?, requests = ? WHERE id = ?").run(
-          endedAt,
-          result.error ?? 'scan failed',
-          result.requests,
-          id,
-        );
-      } else {
-        if (!result.tags) throw new RuntimeError(`finishScan(${id}): a good scan needs its tags`);
-        const tags = sortTags(result.tags);
-        const prev = this.#previousGood(row.repository, row.image, id);
-        const previousTags = prev === null ? null : this.#tagsOfScan(row.repository, row.image, prev);
-        const diff = diffTags(previousTags, tags);
-        db.prepare(
-          `UPDATE scans SET outcome = 'ok', ended_at = ?, error = NULL, tag_count = ?, checksum = ?,
-             added = ?, removed = ?, anomalies = ?, requests = ? WHERE id = ?`,
-        ).run(
-          endedAt,
-          tags.length,
-          tagListChecksum(tags),
-          JSON.stringify(diff.added),
-          JSON.stringify(diff.removed),
-          JSON.stringify(diff.anomalies),
-          result.requests,
-          id,
-        );
-        // The scan's start is when the tag was observed; the list may take minutes to page through.
-        const at = row.started_at;
-        // Steady state: one statement moves every tag still listed, then only new tags are written.
-        if (prev !== null) {
+    return db
+      .transaction((): ScanRecord => {
+        const row = db.prepare('SELECT * FROM scans WHERE id = ?').get(id) as ScanRow | undefined;
+        if (!row) throw new RuntimeError(`no scan with id ${id}`);
+        if (row.outcome !== 'running')
+          throw new RuntimeError(`scan ${id} has already finished (${row.outcome})`);
+        const endedAt = ms(result.endedAt);
+        if (result.outcome === 'failed') {
           db.prepare(
-            `UPDATE tags SET last_seen = ?, last_scan_id = ?
+            "UPDATE scans SET outcome = 'failed', ended_at = ?, error = ?, requests = ? WHERE id = ?",
+          ).run(endedAt, result.error ?? 'scan failed', result.requests, id);
+        } else {
+          if (!result.tags) throw new RuntimeError(`finishScan(${id}): a good scan needs its tags`);
+          const tags = sortTags(result.tags);
+          const prev = this.#previousGood(row.repository, row.image, id);
+          const previousTags = prev === null ? null : this.#tagsOfScan(row.repository, row.image, prev);
+          const diff = diffTags(previousTags, tags);
+          db.prepare(
+            `UPDATE scans SET outcome = 'ok', ended_at = ?, error = NULL, tag_count = ?, checksum = ?,
+             added = ?, removed = ?, anomalies = ?, requests = ? WHERE id = ?`,
+          ).run(
+            endedAt,
+            tags.length,
+            tagListChecksum(tags),
+            JSON.stringify(diff.added),
+            JSON.stringify(diff.removed),
+            JSON.stringify(diff.anomalies),
+            result.requests,
+            id,
+          );
+          // The scan's start is when the tag was observed; the list may take minutes to page through.
+          const at = row.started_at;
+          // Steady state: one statement moves every tag still listed, then only new tags are written.
+          if (prev !== null) {
+            db.prepare(
+              `UPDATE tags SET last_seen = ?, last_scan_id = ?
              WHERE repository = ? AND image = ? AND last_scan_id = ? AND tag NOT IN (SELECT value FROM json_each(?))`,
-          ).run(at, id, row.repository, row.image, prev, JSON.stringify(diff.removed));
-        }
-        const upsert = db.prepare(
-          `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
+            ).run(at, id, row.repository, row.image, prev, JSON.stringify(diff.removed));
+          }
+          const upsert = db.prepare(
+            `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
            VALUES (@repository, @image, @tag, @at, @at, @id, @id, @initial)
            ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
-        );
-        const initial = prev === null ? 1 : 0;
-        for (const tag of prev === null ? tags : diff.added) {
-          upsert.run({ repository: row.repository, image: row.image, tag, at, id, initial });
+          );
+          const initial = prev === null ? 1 : 0;
+          for (const tag of prev === null ? tags : diff.added) {
+            upsert.run({ repository: row.repository, image: row.image, tag, at, id, initial });
+          }
         }
-      }
-      if (result.responses && result.responses.length > 0 && this.#rawScansKept > 0) {
-        const { body, truncated } = sanitizeResponses(result.responses, this.#rawBytesPerScan);
-        db.prepare('INSERT OR REPLACE INTO raw_responses (scan_id, repository, body, truncated) VALUES (?, ?, ?, ?)').run(
-          id,
-          row.repository,
-          body,
-          truncated ? 1 : 0,
-        );
-        db.prepare(
-          `DELETE FROM raw_responses WHERE repository = ? AND scan_id NOT IN
+        if (result.responses && result.responses.length > 0 && this.#rawScansKept > 0) {
+          const { body, truncated } = sanitizeResponses(result.responses, this.#rawBytesPerScan);
+          db.prepare(
+            'INSERT OR REPLACE INTO raw_responses (scan_id, repository, body, truncated) VALUES (?, ?, ?, ?)',
+          ).run(id, row.repository, body, truncated ? 1 : 0);
+          db.prepare(
+            `DELETE FROM raw_responses WHERE repository = ? AND scan_id NOT IN
              (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT ?)`,
-        ).run(row.repository, row.repository, this.#rawScansKept);
-      }
-      return toScan(db.prepare('SELECT * FROM scans WHERE id = ?').get(id) as ScanRow);
-    }).immediate();
+          ).run(row.repository, row.repository, this.#rawScansKept);
+        }
+        return toScan(db.prepare('SELECT * FROM scans WHERE id = ?').get(id) as ScanRow);
+      })
+      .immediate();
   }
 
   #previousGood(repository: string, image: string, before: number): number | null {
@@ -300,7 +303,10 @@ export class Store {
 
   /** Every repository (`ns/name`) with at least one scan, sorted. */
   knownRepositories(): string[] {
-    return this.#db.prepare('SELECT DISTINCT repository FROM scans ORDER BY repository').pluck().all() as string[];
+    return this.#db
+      .prepare('SELECT DISTINCT repository FROM scans ORDER BY repository')
+      .pluck()
+      .all() as string[];
   }
 
   /** The newest scan of any outcome, running ones included. */
@@ -356,10 +362,14 @@ export class Store {
          WHERE t.repository = ? AND t.image = ? AND t.tag = ?`,
       )
       .get(repository, last.image, tag) as
-      | { first_seen: number; last_seen: number; initial: number; digest: string | null }
-      | undefined;
+      { first_seen: number; last_seen: number; initial: number; digest: string | null } | undefined;
     if (!r) return null;
-    return { firstSeen: date(r.first_seen), lastSeen: date(r.last_seen), digest: r.digest, initial: r.initial === 1 };
+    return {
+      firstSeen: date(r.first_seen),
+      lastSeen: date(r.last_seen),
+      digest: r.digest,
+      initial: r.initial === 1,
+    };
   }
 
   /** Tag infos of the last good scan, sorted by tag; for tables. */
@@ -383,7 +393,13 @@ export class Store {
     const byTag = new Map(rows.map((r) => [r.tag, r]));
     return order.map((tag) => {
       const r = byTag.get(tag)!;
-      return { tag, firstSeen: date(r.first_seen), lastSeen: date(r.last_seen), digest: r.digest, initial: r.initial === 1 };
+      return {
+        tag,
+        firstSeen: date(r.first_seen),
+        lastSeen: date(r.last_seen),
+        digest: r.digest,
+        initial: r.initial === 1,
+      };
     });
   }
 
@@ -448,12 +464,17 @@ export class Store {
       | { spec_hash: string; high_water: string | null; high_water_at: number | null; pending: string | null }
       | undefined;
     if (!r) return null;
-    const p = parseJson<{ candidate: string; count: number; firstAt: number; lastAt: number } | null>(r.pending, null);
+    const p = parseJson<{ candidate: string; count: number; firstAt: number; lastAt: number } | null>(
+      r.pending,
+      null,
+    );
     return {
       specHash: r.spec_hash,
       highWater: r.high_water,
       highWaterAt: optDate(r.high_water_at),
-      pending: p ? { candidate: p.candidate, count: p.count, firstAt: date(p.firstAt), lastAt: date(p.lastAt) } : null,
+      pending: p
+        ? { candidate: p.candidate, count: p.count, firstAt: date(p.firstAt), lastAt: date(p.lastAt) }
+        : null,
     };
   }
 
@@ -472,7 +493,13 @@ export class Store {
          ON CONFLICT (policy) DO UPDATE SET spec_hash = excluded.spec_hash, high_water = excluded.high_water,
            high_water_at = excluded.high_water_at, pending = excluded.pending`,
       )
-      .run(policy, state.specHash, state.highWater, state.highWaterAt ? ms(state.highWaterAt) : null, pending);
+      .run(
+        policy,
+        state.specHash,
+        state.highWater,
+        state.highWaterAt ? ms(state.highWaterAt) : null,
+        pending,
+      );
   }
 
   recordSelection(policy: string, at: Date, candidate: string | null, error: string | null): number {
@@ -493,7 +520,13 @@ export class Store {
       candidate: string | null;
       error: string | null;
     }[];
-    return rows.map((r) => ({ id: r.id, policy: r.policy, at: date(r.at), candidate: r.candidate, error: r.error }));
+    return rows.map((r) => ({
+      id: r.id,
+      policy: r.policy,
+      at: date(r.at),
+      candidate: r.candidate,
+      error: r.error,
+    }));
   }
 
   // ---------------------------------------------------------------- runs and decisions
@@ -509,7 +542,19 @@ export class Store {
         `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(runId, d.automation, d.file, d.line, d.setter, d.policy, d.current, d.candidate, d.reason, d.detail, d.action);
+      .run(
+        runId,
+        d.automation,
+        d.file,
+        d.line,
+        d.setter,
+        d.policy,
+        d.current,
+        d.candidate,
+        d.reason,
+        d.detail,
+        d.action,
+      );
     return Number(r.lastInsertRowid);
   }
 
@@ -521,10 +566,15 @@ export class Store {
 
   getRun(runId: number): RunRecord | null {
     const r = this.#db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as
-      | { id: number; at: number; kind: RunKind; ended_at: number | null; result: string | null }
-      | undefined;
+      { id: number; at: number; kind: RunKind; ended_at: number | null; result: string | null } | undefined;
     if (!r) return null;
-    return { id: r.id, at: date(r.at), kind: r.kind, endedAt: optDate(r.ended_at), result: parseJson<unknown>(r.result, null) };
+    return {
+      id: r.id,
+      at: date(r.at),
+      kind: r.kind,
+      endedAt: optDate(r.ended_at),
+      result: parseJson<unknown>(r.result, null),
+    };
   }
 
   /** Newest first. */
@@ -535,7 +585,11 @@ export class Store {
          WHERE (@policy IS NULL OR d.policy = @policy) AND (@runId IS NULL OR d.run_id = @runId)
          ORDER BY d.id DESC LIMIT @limit`,
       )
-      .all({ policy: filter.policy ?? null, runId: filter.runId ?? null, limit: Math.max(0, Math.floor(filter.limit ?? 100)) }) as (Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind })[];
+      .all({
+        policy: filter.policy ?? null,
+        runId: filter.runId ?? null,
+        limit: Math.max(0, Math.floor(filter.limit ?? 100)),
+      }) as (Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind })[];
     return rows.map((r) => ({
       id: r.id,
       runId: r.run_id,
@@ -577,7 +631,14 @@ export class Store {
         repository: filter.repository ?? null,
         since: filter.since ? ms(filter.since) : null,
         limit: Math.max(0, Math.floor(filter.limit ?? 100)),
-      }) as { id: number; at: number; kind: string; policy: string | null; repository: string | null; detail: string }[];
+      }) as {
+      id: number;
+      at: number;
+      kind: string;
+      policy: string | null;
+      repository: string | null;
+      detail: string;
+    }[];
     return rows.map((r) => ({
       id: r.id,
       at: date(r.at),

@@ -123,7 +123,8 @@ export interface DecisionFilter {
   limit?: number;
 }
 
-export type EventKind = 'downgrade-blocked' | 'stale-scan' | 'regression-accepted' | 'candidate-missing' | 'pin' | (string & {});
+export type EventKind =
+  'downgrade-blocked' | 'stale-scan' | 'regression-accepted' | 'candidate-missing' | 'pin' | (string & {});
 
 export interface PawlEvent {
   at: Date;

@@ -40,7 +40,12 @@ export class ConfigError extends PawlError {
   readonly exitCode = 2 as const;
   override name = 'ConfigError';
   constructor(readonly problems: Problem[]) {
-    super(problems.filter((p) => p.severity === 'error').map(formatProblem).join('\n') || 'invalid configuration');
+    super(
+      problems
+        .filter((p) => p.severity === 'error')
+        .map(formatProblem)
+        .join('\n') || 'invalid configuration',
+    );
   }
 }
 

@@ -14,7 +14,15 @@ export function createLogger(level: LogLevel = 'warn', destination: number = 2):
       level: level as Level | 'silent',
       base: undefined,
       redact: {
-        paths: ['password', 'token', 'authorization', 'headers.authorization', '*.password', '*.token', '*.authorization'],
+        paths: [
+          'password',
+          'token',
+          'authorization',
+          'headers.authorization',
+          '*.password',
+          '*.token',
+          '*.authorization',
+        ],
         censor: '[redacted]',
       },
     },

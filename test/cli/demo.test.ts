@@ -7,8 +7,12 @@ import { ROOT } from '../helpers/world.js';
 
 test('npm run demo: one pushed commit, then a hand-written newer tag kept and explained', async () => {
   const out = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'demo.ts')], { cwd: ROOT, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'scripts', 'demo.ts')],
+      { cwd: ROOT, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
     ),
   );
   assert.match(out, /automation flux-system\/fleet: pushed [0-9a-f]{12} to main/);

@@ -15,7 +15,17 @@ test('the command name is found after global options and their values', () => {
 test('pawl --help lists every command; an unknown command is bad usage (exit 2)', async () => {
   const help = await runCli(['--help']);
   assert.equal(help.code, 0);
-  for (const c of ['validate', 'policy', 'setters', 'scan', 'tags', 'run', 'explain', 'rollback', 'release']) {
+  for (const c of [
+    'validate',
+    'policy',
+    'setters',
+    'scan',
+    'tags',
+    'run',
+    'explain',
+    'rollback',
+    'release',
+  ]) {
     assert.match(help.stdout, new RegExp(`^  ${c}\\b`, 'm'), c);
   }
   const bad = await runCli(['bogus']);

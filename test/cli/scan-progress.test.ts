@@ -46,7 +46,10 @@ test('progress on a terminal: a counter redrawn in place, erased at the end', ()
 });
 
 test('no progress when stderr is not a terminal, or with --json', () => {
-  for (const [tty, json] of [[false, false], [true, true]] as const) {
+  for (const [tty, json] of [
+    [false, false],
+    [true, true],
+  ] as const) {
     const { ctx: c, err } = ctx(tty, json);
     const p = progressIndicator(c, 1);
     p.update(report('apps/a'), 1);

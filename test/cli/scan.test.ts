@@ -14,7 +14,10 @@ import { startRegistryProxy, type RegistryProxy } from '../helpers/registry-prox
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-function pawl(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function pawl(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -72,7 +75,15 @@ describe('pawl scan and pawl tags on an anonymous registry', () => {
   before(async () => {
     registry = await startRegistry();
     proxy = await startRegistryProxy(registry.url, { pageSize: 3 });
-    await pushTags(registry.url, 'team/app', ['1.0.0', '1.1.0', '1.2.0', '1.3.0', '2.0.0', '2.0.0.sig', 'latest']);
+    await pushTags(registry.url, 'team/app', [
+      '1.0.0',
+      '1.1.0',
+      '1.2.0',
+      '1.3.0',
+      '2.0.0',
+      '2.0.0.sig',
+      'latest',
+    ]);
     await pushTags(registry.url, 'team/other', ['a', 'b']);
     configDir = await tempDir('pawl-scan-config-');
     stateDir = await tempDir('pawl-scan-state-');
@@ -92,11 +103,14 @@ describe('pawl scan and pawl tags on an anonymous registry', () => {
     const first = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--json']);
     assert.equal(first.code, 0, first.stderr + first.stdout);
     const reports = (JSON.parse(first.stdout) as { repositories: JsonReport[] }).repositories;
-    assert.deepEqual(reports.map((r) => [r.name, r.tags, r.scanned, r.error]), [
-      ['apps/app', 6, true, null],
-      ['apps/other', 2, true, null],
-      ['apps/paused', 0, false, null],
-    ]);
+    assert.deepEqual(
+      reports.map((r) => [r.name, r.tags, r.scanned, r.error]),
+      [
+        ['apps/app', 6, true, null],
+        ['apps/other', 2, true, null],
+        ['apps/paused', 0, false, null],
+      ],
+    );
     assert.equal(reports[0]!.anomalies.length, 0);
 
     const tags = await pawl(['tags', 'app', '--state-dir', stateDir]);
@@ -119,16 +133,28 @@ describe('pawl scan and pawl tags on an anonymous registry', () => {
     assert.match(lines[2]!, /\sok\s+6\s+\d+\s+\+6: 1\.0\.0, 1\.1\.0/);
 
     const json = await pawl(['tags', 'app', '--history', '--json', '--state-dir', stateDir]);
-    const scans = (JSON.parse(json.stdout) as { scans: { removed: string[]; anomalies: JsonReport['anomalies'] }[] }).scans;
+    const scans = (
+      JSON.parse(json.stdout) as { scans: { removed: string[]; anomalies: JsonReport['anomalies'] }[] }
+    ).scans;
     assert.deepEqual(scans[0]!.removed, ['1.1.0', '1.2.0']);
     assert.deepEqual(scans[0]!.anomalies, [{ kind: 'tags-missing', count: 2, tags: ['1.1.0', '1.2.0'] }]);
 
     // Page size 3 through the proxy: 7 tags (.sig included) → 3 pages, then 6 → 2; each page recorded.
     const raw = await pawl(['tags', 'app', '--raw', '--limit', '2', '--json', '--state-dir', stateDir]);
-    const rawScans = (JSON.parse(raw.stdout) as { scans: { responses: { url: string; status: number; body: string }[] }[] }).scans;
-    const listings = rawScans.map((s) => s.responses.filter((r) => r.url.includes('/tags/list') && r.status === 200));
-    assert.deepEqual(listings.map((l) => l.length), [2, 3]);
-    assert.ok(listings[1]!.some((r) => r.body.includes('2.0.0.sig')), 'raw responses show what the registry said, before exclusionList');
+    const rawScans = (
+      JSON.parse(raw.stdout) as { scans: { responses: { url: string; status: number; body: string }[] }[] }
+    ).scans;
+    const listings = rawScans.map((s) =>
+      s.responses.filter((r) => r.url.includes('/tags/list') && r.status === 200),
+    );
+    assert.deepEqual(
+      listings.map((l) => l.length),
+      [2, 3],
+    );
+    assert.ok(
+      listings[1]!.some((r) => r.body.includes('2.0.0.sig')),
+      'raw responses show what the registry said, before exclusionList',
+    );
     const text = await pawl(['tags', 'app', '--raw', '--limit', '1', '--state-dir', stateDir]);
     assert.match(text.stdout, /^# scan \d+ at .* \(ok\)$/m);
     assert.match(text.stdout, /^GET http:\/\/127\.0\.0\.1:\d+\/v2\/team\/app\/tags\/list\S* → 200 /m);
@@ -162,7 +188,9 @@ describe('credentials never reach the state or the output', () => {
       const password = `pawl-${auth}-s3cret-Zq9`;
       const registry = await startRegistry({ auth, users: { alice: password } });
       cleanups.push(() => registry.stop());
-      await pushTags(registry.url, 'team/secure', ['1.0.0', '1.1.0'], { auth: { username: 'alice', password } });
+      await pushTags(registry.url, 'team/secure', ['1.0.0', '1.1.0'], {
+        auth: { username: 'alice', password },
+      });
       const configDir = await tempDir('pawl-scan-config-');
       const stateDir = await tempDir('pawl-scan-state-');
       await writeFile(
@@ -199,7 +227,8 @@ stringData:
         for (const tok of issued) secrets.push(tok, tok.split('.').at(-1)!);
       }
       for (const text of outputs) {
-        for (const secret of secrets) assert.ok(!text.includes(secret), `a credential in CLI output: ${text.slice(0, 200)}`);
+        for (const secret of secrets)
+          assert.ok(!text.includes(secret), `a credential in CLI output: ${text.slice(0, 200)}`);
       }
       // The database, its WAL and shared memory, if left: every byte of every file.
       const files = await readdir(stateDir);

@@ -41,6 +41,8 @@ test('a template that parses but cannot render (a field Flux removed) is a confi
 });
 
 test('a template rendering messageTemplateValues passes when the values are set', async () => {
-  const ok = await problemsOf(automation('Update {{ .Values.env | upper }}', '      messageTemplateValues: { env: prod }\n'));
+  const ok = await problemsOf(
+    automation('Update {{ .Values.env | upper }}', '      messageTemplateValues: { env: prod }\n'),
+  );
   assert.deepEqual(ok, []);
 });

@@ -19,14 +19,37 @@ async function gpgKey(home: string, passphrase: string): Promise<{ armored: stri
   const env = { ...process.env, GNUPGHOME: home };
   await execFileP(
     'gpg',
-    ['--batch', '--pinentry-mode', 'loopback', '--passphrase', passphrase, '--quick-gen-key', 'Pawl Test <pawl@example.com>', 'ed25519', 'sign', 'never'],
+    [
+      '--batch',
+      '--pinentry-mode',
+      'loopback',
+      '--passphrase',
+      passphrase,
+      '--quick-gen-key',
+      'Pawl Test <pawl@example.com>',
+      'ed25519',
+      'sign',
+      'never',
+    ],
     { env },
   );
   const list = await execFileP('gpg', ['--batch', '--with-colons', '--list-secret-keys'], { env });
-  const fpr = list.stdout.split('\n').find((l) => l.startsWith('fpr:'))!.split(':')[9]!;
+  const fpr = list.stdout
+    .split('\n')
+    .find((l) => l.startsWith('fpr:'))!
+    .split(':')[9]!;
   const exp = await execFileP(
     'gpg',
-    ['--batch', '--pinentry-mode', 'loopback', '--passphrase', passphrase, '--armor', '--export-secret-keys', fpr],
+    [
+      '--batch',
+      '--pinentry-mode',
+      'loopback',
+      '--passphrase',
+      passphrase,
+      '--armor',
+      '--export-secret-keys',
+      fpr,
+    ],
     { env },
   );
   return { armored: exp.stdout, fpr };
@@ -41,7 +64,11 @@ describe('commit', () => {
   async function freshWorkspace(): Promise<Workspace> {
     n++;
     await server.createBareRepo(`c${n}`, { 'apps/a.yaml': 'image: a:1\n', 'apps/b.yaml': 'image: b:1\n' });
-    return openWorkspace({ stateDir: state.dir, repo: gitRepository(server.cloneUrl(`c${n}`), { name: `c${n}` }), log: silentLogger });
+    return openWorkspace({
+      stateDir: state.dir,
+      repo: gitRepository(server.cloneUrl(`c${n}`), { name: `c${n}` }),
+      log: silentLogger,
+    });
   }
 
   async function gitOut(ws: Workspace, args: string[], env: Record<string, string> = {}): Promise<string> {
@@ -73,14 +100,20 @@ describe('commit', () => {
     const sha = await commit(ws, {
       message,
       author,
-      trailers: { 'Pawl-Policy': ['flux-system/a', 'flux-system/b'], 'Signed-off-by': 'Flux Bot <fluxbot@example.com>' },
+      trailers: {
+        'Pawl-Policy': ['flux-system/a', 'flux-system/b'],
+        'Signed-off-by': 'Flux Bot <fluxbot@example.com>',
+      },
       automation: 'flux-system/auto',
       date: new Date('2024-05-01T10:00:00Z'),
     });
     assert.ok(sha);
     assert.equal(ws.head, sha);
     const fields = (await gitOut(ws, ['log', '-1', '--format=%an|%ae|%cn|%ce|%aI'])).trim();
-    assert.equal(fields, 'Flux Bot|fluxbot@example.com|Flux Bot|fluxbot@example.com|2024-05-01T10:00:00+00:00');
+    assert.equal(
+      fields,
+      'Flux Bot|fluxbot@example.com|Flux Bot|fluxbot@example.com|2024-05-01T10:00:00+00:00',
+    );
     const body = await gitOut(ws, ['log', '-1', '--format=%B']);
     assert.ok(body.startsWith(message), body);
     const trailers = (await gitOut(ws, ['log', '-1', '--format=%(trailers:only,unfold)'])).trim().split('\n');
@@ -97,9 +130,17 @@ describe('commit', () => {
     const ws = await freshWorkspace();
     await writeFile(join(ws.dir, 'apps/a.yaml'), 'image: a:3\n');
     await writeFile(join(ws.dir, 'apps/b.yaml'), 'image: b:3\n');
-    const sha = await commit(ws, { message: 'only a', author, committer: { name: 'Pawl', email: 'pawl@example.com' }, files: ['apps/a.yaml'] });
+    const sha = await commit(ws, {
+      message: 'only a',
+      author,
+      committer: { name: 'Pawl', email: 'pawl@example.com' },
+      files: ['apps/a.yaml'],
+    });
     assert.ok(sha);
-    assert.equal((await gitOut(ws, ['show', '--name-only', '--format=%cn', 'HEAD'])).trim(), 'Pawl\n\napps/a.yaml');
+    assert.equal(
+      (await gitOut(ws, ['show', '--name-only', '--format=%cn', 'HEAD'])).trim(),
+      'Pawl\n\napps/a.yaml',
+    );
     assert.deepEqual(await ws.changedFiles(), ['apps/b.yaml']);
   });
 
@@ -127,7 +168,11 @@ describe('commit', () => {
     const before = ws.head;
     await writeFile(join(ws.dir, 'apps/a.yaml'), 'image: a:5\n');
     await assert.rejects(
-      commit(ws, { message: 'x', author, signingKey: secret('signing', { 'git.asc': armored, passphrase: 'wrong-pass' }) }),
+      commit(ws, {
+        message: 'x',
+        author,
+        signingKey: secret('signing', { 'git.asc': armored, passphrase: 'wrong-pass' }),
+      }),
       (err: unknown) => {
         assert.ok(err instanceof Error);
         assert.match(err.message, /sign/i);
@@ -142,7 +187,11 @@ describe('commit', () => {
     const key = await generateSshKey(scratch.dir, 'signer');
     const ws = await freshWorkspace();
     await writeFile(join(ws.dir, 'apps/b.yaml'), 'image: b:6\n');
-    const sha = await commit(ws, { message: 'ssh signed', author, signingKey: secret('ssh-signing', { identity: key.privateKey }) });
+    const sha = await commit(ws, {
+      message: 'ssh signed',
+      author,
+      signingKey: secret('ssh-signing', { identity: key.privateKey }),
+    });
     assert.ok(sha);
     const allowed = join(scratch.dir, 'allowed_signers');
     await writeFile(allowed, `${author.email} ${key.publicKey}`);
@@ -153,11 +202,14 @@ describe('commit', () => {
   test('a signing Secret without a key is a configuration error', async () => {
     const ws = await freshWorkspace();
     await writeFile(join(ws.dir, 'apps/a.yaml'), 'image: a:7\n');
-    await assert.rejects(commit(ws, { message: 'x', author, signingKey: secret('empty', { foo: 'bar' }) }), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.match(err.message, /git\.asc/);
-      return true;
-    });
+    await assert.rejects(
+      commit(ws, { message: 'x', author, signingKey: secret('empty', { foo: 'bar' }) }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /git\.asc/);
+        return true;
+      },
+    );
     assert.equal(await readFile(join(ws.dir, 'apps/a.yaml'), 'utf8'), 'image: a:7\n');
   });
 });

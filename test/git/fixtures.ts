@@ -6,11 +6,19 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { GitRef, GitRepository, Secret } from '../../src/config/types.js';
 
-export function gitRepository(url: string, opts: { name?: string; namespace?: string; ref?: GitRef; secretRef?: string } = {}): GitRepository {
+export function gitRepository(
+  url: string,
+  opts: { name?: string; namespace?: string; ref?: GitRef; secretRef?: string } = {},
+): GitRepository {
   return {
     kind: 'GitRepository',
     apiVersion: 'source.toolkit.fluxcd.io/v1',
-    metadata: { namespace: opts.namespace ?? 'flux-system', name: opts.name ?? 'repo', labels: {}, annotations: {} },
+    metadata: {
+      namespace: opts.namespace ?? 'flux-system',
+      name: opts.name ?? 'repo',
+      labels: {},
+      annotations: {},
+    },
     source: { file: 'test.yaml', line: 1 },
     spec: {
       url,
@@ -45,7 +53,9 @@ export function captureLogger(): { log: Logger; text: () => string } {
   return { log: pino({ level: 'trace' }, stream), text: () => chunks.join('') };
 }
 
-export async function tempDir(prefix = 'pawl-git-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+export async function tempDir(
+  prefix = 'pawl-git-test-',
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }

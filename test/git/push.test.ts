@@ -23,7 +23,13 @@ function bumpTo(tag: string, automation = 'flux-system/auto', date?: Date) {
     const next = text.replace(/image: app:[^\s]+/, `image: app:${tag}`);
     if (next === text) return null;
     await writeFile(file, next);
-    return commit(ws, { message: `Update app to ${tag}`, author, automation, files: ['deploy.yaml'], ...(date ? { date } : {}) });
+    return commit(ws, {
+      message: `Update app to ${tag}`,
+      author,
+      automation,
+      files: ['deploy.yaml'],
+      ...(date ? { date } : {}),
+    });
   };
 }
 
@@ -59,7 +65,10 @@ describe('push', () => {
     const { name, ws } = await setup();
     const sha = await bumpTo('1.1.0')(ws);
     const r = await push(ws);
-    assert.deepEqual({ pushed: r.pushed, rejected: r.rejected, branch: r.branch, forced: r.forced }, { pushed: true, rejected: null, branch: 'main', forced: false });
+    assert.deepEqual(
+      { pushed: r.pushed, rejected: r.rejected, branch: r.branch, forced: r.forced },
+      { pushed: true, rejected: null, branch: 'main', forced: false },
+    );
     assert.equal(await server.revParse(name, 'refs/heads/main'), sha);
     assert.equal(await server.show(name, 'main', 'deploy.yaml'), 'image: app:1.1.0\n');
   });
@@ -83,7 +92,12 @@ describe('push', () => {
     assert.equal((await push(ws, { branch: 'auto' })).pushed, true);
 
     // main moves on; the next run recomputes from main and replaces pawl's earlier branch.
-    const mainNow = await server.commitFiles(name, 'main', { 'notes.txt': 'more notes\n' }, { message: 'unrelated' });
+    const mainNow = await server.commitFiles(
+      name,
+      'main',
+      { 'notes.txt': 'more notes\n' },
+      { message: 'unrelated' },
+    );
     await ws.refresh();
     const sha = await bumpTo('1.4.0')(ws);
     const r = await push(ws, { branch: 'auto' });
@@ -103,7 +117,12 @@ describe('push', () => {
     assert.equal(await server.revParse(name, 'refs/heads/auto'), sha);
 
     // A person adds a commit to the push branch: pawl refuses to overwrite it.
-    const human = await server.commitFiles(name, 'auto', { 'notes.txt': 'review fix\n' }, { message: 'fix by a person' });
+    const human = await server.commitFiles(
+      name,
+      'auto',
+      { 'notes.txt': 'review fix\n' },
+      { message: 'fix by a person' },
+    );
     await server.commitFiles(name, 'main', { 'notes.txt': 'main moved again\n' }, { message: 'main again' });
     await ws.refresh();
     await bumpTo('1.5.0')(ws);
@@ -118,7 +137,13 @@ describe('push', () => {
     const { name, ws } = await setup();
     let theirs = '';
     server.beforePush(name, async ({ count }) => {
-      if (count === 1) theirs = await server.commitFiles(name, 'main', { 'notes.txt': 'edited by a person\n' }, { message: 'person edits notes' });
+      if (count === 1)
+        theirs = await server.commitFiles(
+          name,
+          'main',
+          { 'notes.txt': 'edited by a person\n' },
+          { message: 'person edits notes' },
+        );
     });
     const attempts: number[] = [];
     const result = await pushWithRetry(
@@ -146,7 +171,13 @@ describe('push', () => {
     server.beforePush(
       name,
       async ({ count }) => {
-        if (count === 1) theirs = await server.commitFiles(name, 'main', { 'notes.txt': 'late writer\n' }, { message: 'late writer' });
+        if (count === 1)
+          theirs = await server.commitFiles(
+            name,
+            'main',
+            { 'notes.txt': 'late writer\n' },
+            { message: 'late writer' },
+          );
       },
       { stage: 'receive' },
     );
@@ -161,7 +192,13 @@ describe('push', () => {
   test('race where the other writer made the same change: nothing left to commit', async () => {
     const { name, ws } = await setup();
     server.beforePush(name, async ({ count }) => {
-      if (count === 1) await server.commitFiles(name, 'main', { 'deploy.yaml': 'image: app:3.0.0\n' }, { message: 'person bumps' });
+      if (count === 1)
+        await server.commitFiles(
+          name,
+          'main',
+          { 'deploy.yaml': 'image: app:3.0.0\n' },
+          { message: 'person bumps' },
+        );
     });
     const result = await pushWithRetry(ws, bumpTo('3.0.0'));
     server.beforePush(name, null);
@@ -174,7 +211,12 @@ describe('push', () => {
   test('a branch that keeps moving: gives up after maxAttempts with non-fast-forward', async () => {
     const { name, ws } = await setup();
     server.beforePush(name, async ({ count }) => {
-      await server.commitFiles(name, 'main', { 'notes.txt': `writer ${count}\n` }, { message: `writer ${count}` });
+      await server.commitFiles(
+        name,
+        'main',
+        { 'notes.txt': `writer ${count}\n` },
+        { message: `writer ${count}` },
+      );
     });
     const result = await pushWithRetry(ws, bumpTo('4.0.0'), { maxAttempts: 2 });
     server.beforePush(name, null);
@@ -201,7 +243,12 @@ describe('push', () => {
     assert.match(result.message, /Protected branch/);
     assert.equal(await server.revParse(name, 'refs/heads/main'), before);
     // The workspace is usable by the next run.
-    const again = await openWorkspace({ stateDir: state.dir, repo: ws.repo, secret: creds, log: silentLogger });
+    const again = await openWorkspace({
+      stateDir: state.dir,
+      repo: ws.repo,
+      secret: creds,
+      log: silentLogger,
+    });
     assert.equal(again.head, before);
     assert.deepEqual(await again.status(), []);
   });
@@ -209,20 +256,37 @@ describe('push', () => {
   test('refspec and push options are sent', async () => {
     const { name, ws } = await setup();
     const hook = join(server.repoPath(name), 'hooks', 'post-receive');
-    await writeFile(hook, '#!/bin/sh\ni=0\nwhile [ "$i" -lt "${GIT_PUSH_OPTION_COUNT:-0}" ]; do eval "echo \\$GIT_PUSH_OPTION_$i"; i=$((i+1)); done > "$GIT_DIR/push-options"\n', { mode: 0o755 });
+    await writeFile(
+      hook,
+      '#!/bin/sh\ni=0\nwhile [ "$i" -lt "${GIT_PUSH_OPTION_COUNT:-0}" ]; do eval "echo \\$GIT_PUSH_OPTION_$i"; i=$((i+1)); done > "$GIT_DIR/push-options"\n',
+      { mode: 0o755 },
+    );
     const sha = await bumpTo('6.0.0')(ws);
-    const r = await push(ws, { branch: 'auto', refspec: 'refs/heads/auto:refs/heads/mirror', options: { 'merge_request.create': '', 'merge_request.target': 'main' } });
+    const r = await push(ws, {
+      branch: 'auto',
+      refspec: 'refs/heads/auto:refs/heads/mirror',
+      options: { 'merge_request.create': '', 'merge_request.target': 'main' },
+    });
     assert.equal(r.pushed, true);
     assert.equal(await server.revParse(name, 'refs/heads/auto'), sha);
     assert.equal(await server.revParse(name, 'refs/heads/mirror'), sha);
-    assert.equal(await readFile(join(server.repoPath(name), 'push-options'), 'utf8'), 'merge_request.create\nmerge_request.target=main\n');
+    assert.equal(
+      await readFile(join(server.repoPath(name), 'push-options'), 'utf8'),
+      'merge_request.create\nmerge_request.target=main\n',
+    );
     await assert.rejects(push(ws, { refspec: '+refs/heads/main:refs/heads/x' }), /force refspecs/);
   });
 
   test('a tag checkout needs a push branch', async () => {
     const { name, ws: _ws } = await setup();
     await server.tag(name, 'v1', (await server.revParse(name, 'refs/heads/main'))!);
-    const ws = await openWorkspace({ stateDir: state.dir, repo: gitRepository(server.cloneUrl(name), { name }), secret: creds, ref: { tag: 'v1' }, log: silentLogger });
+    const ws = await openWorkspace({
+      stateDir: state.dir,
+      repo: gitRepository(server.cloneUrl(name), { name }),
+      secret: creds,
+      ref: { tag: 'v1' },
+      log: silentLogger,
+    });
     await bumpTo('7.0.0')(ws);
     await assert.rejects(push(ws), /set spec\.git\.push\.branch/);
     const r = await push(ws, { branch: 'from-tag' });

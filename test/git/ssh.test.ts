@@ -33,12 +33,19 @@ describe('git over SSH (throwaway sshd on loopback)', { skip: skip ?? false }, (
 
   test('clone and push with an identity and known_hosts; key files removed afterwards', async () => {
     const cap = captureLogger();
-    const creds = secret('ssh-creds', { identity: sshd.clientKey.privateKey, 'identity.pub': sshd.clientKey.publicKey, known_hosts: sshd.knownHosts });
+    const creds = secret('ssh-creds', {
+      identity: sshd.clientKey.privateKey,
+      'identity.pub': sshd.clientKey.publicKey,
+      known_hosts: sshd.knownHosts,
+    });
     const repo = gitRepository(sshd.url(server.repoPath('ssh')), { name: 'ssh', secretRef: 'ssh-creds' });
     const ws = await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: cap.log });
     assert.equal(ws.branch, 'main');
     await writeFile(join(ws.dir, 'deploy.yaml'), 'image: app:2.0.0\n');
-    const sha = await commit(ws, { message: 'bump over ssh', author: { name: 'Bot', email: 'bot@example.com' } });
+    const sha = await commit(ws, {
+      message: 'bump over ssh',
+      author: { name: 'Bot', email: 'bot@example.com' },
+    });
     const r = await push(ws);
     assert.equal(r.pushed, true);
     assert.equal(await server.revParse('ssh', 'refs/heads/main'), sha);
@@ -51,12 +58,15 @@ describe('git over SSH (throwaway sshd on loopback)', { skip: skip ?? false }, (
   test('no known_hosts: a configuration error, never trust on first use', async () => {
     const creds = secret('ssh-nokh', { identity: sshd.clientKey.privateKey });
     const repo = gitRepository(sshd.url(server.repoPath('ssh')), { name: 'ssh-nokh' });
-    await assert.rejects(openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.match(err.message, /known_hosts/);
-      assert.match(err.message, /secrets\.yaml:1/);
-      return true;
-    });
+    await assert.rejects(
+      openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /known_hosts/);
+        assert.match(err.message, /secrets\.yaml:1/);
+        return true;
+      },
+    );
   });
 
   test('a host key that does not match known_hosts is refused', async () => {
@@ -66,12 +76,15 @@ describe('git over SSH (throwaway sshd on loopback)', { skip: skip ?? false }, (
       const wrongKh = `[127.0.0.1]:${sshd.port} ${other.publicKey.trim().split(/\s+/).slice(0, 2).join(' ')}\n`;
       const creds = secret('ssh-wrongkh', { identity: sshd.clientKey.privateKey, known_hosts: wrongKh });
       const repo = gitRepository(sshd.url(server.repoPath('ssh')), { name: 'ssh-wrongkh' });
-      await assert.rejects(openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }), (err: unknown) => {
-        assert.ok(err instanceof GitError);
-        assert.equal(err.failure, 'auth');
-        assert.match(err.message, /host key/);
-        return true;
-      });
+      await assert.rejects(
+        openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }),
+        (err: unknown) => {
+          assert.ok(err instanceof GitError);
+          assert.equal(err.failure, 'auth');
+          assert.match(err.message, /host key/);
+          return true;
+        },
+      );
     } finally {
       await scratch.cleanup();
     }
@@ -83,12 +96,15 @@ describe('git over SSH (throwaway sshd on loopback)', { skip: skip ?? false }, (
       const stranger = await generateSshKey(scratch.dir, 'stranger');
       const creds = secret('ssh-stranger', { identity: stranger.privateKey, known_hosts: sshd.knownHosts });
       const repo = gitRepository(sshd.url(server.repoPath('ssh')), { name: 'ssh-stranger' });
-      await assert.rejects(openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }), (err: unknown) => {
-        assert.ok(err instanceof GitError);
-        assert.equal(err.failure, 'auth');
-        assert.ok(!err.message.includes('PRIVATE KEY'));
-        return true;
-      });
+      await assert.rejects(
+        openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }),
+        (err: unknown) => {
+          assert.ok(err instanceof GitError);
+          assert.equal(err.failure, 'auth');
+          assert.ok(!err.message.includes('PRIVATE KEY'));
+          return true;
+        },
+      );
     } finally {
       await scratch.cleanup();
     }
@@ -100,7 +116,11 @@ describe('git over SSH (throwaway sshd on loopback)', { skip: skip ?? false }, (
       const locked = await generateSshKey(scratch.dir, 'locked', 'key-passphrase');
       const authorized = join(sshd.authorizedKeysFile);
       await writeFile(authorized, `${sshd.clientKey.publicKey}${locked.publicKey}`);
-      const creds = secret('ssh-locked', { identity: locked.privateKey, password: 'key-passphrase', known_hosts: sshd.knownHosts });
+      const creds = secret('ssh-locked', {
+        identity: locked.privateKey,
+        password: 'key-passphrase',
+        known_hosts: sshd.knownHosts,
+      });
       const repo = gitRepository(sshd.url(server.repoPath('ssh')), { name: 'ssh-locked' });
       const ws = await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger });
       assert.equal(ws.branch, 'main');

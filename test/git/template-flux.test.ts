@@ -39,13 +39,17 @@ interface FluxSetterCase {
   expectedResult: {
     FileChanges: Record<
       string,
-      { object: TemplateChange['object']; changes: { OldValue: string; NewValue: string; Setter: string }[] }[]
+      {
+        object: TemplateChange['object'];
+        changes: { OldValue: string; NewValue: string; Setter: string }[];
+      }[]
     >;
   };
 }
 
 function fluxCases(): FluxSetterCase[] {
-  return (JSON.parse(readFileSync(join(conformanceDir, 'cases.json'), 'utf8')) as { cases: FluxSetterCase[] }).cases;
+  return (JSON.parse(readFileSync(join(conformanceDir, 'cases.json'), 'utf8')) as { cases: FluxSetterCase[] })
+    .cases;
 }
 
 const PODINFO: TemplateChange = {
@@ -57,7 +61,6 @@ const PODINFO: TemplateChange = {
 };
 
 const automation = { namespace: 'default', name: 'podinfo-update' };
-
 
 const DOC_FUNCTIONS_TEMPLATE = fluxDocTemplate(`spec:
   commit:
@@ -343,8 +346,17 @@ Automation: test-ns/test-update
     // internal/update/update_test.go expectedResult, as TemplateChanges in file order.
     // Read from Flux's own expected result (../shared/conformance/flux/cases.json), in file order.
     const setterCase = fluxCases().find((c) => c.id === 'update/setters')!;
-    const changes: TemplateChange[] = Object.entries(setterCase.expectedResult.FileChanges).flatMap(([file, objects]) =>
-      objects.flatMap((o) => o.changes.map((c) => ({ file, object: o.object, oldValue: c.OldValue, newValue: c.NewValue, setter: c.Setter }))),
+    const changes: TemplateChange[] = Object.entries(setterCase.expectedResult.FileChanges).flatMap(
+      ([file, objects]) =>
+        objects.flatMap((o) =>
+          o.changes.map((c) => ({
+            file,
+            object: o.object,
+            oldValue: c.OldValue,
+            newValue: c.NewValue,
+            setter: c.Setter,
+          })),
+        ),
     );
     const updated = setterCase.policies.find((p) => p.name === 'policy')!.latestRef.name;
     const digest = setterCase.policies.find((p) => p.name === 'policy-with-digest')!.latestRef.digest;

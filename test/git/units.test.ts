@@ -9,7 +9,10 @@ import { secret } from './fixtures.js';
 
 describe('redaction', () => {
   test('URL userinfo, auth headers, known token shapes and given secrets', () => {
-    assert.equal(redact("fatal: unable to access 'https://alice:pw@example.com/r.git/'"), "fatal: unable to access 'https://***@example.com/r.git/'");
+    assert.equal(
+      redact("fatal: unable to access 'https://alice:pw@example.com/r.git/'"),
+      "fatal: unable to access 'https://***@example.com/r.git/'",
+    );
     assert.equal(redact('Authorization: Bearer abc.def'), 'Authorization: Bearer ***');
     assert.equal(redact('token ghp_abcdefghijklmnopqrstuvwxyz0123'), 'token ***');
     assert.equal(redact('glpat-abcdefghijklmnopqrstu is bad'), '*** is bad');
@@ -17,7 +20,8 @@ describe('redaction', () => {
   });
 
   test('stderr is cleaned of hints and progress', () => {
-    const raw = 'remote: Counting objects: 3\nhint: do this\nfatal: Authentication failed for \'https://u:p@h/r\'\n';
+    const raw =
+      "remote: Counting objects: 3\nhint: do this\nfatal: Authentication failed for 'https://u:p@h/r'\n";
     assert.equal(cleanStderr(raw), "fatal: Authentication failed for 'https://***@h/r'");
   });
 
@@ -25,21 +29,34 @@ describe('redaction', () => {
     assert.equal(classifyFailure("fatal: Authentication failed for 'http://127.0.0.1/r.git/'"), 'auth');
     assert.equal(classifyFailure('git@github.com: Permission denied (publickey).'), 'auth');
     assert.equal(classifyFailure('Host key verification failed.'), 'auth');
-    assert.equal(classifyFailure("fatal: unable to access 'http://127.0.0.1:1/r.git/': Failed to connect to 127.0.0.1 port 1"), 'unreachable');
-    assert.equal(classifyFailure("fatal: unable to access 'https://nope.invalid/': Could not resolve host: nope.invalid"), 'unreachable');
+    assert.equal(
+      classifyFailure(
+        "fatal: unable to access 'http://127.0.0.1:1/r.git/': Failed to connect to 127.0.0.1 port 1",
+      ),
+      'unreachable',
+    );
+    assert.equal(
+      classifyFailure(
+        "fatal: unable to access 'https://nope.invalid/': Could not resolve host: nope.invalid",
+      ),
+      'unreachable',
+    );
     assert.equal(classifyFailure("fatal: repository 'http://x/r.git/' not found"), 'not-found');
     assert.equal(classifyFailure('error: something else'), 'other');
   });
 
   test('GitError carries a redacted command and the exit code', async () => {
-    await assert.rejects(git(['rev-parse', '--verify', 'https://u:pw@example.com'], { cwd: '/' }), (err: unknown) => {
-      assert.ok(err instanceof GitError);
-      assert.equal(err.exitCode, 1, 'exit code of the pawl process (RuntimeError)');
-      assert.equal(err.gitExitCode, 128);
-      assert.ok(!err.command.includes('pw'));
-      assert.ok(!err.message.includes(':pw@'));
-      return true;
-    });
+    await assert.rejects(
+      git(['rev-parse', '--verify', 'https://u:pw@example.com'], { cwd: '/' }),
+      (err: unknown) => {
+        assert.ok(err instanceof GitError);
+        assert.equal(err.exitCode, 1, 'exit code of the pawl process (RuntimeError)');
+        assert.equal(err.gitExitCode, 128);
+        assert.ok(!err.command.includes('pw'));
+        assert.ok(!err.message.includes(':pw@'));
+        return true;
+      },
+    );
   });
 });
 
@@ -55,7 +72,10 @@ describe('auth', () => {
   });
 
   test('secret problems name the Secret and what to add', () => {
-    const p = checkAuthSecret('ssh://git@h/r', secret('s', { identity: '-----BEGIN OPENSSH PRIVATE KEY-----\nx\n' }));
+    const p = checkAuthSecret(
+      'ssh://git@h/r',
+      secret('s', { identity: '-----BEGIN OPENSSH PRIVATE KEY-----\nx\n' }),
+    );
     assert.equal(p.length, 1);
     assert.match(p[0]!.message, /known_hosts/);
     assert.equal(p[0]!.object, 'Secret flux-system/s');
@@ -86,7 +106,8 @@ describe('refs', () => {
 
 describe('push output', () => {
   test('porcelain lines and rejection kinds', () => {
-    const out = 'To http://h/r.git\n!\tHEAD:refs/heads/main\t[rejected] (fetch first)\n=\trefs/heads/a:refs/heads/a\t[up to date]\nDone\n';
+    const out =
+      'To http://h/r.git\n!\tHEAD:refs/heads/main\t[rejected] (fetch first)\n=\trefs/heads/a:refs/heads/a\t[up to date]\nDone\n';
     assert.deepEqual(parsePorcelain(out), [
       { flag: '!', from: 'HEAD', to: 'refs/heads/main', summary: '[rejected] (fetch first)' },
       { flag: '=', from: 'refs/heads/a', to: 'refs/heads/a', summary: '[up to date]' },

@@ -18,12 +18,25 @@ describe('workspace over smart HTTP with Basic auth', () => {
   before(async () => {
     server = await startGitServer({ users: { alice: PASSWORD } });
     state = await tempDir();
-    const first = await server.createBareRepo('app', { 'deploy.yaml': 'image: app:1.0.0\n', 'README.md': 'hello\n' });
+    const first = await server.createBareRepo('app', {
+      'deploy.yaml': 'image: app:1.0.0\n',
+      'README.md': 'hello\n',
+    });
     await server.tag('app', 'v1.0.0', first);
-    const second = await server.commitFiles('app', 'main', { 'deploy.yaml': 'image: app:1.1.0\n' }, { message: 'bump' });
+    const second = await server.commitFiles(
+      'app',
+      'main',
+      { 'deploy.yaml': 'image: app:1.1.0\n' },
+      { message: 'bump' },
+    );
     await server.tag('app', 'v1.1.0', second);
     await server.tag('app', 'v2.0.0-rc.1', second);
-    await server.commitFiles('app', 'release', { 'deploy.yaml': 'image: app:0.9.0\n' }, { from: first, message: 'release branch' });
+    await server.commitFiles(
+      'app',
+      'release',
+      { 'deploy.yaml': 'image: app:0.9.0\n' },
+      { from: first, message: 'release branch' },
+    );
   });
   after(async () => {
     await server.close();
@@ -39,7 +52,10 @@ describe('workspace over smart HTTP with Basic auth', () => {
     assert.equal(ws.head, await server.revParse('app', 'refs/heads/main'));
     assert.equal(await readFile(join(ws.dir, 'deploy.yaml'), 'utf8'), 'image: app:1.1.0\n');
     assert.equal(ws.dir, join(state.dir, 'git', 'flux-system', 'default-branch'));
-    assert.ok(server.requests.some((r) => r.user === 'alice'), 'the server saw the credentials');
+    assert.ok(
+      server.requests.some((r) => r.user === 'alice'),
+      'the server saw the credentials',
+    );
     // Nothing about the credentials in the workspace's config or the logs.
     const config = await readFile(join(ws.dir, '.git', 'config'), 'utf8');
     assert.ok(!config.includes(PASSWORD) && !config.includes('alice'));
@@ -59,7 +75,12 @@ describe('workspace over smart HTTP with Basic auth', () => {
     await ws1.git(['-c', 'user.name=x', '-c', 'user.email=x@x', 'commit', '-qam', 'local only']);
     const marker = join(ws1.dir, '.git', 'pawl-test-marker');
     await writeFile(marker, 'same clone');
-    const newer = await server.commitFiles('app', 'main', { 'other.txt': 'new\n' }, { message: 'someone else' });
+    const newer = await server.commitFiles(
+      'app',
+      'main',
+      { 'other.txt': 'new\n' },
+      { message: 'someone else' },
+    );
 
     const ws2 = await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger });
     assert.equal(ws2.head, newer);
@@ -117,7 +138,10 @@ describe('workspace over smart HTTP with Basic auth', () => {
   test('follows the remote default branch when the remembered one is gone', async () => {
     await server.createBareRepo('renamed', { 'a.yaml': 'on master\n' }, { branch: 'master' });
     const repo = gitRepository(server.cloneUrl('renamed'), { name: 'renamed' });
-    assert.equal((await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger })).branch, 'master');
+    assert.equal(
+      (await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger })).branch,
+      'master',
+    );
     await server.commitFiles('renamed', 'main', { 'a.yaml': 'on main\n' }, { from: 'refs/heads/master' });
     await runGit(['symbolic-ref', 'HEAD', 'refs/heads/main'], server.repoPath('renamed'));
     await runGit(['update-ref', '-d', 'refs/heads/master'], server.repoPath('renamed'));
@@ -128,12 +152,15 @@ describe('workspace over smart HTTP with Basic auth', () => {
 
   test('a missing branch is a clear not-found error', async () => {
     const repo = gitRepository(server.cloneUrl('app'), { name: 'missing', ref: { branch: 'nope' } });
-    await assert.rejects(openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }), (err: unknown) => {
-      assert.ok(err instanceof GitError);
-      assert.equal(err.failure, 'not-found');
-      assert.match(err.message, /branch nope not found/);
-      return true;
-    });
+    await assert.rejects(
+      openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger }),
+      (err: unknown) => {
+        assert.ok(err instanceof GitError);
+        assert.equal(err.failure, 'not-found');
+        assert.match(err.message, /branch nope not found/);
+        return true;
+      },
+    );
   });
 
   test('bad credentials: a GitError about authentication, nothing about the password; next run works', async () => {
@@ -141,15 +168,18 @@ describe('workspace over smart HTTP with Basic auth', () => {
     const bad = secret('git-creds', { username: 'alice', password: wrong });
     const cap = captureLogger();
     const repo = gitRepository(server.cloneUrl('app'), { name: 'badcreds', ref: { branch: 'main' } });
-    await assert.rejects(openWorkspace({ stateDir: state.dir, repo, secret: bad, log: cap.log }), (err: unknown) => {
-      assert.ok(err instanceof GitError);
-      assert.equal(err.failure, 'auth');
-      assert.match(err.message, /authentication failed/i);
-      const all = `${err.message}\n${err.stderr}\n${err.command}\n${err.stack ?? ''}`;
-      assert.ok(!all.includes(wrong), 'the password is not in the error');
-      assert.ok(!all.includes(PASSWORD));
-      return true;
-    });
+    await assert.rejects(
+      openWorkspace({ stateDir: state.dir, repo, secret: bad, log: cap.log }),
+      (err: unknown) => {
+        assert.ok(err instanceof GitError);
+        assert.equal(err.failure, 'auth');
+        assert.match(err.message, /authentication failed/i);
+        const all = `${err.message}\n${err.stderr}\n${err.command}\n${err.stack ?? ''}`;
+        assert.ok(!all.includes(wrong), 'the password is not in the error');
+        assert.ok(!all.includes(PASSWORD));
+        return true;
+      },
+    );
     assert.ok(!cap.text().includes(wrong));
     // Nothing half-made is left that would confuse the next run.
     const entries = await readdir(join(state.dir, 'git', 'flux-system'));
@@ -158,7 +188,10 @@ describe('workspace over smart HTTP with Basic auth', () => {
     assert.equal(ws.branch, 'main');
 
     // And with an existing workspace, failing auth keeps it for the next run.
-    await assert.rejects(openWorkspace({ stateDir: state.dir, repo, secret: bad, log: silentLogger }), /authentication failed/);
+    await assert.rejects(
+      openWorkspace({ stateDir: state.dir, repo, secret: bad, log: silentLogger }),
+      /authentication failed/,
+    );
     await stat(join(ws.dir, '.git', 'HEAD'));
     const again = await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger });
     assert.equal(again.head, await server.revParse('app', 'refs/heads/main'));
@@ -203,7 +236,12 @@ describe('workspace over smart HTTP with Basic auth', () => {
   test('a changed URL means a new clone', async () => {
     await server.createBareRepo('other', { 'x.yaml': 'other\n' });
     const name = 'moved';
-    await openWorkspace({ stateDir: state.dir, repo: gitRepository(server.cloneUrl('app'), { name }), secret: creds, log: silentLogger });
+    await openWorkspace({
+      stateDir: state.dir,
+      repo: gitRepository(server.cloneUrl('app'), { name }),
+      secret: creds,
+      log: silentLogger,
+    });
     const ws = await openWorkspace({
       stateDir: state.dir,
       repo: gitRepository(server.cloneUrl('other'), { name }),
@@ -213,7 +251,7 @@ describe('workspace over smart HTTP with Basic auth', () => {
     assert.equal(await readFile(join(ws.dir, 'x.yaml'), 'utf8'), 'other\n');
   });
 
-  test('withWorkspace serialises passes on one workspace and takes over a dead process\'s lock', async () => {
+  test("withWorkspace serialises passes on one workspace and takes over a dead process's lock", async () => {
     const repo = gitRepository(server.cloneUrl('app'), { name: 'locked' });
     // A lock file left by a process that no longer exists.
     await mkdir(join(state.dir, 'git', 'flux-system'), { recursive: true });
@@ -261,16 +299,22 @@ describe('workspace failures without a server', () => {
       const repo = gitRepository(url, { name: 'gone' });
       const ws = await openWorkspace({ stateDir: state.dir, repo, log: silentLogger });
       await server.close();
-      await assert.rejects(openWorkspace({ stateDir: state.dir, repo, log: silentLogger }), (err: unknown) => {
-        assert.ok(err instanceof GitError);
-        assert.equal(err.failure, 'unreachable');
-        assert.match(err.message, /unreachable/);
-        return true;
-      });
+      await assert.rejects(
+        openWorkspace({ stateDir: state.dir, repo, log: silentLogger }),
+        (err: unknown) => {
+          assert.ok(err instanceof GitError);
+          assert.equal(err.failure, 'unreachable');
+          assert.match(err.message, /unreachable/);
+          return true;
+        },
+      );
       // The existing workspace survives for the next run.
       await stat(join(ws.dir, '.git', 'HEAD'));
       const fresh = gitRepository(url, { name: 'never-cloned' });
-      await assert.rejects(openWorkspace({ stateDir: state.dir, repo: fresh, log: silentLogger }), /unreachable/);
+      await assert.rejects(
+        openWorkspace({ stateDir: state.dir, repo: fresh, log: silentLogger }),
+        /unreachable/,
+      );
       const entries = await readdir(join(state.dir, 'git', 'flux-system'));
       assert.deepEqual(entries.sort(), ['gone']);
     } finally {
@@ -292,15 +336,22 @@ describe('workspace failures without a server', () => {
     try {
       const repo = gitRepository(`http://127.0.0.1:${port}/slow.git`, { name: 'slow' });
       repo.spec.timeout = 1000;
-      await assert.rejects(openWorkspace({ stateDir: state.dir, repo, log: silentLogger }), (err: unknown) => {
-        assert.ok(err instanceof GitError);
-        assert.equal(err.failure, 'timeout');
-        assert.match(err.message, /timed out after 1s/);
-        return true;
-      });
+      await assert.rejects(
+        openWorkspace({ stateDir: state.dir, repo, log: silentLogger }),
+        (err: unknown) => {
+          assert.ok(err instanceof GitError);
+          assert.equal(err.failure, 'timeout');
+          assert.match(err.message, /timed out after 1s/);
+          return true;
+        },
+      );
       // The git helper that held the connection was stopped with git.
-      for (let i = 0; i < 50 && !sockets.every((s) => s.destroyed); i++) await new Promise((r) => setTimeout(r, 100));
-      assert.ok(sockets.length > 0 && sockets.every((s) => s.destroyed), 'the connection was closed by the client');
+      for (let i = 0; i < 50 && !sockets.every((s) => s.destroyed); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      assert.ok(
+        sockets.length > 0 && sockets.every((s) => s.destroyed),
+        'the connection was closed by the client',
+      );
     } finally {
       for (const s of sockets) s.destroy();
       hang.close();
@@ -315,13 +366,24 @@ describe('workspace failures without a server', () => {
     try {
       await server.createBareRepo('bearer', { 'a.yaml': 'a\n' });
       const repo = gitRepository(server.cloneUrl('bearer'), { name: 'bearer' });
-      const ws = await openWorkspace({ stateDir: state.dir, repo, secret: secret('tok', { bearerToken: token }), log: silentLogger });
+      const ws = await openWorkspace({
+        stateDir: state.dir,
+        repo,
+        secret: secret('tok', { bearerToken: token }),
+        log: silentLogger,
+      });
       assert.equal(ws.branch, 'main');
       assert.ok(server.requests.every((r) => r.user === 'token'));
       assert.ok(!(await readFile(join(ws.dir, '.git', 'config'), 'utf8')).includes(token));
       await assert.rejects(
-        openWorkspace({ stateDir: state.dir, repo, secret: secret('tok', { bearerToken: 'tok-wrong-99999' }), log: silentLogger }),
-        (err: unknown) => err instanceof GitError && err.failure === 'auth' && !err.message.includes('tok-wrong-99999'),
+        openWorkspace({
+          stateDir: state.dir,
+          repo,
+          secret: secret('tok', { bearerToken: 'tok-wrong-99999' }),
+          log: silentLogger,
+        }),
+        (err: unknown) =>
+          err instanceof GitError && err.failure === 'auth' && !err.message.includes('tok-wrong-99999'),
       );
     } finally {
       await server.close();

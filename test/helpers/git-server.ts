@@ -35,11 +35,7 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 /** Runs git with a clean environment; for test fixtures, not for pawl itself. */
-export async function runGit(
-  args: string[],
-  cwd: string,
-  env: Record<string, string> = {},
-): Promise<string> {
+export async function runGit(args: string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
   const { stdout } = await execFileP('git', args, { cwd, env: cleanEnv(env), maxBuffer: 64 * 1024 * 1024 });
   return stdout;
 }
@@ -83,7 +79,11 @@ export interface GitServer {
   /** Filesystem path of the bare repository, usable as a `file://` or local-path remote. */
   repoPath(name: string): string;
   /** Create `<name>.git` whose branch holds exactly `files` in one commit; returns that commit. */
-  createBareRepo(name: string, files: Record<string, string>, opts?: { branch?: string; message?: string }): Promise<string>;
+  createBareRepo(
+    name: string,
+    files: Record<string, string>,
+    opts?: { branch?: string; message?: string },
+  ): Promise<string>;
   /**
    * Commit straight into the bare repository, as another writer would (no hooks run).
    * `null` deletes a file. Creates the branch when missing (from `from`, default: empty tree).
@@ -132,8 +132,8 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
   const hooks = new Map<string, { hook: PushHook; stage: 'advertise' | 'receive' }>();
   const pushCounts = new Map<string, number>();
   const requests: RequestRecord[] = [];
-  const backend = await execFileP('git', ['--exec-path'], { env: cleanEnv() }).then(
-    (r) => join(r.stdout.trim(), 'git-http-backend'),
+  const backend = await execFileP('git', ['--exec-path'], { env: cleanEnv() }).then((r) =>
+    join(r.stdout.trim(), 'git-http-backend'),
   );
 
   const repoPath = (name: string): string => join(root, `${name}.git`);
@@ -156,7 +156,13 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const record: RequestRecord = { method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), user: null, status: 0 };
+    const record: RequestRecord = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.search.slice(1),
+      user: null,
+      status: 0,
+    };
     requests.push(record);
     const user = authenticate(req);
     if (user === false) {
@@ -170,11 +176,18 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
 
     const repoMatch = /^\/([^/]+)\.git\//.exec(url.pathname);
     const repoName = repoMatch?.[1];
-    const advertise = req.method === 'GET' && url.pathname.endsWith('/info/refs') && url.searchParams.get('service') === 'git-receive-pack';
+    const advertise =
+      req.method === 'GET' &&
+      url.pathname.endsWith('/info/refs') &&
+      url.searchParams.get('service') === 'git-receive-pack';
     const receive = req.method === 'POST' && url.pathname.endsWith('/git-receive-pack');
     if (repoName && advertise) pushCounts.set(repoName, (pushCounts.get(repoName) ?? 0) + 1);
     const registered = repoName ? hooks.get(repoName) : undefined;
-    if (repoName && registered && ((advertise && registered.stage === 'advertise') || (receive && registered.stage === 'receive'))) {
+    if (
+      repoName &&
+      registered &&
+      ((advertise && registered.stage === 'advertise') || (receive && registered.stage === 'receive'))
+    ) {
       await registered.hook({ count: pushCounts.get(repoName) ?? 0, repo: repoName });
     }
 
@@ -187,7 +200,9 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
       CONTENT_TYPE: req.headers['content-type'] ?? '',
       REMOTE_ADDR: req.socket.remoteAddress ?? '127.0.0.1',
       ...(user ? { REMOTE_USER: user } : {}),
-      ...(req.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) } : {}),
+      ...(req.headers['content-encoding']
+        ? { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) }
+        : {}),
       ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
       ...(req.headers['content-length'] ? { CONTENT_LENGTH: String(req.headers['content-length']) } : {}),
     });
@@ -264,7 +279,9 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
 
   async function revParse(name: string, ref: string): Promise<string | null> {
     try {
-      return (await runGit(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repoPath(name))).trim() || null;
+      return (
+        (await runGit(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repoPath(name))).trim() || null
+      );
     } catch {
       return null;
     }
@@ -361,7 +378,12 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
     async log(name, branch) {
       const sep = '\x1e';
       const out = await runGit(
-        ['log', '--format=%H%x1f%s%x1f%b%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%P%x1e', `refs/heads/${branch}`, '--'],
+        [
+          'log',
+          '--format=%H%x1f%s%x1f%b%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%P%x1e',
+          `refs/heads/${branch}`,
+          '--',
+        ],
         repoPath(name),
       );
       return out

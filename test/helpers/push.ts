@@ -65,7 +65,9 @@ function parseChallenge(header: string): { scheme: string; params: Record<string
 
 async function authorize(challenge: string, repo: string, auth: PushAuth | undefined): Promise<string> {
   const { scheme, params } = parseChallenge(challenge);
-  const basic = auth ? `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` : undefined;
+  const basic = auth
+    ? `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`
+    : undefined;
   if (scheme === 'basic') {
     if (!basic) throw new Error('push: the registry wants Basic auth and no credentials were given');
     return basic;
@@ -93,7 +95,11 @@ async function call(
     const headers: Record<string, string> = { ...init.headers };
     const cached = authCache.get(key);
     if (cached) headers.authorization = cached;
-    const res = await fetch(target, { method: init.method, headers, ...(init.body ? { body: init.body } : {}) });
+    const res = await fetch(target, {
+      method: init.method,
+      headers,
+      ...(init.body ? { body: init.body } : {}),
+    });
     if (res.status !== 401 || attempt > 0) return res;
     await res.arrayBuffer();
     const challenge = res.headers.get('www-authenticate');
@@ -108,7 +114,12 @@ async function expectOk(res: Response, what: string): Promise<void> {
   await res.arrayBuffer();
 }
 
-async function putBlob(registryUrl: string, repo: string, auth: PushAuth | undefined, data: Buffer): Promise<string> {
+async function putBlob(
+  registryUrl: string,
+  repo: string,
+  auth: PushAuth | undefined,
+  data: Buffer,
+): Promise<string> {
   const digest = sha256(data);
   const key = `${registryUrl}|${repo}|${digest}`;
   let pending = knownBlobs.get(key);
@@ -120,7 +131,13 @@ async function putBlob(registryUrl: string, repo: string, auth: PushAuth | undef
   return pending;
 }
 
-async function uploadBlob(registryUrl: string, repo: string, auth: PushAuth | undefined, data: Buffer, digest: string): Promise<string> {
+async function uploadBlob(
+  registryUrl: string,
+  repo: string,
+  auth: PushAuth | undefined,
+  data: Buffer,
+  digest: string,
+): Promise<string> {
   // No HEAD first: re-uploading a blob the registry has is harmless, and one round trip fewer
   // matters when pushing thousands of distinct configs.
   const start = await call(registryUrl, repo, auth, `/v2/${repo}/blobs/uploads/`, { method: 'POST' });
@@ -156,7 +173,12 @@ async function putManifest(
   return { digest: sha256(body), size: body.length };
 }
 
-function configBlob(created: Date | undefined, labels: Record<string, string> | undefined, arch = 'amd64', os = 'linux'): Buffer {
+function configBlob(
+  created: Date | undefined,
+  labels: Record<string, string> | undefined,
+  arch = 'amd64',
+  os = 'linux',
+): Buffer {
   const config: Record<string, unknown> = {
     architecture: arch,
     os,
@@ -190,11 +212,20 @@ async function imageManifest(
 }
 
 /** Push one image (or index) and tag it. */
-export async function pushImage(registryUrl: string, repo: string, tag: string, opts: PushOptions = {}): Promise<PushedImage> {
+export async function pushImage(
+  registryUrl: string,
+  repo: string,
+  tag: string,
+  opts: PushOptions = {},
+): Promise<PushedImage> {
   const { auth } = opts;
   if (!opts.index) {
     const { manifest, configDigest } = await imageManifest(
-      registryUrl, repo, auth, configBlob(opts.created, opts.labels), opts.annotations,
+      registryUrl,
+      repo,
+      auth,
+      configBlob(opts.created, opts.labels),
+      opts.annotations,
     );
     const { digest } = await putManifest(registryUrl, repo, auth, tag, OCI_MANIFEST, manifest);
     return { digest, mediaType: OCI_MANIFEST, configDigest };
@@ -206,21 +237,49 @@ export async function pushImage(registryUrl: string, repo: string, tag: string, 
   const entries: Record<string, unknown>[] = [];
   const children: { digest: string; platform: string }[] = [];
   for (const p of platforms) {
-    const { manifest } = await imageManifest(registryUrl, repo, auth, configBlob(p.created, opts.labels, p.arch), undefined);
-    const { digest, size } = await putManifest(registryUrl, repo, auth, sha256(Buffer.from(JSON.stringify(manifest))), OCI_MANIFEST, manifest);
+    const { manifest } = await imageManifest(
+      registryUrl,
+      repo,
+      auth,
+      configBlob(p.created, opts.labels, p.arch),
+      undefined,
+    );
+    const { digest, size } = await putManifest(
+      registryUrl,
+      repo,
+      auth,
+      sha256(Buffer.from(JSON.stringify(manifest))),
+      OCI_MANIFEST,
+      manifest,
+    );
     entries.push({ mediaType: OCI_MANIFEST, digest, size, platform: { architecture: p.arch, os: 'linux' } });
     children.push({ digest, platform: `linux/${p.arch}` });
   }
   if (!opts.noAttestation) {
-    const att = configBlob(opts.attestationCreated ?? new Date('2099-01-01T00:00:00Z'), undefined, 'unknown', 'unknown');
+    const att = configBlob(
+      opts.attestationCreated ?? new Date('2099-01-01T00:00:00Z'),
+      undefined,
+      'unknown',
+      'unknown',
+    );
     const { manifest } = await imageManifest(registryUrl, repo, auth, att, undefined);
-    const { digest, size } = await putManifest(registryUrl, repo, auth, sha256(Buffer.from(JSON.stringify(manifest))), OCI_MANIFEST, manifest);
+    const { digest, size } = await putManifest(
+      registryUrl,
+      repo,
+      auth,
+      sha256(Buffer.from(JSON.stringify(manifest))),
+      OCI_MANIFEST,
+      manifest,
+    );
     entries.push({
       mediaType: OCI_MANIFEST,
       digest,
       size,
       platform: { architecture: 'unknown', os: 'unknown' },
-      annotations: { 'vnd.docker.reference.type': 'attestation-manifest', 'vnd.docker.reference.digest': entries[0]!.digest },
+      annotations: {
+        'vnd.docker.reference.type': 'attestation-manifest',
+        'vnd.docker.reference.digest': entries[0]!.digest,
+      },
     });
     children.push({ digest, platform: 'unknown/unknown' });
   }
@@ -238,7 +297,11 @@ export async function pushTags(
   registryUrl: string,
   repo: string,
   tags: string[],
-  opts: { auth?: PushAuth; createdFor?: (tag: string, i: number) => Date | undefined; concurrency?: number } = {},
+  opts: {
+    auth?: PushAuth;
+    createdFor?: (tag: string, i: number) => Date | undefined;
+    concurrency?: number;
+  } = {},
 ): Promise<Map<string, PushedImage>> {
   const out = new Map<string, PushedImage>();
   let next = 0;
@@ -247,7 +310,13 @@ export async function pushTags(
       const i = next++;
       const tag = tags[i]!;
       const created = opts.createdFor ? opts.createdFor(tag, i) : new Date('2024-01-01T00:00:00Z');
-      out.set(tag, await pushImage(registryUrl, repo, tag, { ...(created ? { created } : {}), ...(opts.auth ? { auth: opts.auth } : {}) }));
+      out.set(
+        tag,
+        await pushImage(registryUrl, repo, tag, {
+          ...(created ? { created } : {}),
+          ...(opts.auth ? { auth: opts.auth } : {}),
+        }),
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 32, tags.length) }, worker));
@@ -255,8 +324,15 @@ export async function pushTags(
 }
 
 /** DELETE a manifest by digest (removes every tag pointing at it). */
-export async function deleteManifest(registryUrl: string, repo: string, digest: string, opts: { auth?: PushAuth } = {}): Promise<void> {
-  const res = await call(registryUrl, repo, opts.auth, `/v2/${repo}/manifests/${digest}`, { method: 'DELETE' });
+export async function deleteManifest(
+  registryUrl: string,
+  repo: string,
+  digest: string,
+  opts: { auth?: PushAuth } = {},
+): Promise<void> {
+  const res = await call(registryUrl, repo, opts.auth, `/v2/${repo}/manifests/${digest}`, {
+    method: 'DELETE',
+  });
   await expectOk(res, `delete ${repo}@${digest}`);
 }
 
@@ -265,8 +341,21 @@ export async function deleteManifest(registryUrl: string, repo: string, digest: 
  * deleting the digest would remove every tag sharing it; so the tag is re-pointed at a unique
  * throwaway manifest, which is then deleted.
  */
-export async function deleteTag(registryUrl: string, repo: string, tag: string, opts: { auth?: PushAuth } = {}): Promise<void> {
-  const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [] }, pawlDelete: `${tag}-${Date.now()}-${Math.random()}` }));
+export async function deleteTag(
+  registryUrl: string,
+  repo: string,
+  tag: string,
+  opts: { auth?: PushAuth } = {},
+): Promise<void> {
+  const config = Buffer.from(
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      config: {},
+      rootfs: { type: 'layers', diff_ids: [] },
+      pawlDelete: `${tag}-${Date.now()}-${Math.random()}`,
+    }),
+  );
   const { manifest } = await imageManifest(registryUrl, repo, opts.auth, config, undefined);
   const { digest } = await putManifest(registryUrl, repo, opts.auth, tag, OCI_MANIFEST, manifest);
   await deleteManifest(registryUrl, repo, digest, opts);
@@ -278,7 +367,12 @@ export async function deleteTag(registryUrl: string, repo: string, tag: string, 
  * `.../index/sha256/<hex>/link`). The registry then lists and serves them like pushed tags;
  * thousands of tags take a fraction of a second instead of one PUT each.
  */
-export async function seedTags(storageDir: string, repo: string, tags: string[], digest: string): Promise<void> {
+export async function seedTags(
+  storageDir: string,
+  repo: string,
+  tags: string[],
+  digest: string,
+): Promise<void> {
   const hex = digest.replace(/^sha256:/, '');
   const base = join(storageDir, 'docker/registry/v2/repositories', repo, '_manifests/tags');
   let next = 0;

@@ -5,7 +5,13 @@
  * stale tag list instead of the real one, and can make HEAD/GET of chosen manifests answer 404.
  * Authentication is the upstream's: headers pass through both ways.
  */
-import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+  type Server,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -138,14 +144,26 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
   };
 
   /** Buffered upstream call (for tag lists, which the proxy rewrites). */
-  const fetchUpstream = (req: IncomingMessage, path: string): Promise<{ status: number; headers: Record<string, string | string[]>; body: Buffer }> =>
+  const fetchUpstream = (
+    req: IncomingMessage,
+    path: string,
+  ): Promise<{ status: number; headers: Record<string, string | string[]>; body: Buffer }> =>
     new Promise((resolve, reject) => {
-      const u = httpRequest({ host: up.hostname, port: up.port, method: 'GET', path, headers: forwardHeaders(req) }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers as Record<string, string | string[]>, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      });
+      const u = httpRequest(
+        { host: up.hostname, port: up.port, method: 'GET', path, headers: forwardHeaders(req) },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 502,
+              headers: res.headers as Record<string, string | string[]>,
+              body: Buffer.concat(chunks),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
       u.on('error', reject);
       u.end();
     });
@@ -161,7 +179,10 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
       return;
     }
     if ('truncate' in action) {
-      const body = JSON.stringify({ name: record.repo ?? '', tags: Array.from({ length: 50 }, (_, i) => `t${i}`) });
+      const body = JSON.stringify({
+        name: record.repo ?? '',
+        tags: Array.from({ length: 50 }, (_, i) => `t${i}`),
+      });
       record.status = 200;
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
       res.write(body.slice(0, Math.floor(body.length / 2)));
@@ -180,7 +201,13 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
     res.writeHead(action.status, headers).end(action.body ?? errorBody(action.status));
   };
 
-  const handleTags = async (req: IncomingMessage, res: ServerResponse, r: Route, url: URL, record: ProxyRequest): Promise<void> => {
+  const handleTags = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: Route,
+    url: URL,
+    record: ProxyRequest,
+  ): Promise<void> => {
     const upstreamRes = await fetchUpstream(req, `/v2/${r.repo}/tags/list`);
     if (upstreamRes.status !== 200) {
       // Authentication challenges pass through untouched; faults hit authenticated requests.
@@ -192,7 +219,8 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
     const all = [...(overrides.get(r.repo!) ?? parsed.tags ?? [])].sort();
     const nParam = url.searchParams.get('n');
     const asked = nParam !== null && Number(nParam) > 0 ? Number(nParam) : undefined;
-    const size = asked !== undefined && pageSize !== undefined ? Math.min(asked, pageSize) : (asked ?? pageSize);
+    const size =
+      asked !== undefined && pageSize !== undefined ? Math.min(asked, pageSize) : (asked ?? pageSize);
     const last = url.searchParams.get('last');
     const after = last === null ? 0 : all.findIndex((t) => t > last);
     const start = after < 0 ? all.length : after;
@@ -203,11 +231,19 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
       return;
     }
     const slice = size === undefined ? all.slice(start) : all.slice(start, start + size);
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'docker-distribution-api-version': 'registry/2.0' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'docker-distribution-api-version': 'registry/2.0',
+    };
     if (size !== undefined && start + size < all.length && slice.length > 0) {
       const next = `/v2/${r.repo}/tags/list?n=${size}&last=${encodeURIComponent(slice[slice.length - 1]!)}`;
       const style = opts.linkStyle ?? 'relative';
-      const href = style === 'relative' ? next : style === 'absolute' ? `${selfUrl}${next}` : `http://elsewhere.example.invalid${next}`;
+      const href =
+        style === 'relative'
+          ? next
+          : style === 'absolute'
+            ? `${selfUrl}${next}`
+            : `http://elsewhere.example.invalid${next}`;
       headers.link = `<${href}>; rel="next"`;
     }
     record.status = 200;
@@ -257,7 +293,10 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
       applyFault(res, fault, record);
       return;
     }
-    if ((r.kind === 'manifest-head' || r.kind === 'manifest-get') && missing.get(r.repo!)?.has(decodeURIComponent(r.reference!))) {
+    if (
+      (r.kind === 'manifest-head' || r.kind === 'manifest-get') &&
+      missing.get(r.repo!)?.has(decodeURIComponent(r.reference!))
+    ) {
       // Still ask upstream first, so authentication behaves exactly as it would.
       fetchUpstream(req, url.pathname).then(
         (u) => {
@@ -267,7 +306,9 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
             return;
           }
           record.status = 404;
-          res.writeHead(404, { 'content-type': 'application/json' }).end(method === 'HEAD' ? undefined : errorBody(404));
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(method === 'HEAD' ? undefined : errorBody(404));
         },
         () => res.writeHead(502).end(),
       );
@@ -304,7 +345,9 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
     host: `127.0.0.1:${port}`,
     requests,
     count(kind, repo) {
-      return requests.filter((q) => (kind === 'any' || q.kind === kind) && (repo === undefined || q.repo === repo)).length;
+      return requests.filter(
+        (q) => (kind === 'any' || q.kind === kind) && (repo === undefined || q.repo === repo),
+      ).length;
     },
     resetCounts() {
       requests.length = 0;
@@ -347,13 +390,60 @@ export interface TestCertificates {
 export async function makeTestCertificates(): Promise<TestCertificates> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-tls-'));
   const f = (n: string): string => join(dir, n);
-  await exec('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2', '-subj', '/CN=pawl-test-ca', '-keyout', f('ca.key'), '-out', f('ca.crt')]);
-  await writeFile(f('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  await exec('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-sha256',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=pawl-test-ca',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+  ]);
+  await writeFile(
+    f('server.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n',
+  );
   await writeFile(f('client.ext'), 'extendedKeyUsage=clientAuth\n');
   for (const who of ['server', 'client']) {
     const cn = who === 'server' ? '127.0.0.1' : 'pawl-test-client';
-    await exec('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-subj', `/CN=${cn}`, '-keyout', f(`${who}.key`), '-out', f(`${who}.csr`)]);
-    await exec('openssl', ['x509', '-req', '-sha256', '-days', '2', '-in', f(`${who}.csr`), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-extfile', f(`${who}.ext`), '-out', f(`${who}.crt`)]);
+    await exec('openssl', [
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-sha256',
+      '-subj',
+      `/CN=${cn}`,
+      '-keyout',
+      f(`${who}.key`),
+      '-out',
+      f(`${who}.csr`),
+    ]);
+    await exec('openssl', [
+      'x509',
+      '-req',
+      '-sha256',
+      '-days',
+      '2',
+      '-in',
+      f(`${who}.csr`),
+      '-CA',
+      f('ca.crt'),
+      '-CAkey',
+      f('ca.key'),
+      '-CAcreateserial',
+      '-extfile',
+      f(`${who}.ext`),
+      '-out',
+      f(`${who}.crt`),
+    ]);
   }
   const read = (n: string): Promise<string> => readFile(f(n), 'utf8');
   return {

@@ -78,7 +78,8 @@ async function htpasswdFile(path: string, users: Record<string, string>): Promis
 async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`docker-registry exited with ${child.exitCode}:\n${output()}`);
+    if (child.exitCode !== null)
+      throw new Error(`docker-registry exited with ${child.exitCode}:\n${output()}`);
     try {
       const res = await fetch(`${url}/v2/`);
       await res.arrayBuffer();
@@ -134,7 +135,8 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
     // A test that forgets stop() must not hang its process: the registry does not keep the
     // event loop alive, and the exit handler above kills it.
     child.unref();
-    for (const stream of [child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    for (const stream of [child.stdout, child.stderr])
+      (stream as unknown as { unref?: () => void } | null)?.unref?.();
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -175,7 +177,12 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
 }
 
 /** A `kubernetes.io/dockerconfigjson` Secret object, as the config loader produces it. */
-export function dockerConfigSecret(host: string, username: string, password: string, name = 'regcred'): Secret {
+export function dockerConfigSecret(
+  host: string,
+  username: string,
+  password: string,
+  name = 'regcred',
+): Secret {
   const auths = { [host]: { auth: Buffer.from(`${username}:${password}`).toString('base64') } };
   return {
     kind: 'Secret',

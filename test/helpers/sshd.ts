@@ -50,7 +50,8 @@ async function findSshd(): Promise<string | null> {
 /** null when sshd can run here; otherwise the reason to skip. */
 export async function sshAvailable(): Promise<string | null> {
   if (!(await findSshd())) return 'sshd is not installed';
-  if (process.getuid?.() !== 0) return 'the sshd helper needs root (it logs in as the current user with PermitRootLogin)';
+  if (process.getuid?.() !== 0)
+    return 'the sshd helper needs root (it logs in as the current user with PermitRootLogin)';
   return null;
 }
 

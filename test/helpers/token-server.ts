@@ -59,8 +59,20 @@ export async function makeSelfSigned(cn: string, dir?: string): Promise<KeyPair>
   const keyFile = join(d, `${cn}.key`);
   const certFile = join(d, `${cn}.crt`);
   await exec('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2',
-    '-subj', `/CN=${cn}`, '-keyout', keyFile, '-out', certFile,
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-sha256',
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${cn}`,
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
   ]);
   const key = createPrivateKey(await readFile(keyFile));
   const pem = await readFile(certFile, 'utf8');
@@ -85,7 +97,12 @@ function b64url(data: Buffer | string): string {
 }
 
 export function signJwt(pair: KeyPair, claims: Record<string, unknown>): string {
-  const header = { typ: 'JWT', alg: 'RS256', kid: libtrustKeyId(pair.key), x5c: [pair.certDer.toString('base64')] };
+  const header = {
+    typ: 'JWT',
+    alg: 'RS256',
+    kid: libtrustKeyId(pair.key),
+    x5c: [pair.certDer.toString('base64')],
+  };
   const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
   const signature = sign('sha256', Buffer.from(input), pair.key);
   return `${input}.${b64url(signature)}`;
@@ -108,7 +125,11 @@ function parseScopes(scopes: string[]): { type: string; name: string; actions: s
       const first = one.indexOf(':');
       const last = one.lastIndexOf(':');
       if (first < 0 || last === first) continue;
-      out.push({ type: one.slice(0, first), name: one.slice(first + 1, last), actions: one.slice(last + 1).split(',') });
+      out.push({
+        type: one.slice(0, first),
+        name: one.slice(first + 1, last),
+        actions: one.slice(last + 1).split(','),
+      });
     }
   }
   return out;
@@ -119,7 +140,11 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
   const issued: string[] = [];
   let failures: { count: number; status: number } = { count: 0, status: 500 };
   const state = { requests: 0 };
-  const issue = (subject: string, audience: string, access: { type: string; name: string; actions: string[] }[]): string => {
+  const issue = (
+    subject: string,
+    audience: string,
+    access: { type: string; name: string; actions: string[] }[],
+  ): string => {
     const now = Math.floor(Date.now() / 1000);
     const token = signJwt(pair, {
       iss: opts.issuer,
@@ -143,7 +168,9 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
     }
     if (failures.count > 0) {
       failures.count--;
-      res.writeHead(failures.status, { 'content-type': 'application/json' }).end('{"errors":[{"code":"UNAVAILABLE"}]}');
+      res
+        .writeHead(failures.status, { 'content-type': 'application/json' })
+        .end('{"errors":[{"code":"UNAVAILABLE"}]}');
       return;
     }
     if (req.method === 'POST') {
@@ -160,7 +187,13 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
         const scopes = parseScopes(form.getAll('scope'));
         const token = issue(user, form.get('service') ?? opts.service, scopes);
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ access_token: token, expires_in: opts.expiresIn ?? 300, scope: form.getAll('scope').join(' ') }));
+        res.end(
+          JSON.stringify({
+            access_token: token,
+            expires_in: opts.expiresIn ?? 300,
+            scope: form.getAll('scope').join(' '),
+          }),
+        );
       });
       return;
     }
@@ -168,19 +201,29 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
     let subject = '';
     if (basic) {
       if (opts.users[basic.user] !== basic.password) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end('{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}');
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end('{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}');
         return;
       }
       subject = basic.user;
     }
     const requested = parseScopes(url.searchParams.getAll('scope'));
-    const access = basic || opts.anonymousPull
-      ? requested.map((a) => ({ ...a, actions: basic ? a.actions : a.actions.filter((x) => x === 'pull') }))
-      : [];
+    const access =
+      basic || opts.anonymousPull
+        ? requested.map((a) => ({ ...a, actions: basic ? a.actions : a.actions.filter((x) => x === 'pull') }))
+        : [];
     const expiresIn = opts.expiresIn ?? 300;
     const token = issue(subject, url.searchParams.get('service') ?? opts.service, access);
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ token, access_token: token, expires_in: expiresIn, issued_at: new Date().toISOString() }));
+    res.end(
+      JSON.stringify({
+        token,
+        access_token: token,
+        expires_in: expiresIn,
+        issued_at: new Date().toISOString(),
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   server.unref(); // a forgotten stop() must not hang the test process

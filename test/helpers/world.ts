@@ -41,12 +41,19 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], opts: { env?: Record<string, string>; cwd?: string; input?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; input?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolvePromise) => {
     const child = execFile(
       process.execPath,
       ['--import', 'tsx', CLI, ...args],
-      { cwd: opts.cwd ?? ROOT, env: { ...process.env, PAWL_LOG_LEVEL: 'warn', ...opts.env }, maxBuffer: 64 * 1024 * 1024 },
+      {
+        cwd: opts.cwd ?? ROOT,
+        env: { ...process.env, PAWL_LOG_LEVEL: 'warn', ...opts.env },
+        maxBuffer: 64 * 1024 * 1024,
+      },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolvePromise({ code, stdout, stderr });
@@ -71,8 +78,12 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const registryHost = proxy ? proxy.host : registry.host;
   const git = await startGitServer({ users: { [GIT_USER]: GIT_PASSWORD } });
   const repoName = 'fleet';
-  const subst = (s: string) => s.replaceAll('{{REGISTRY}}', registryHost).replaceAll('{{GIT_URL}}', git.cloneUrl(repoName));
-  await git.createBareRepo(repoName, Object.fromEntries(Object.entries(opts.files).map(([k, v]) => [k, subst(v)])));
+  const subst = (s: string) =>
+    s.replaceAll('{{REGISTRY}}', registryHost).replaceAll('{{GIT_URL}}', git.cloneUrl(repoName));
+  await git.createBareRepo(
+    repoName,
+    Object.fromEntries(Object.entries(opts.files).map(([k, v]) => [k, subst(v)])),
+  );
   const base = await mkdtemp(join(tmpdir(), 'pawl-world-'));
   const configDir = join(base, 'config');
   const stateDir = join(base, 'state');
@@ -111,9 +122,14 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
 }
 
 /** The Flux objects for one git repository over HTTPS with Basic auth, and one automation. */
-export function gitObjects(opts: { path?: string; branch?: string; messageTemplate?: string; pushBranch?: string } = {}): string {
+export function gitObjects(
+  opts: { path?: string; branch?: string; messageTemplate?: string; pushBranch?: string } = {},
+): string {
   const template = opts.messageTemplate
-    ? `      messageTemplate: |\n${opts.messageTemplate.split('\n').map((l) => `        ${l}`).join('\n')}\n`
+    ? `      messageTemplate: |\n${opts.messageTemplate
+        .split('\n')
+        .map((l) => `        ${l}`)
+        .join('\n')}\n`
     : '';
   return `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
@@ -163,7 +179,12 @@ ${template}${opts.pushBranch ? `    push:\n      branch: ${opts.pushBranch}\n` :
 }
 
 /** An ImageRepository and an ImagePolicy in flux-system. */
-export function imageObjects(name: string, image: string, policy: string, extra: { filterTags?: string; guard?: string; interval?: string } = {}): string {
+export function imageObjects(
+  name: string,
+  image: string,
+  policy: string,
+  extra: { filterTags?: string; guard?: string; interval?: string } = {},
+): string {
   return `apiVersion: image.toolkit.fluxcd.io/v1
 kind: ImageRepository
 metadata:
@@ -182,6 +203,23 @@ spec:
   imageRepositoryRef:
     name: ${name}
   policy:
-${policy.split('\n').map((l) => `    ${l}`).join('\n')}
-${extra.filterTags ? `  filterTags:\n${extra.filterTags.split('\n').map((l) => `    ${l}`).join('\n')}\n` : ''}${extra.guard ? `  guard:\n${extra.guard.split('\n').map((l) => `    ${l}`).join('\n')}\n` : ''}`;
+${policy
+  .split('\n')
+  .map((l) => `    ${l}`)
+  .join('\n')}
+${
+  extra.filterTags
+    ? `  filterTags:\n${extra.filterTags
+        .split('\n')
+        .map((l) => `    ${l}`)
+        .join('\n')}\n`
+    : ''
+}${
+    extra.guard
+      ? `  guard:\n${extra.guard
+          .split('\n')
+          .map((l) => `    ${l}`)
+          .join('\n')}\n`
+      : ''
+  }`;
 }

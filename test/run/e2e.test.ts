@@ -62,7 +62,11 @@ describe('pawl run end to end', () => {
       files: FILES,
       config: {
         'git.yaml': gitObjects({ messageTemplate: FLUX_DOC_OBJECTS_TEMPLATE }),
-        'podinfo.yaml': imageObjects('podinfo', '{{REGISTRY}}/apps/podinfo', 'semver:\n  range: ">=1.0.0 <2.0.0"'),
+        'podinfo.yaml': imageObjects(
+          'podinfo',
+          '{{REGISTRY}}/apps/podinfo',
+          'semver:\n  range: ">=1.0.0 <2.0.0"',
+        ),
         'worker.yaml': imageObjects('worker', '{{REGISTRY}}/apps/worker', 'numerical:\n  order: asc'),
       },
     });
@@ -95,7 +99,10 @@ describe('pawl run end to end', () => {
     assert.equal(a.branch, 'main');
     assert.equal(a.changes.length, 5); // the two `:name` lines already name the image
     assert.ok(a.changes.every((c) => c.reason === 'upgrade'));
-    assert.deepEqual(a.kept.filter((k) => k.reason !== 'up-to-date'), []);
+    assert.deepEqual(
+      a.kept.filter((k) => k.reason !== 'up-to-date'),
+      [],
+    );
 
     const after = await w.git.log(w.repoName, 'main');
     assert.equal(after.length, before.length + 1, 'exactly one new commit');
@@ -115,18 +122,29 @@ describe('pawl run end to end', () => {
       'Pawl-Updated: flux-system/podinfo',
       'Pawl-Updated: flux-system/worker',
     ]) {
-      assert.ok(after[0]!.body.split('\n').includes(expectedLine), `commit message has ${JSON.stringify(expectedLine)}:\n${after[0]!.body}`);
+      assert.ok(
+        after[0]!.body.split('\n').includes(expectedLine),
+        `commit message has ${JSON.stringify(expectedLine)}:\n${after[0]!.body}`,
+      );
     }
 
     const R = w.registryHost;
     const expected: Record<string, string> = {
-      'apps/podinfo/deploy.yaml': FILES['apps/podinfo/deploy.yaml']!
-        .replaceAll('{{REGISTRY}}', R)
+      'apps/podinfo/deploy.yaml': FILES['apps/podinfo/deploy.yaml']!.replaceAll('{{REGISTRY}}', R)
         .replace(`${R}/apps/podinfo:1.0.0 #`, `${R}/apps/podinfo:1.2.0 #`)
         .replace(`"${R}/apps/worker:100"`, `"${R}/apps/worker:200"`),
-      'apps/podinfo/kustomization.yaml': FILES['apps/podinfo/kustomization.yaml']!.replaceAll('{{REGISTRY}}', R).replace('newTag: 1.0.0', 'newTag: 1.2.0'),
-      'apps/worker/values.yaml': FILES['apps/worker/values.yaml']!.replaceAll('{{REGISTRY}}', R).replace("tag: '100'", "tag: '200'"),
-      'apps/worker/cronjob.yaml': FILES['apps/worker/cronjob.yaml']!.replaceAll('{{REGISTRY}}', R).replace('worker:100', 'worker:200'),
+      'apps/podinfo/kustomization.yaml': FILES['apps/podinfo/kustomization.yaml']!.replaceAll(
+        '{{REGISTRY}}',
+        R,
+      ).replace('newTag: 1.0.0', 'newTag: 1.2.0'),
+      'apps/worker/values.yaml': FILES['apps/worker/values.yaml']!.replaceAll('{{REGISTRY}}', R).replace(
+        "tag: '100'",
+        "tag: '200'",
+      ),
+      'apps/worker/cronjob.yaml': FILES['apps/worker/cronjob.yaml']!.replaceAll('{{REGISTRY}}', R).replace(
+        'worker:100',
+        'worker:200',
+      ),
       'README.md': FILES['README.md']!,
     };
     for (const [file, text] of Object.entries(expected)) {

@@ -26,7 +26,10 @@ spec:
 async function world(): Promise<World> {
   const w = await startWorld({
     files: { 'deploy.yaml': deploy('1.0.0'), 'notes.txt': 'hello\n' },
-    config: { 'git.yaml': gitObjects(), 'app.yaml': imageObjects('app', '{{REGISTRY}}/org/app', 'semver:\n  range: ">=1.0.0"') },
+    config: {
+      'git.yaml': gitObjects(),
+      'app.yaml': imageObjects('app', '{{REGISTRY}}/org/app', 'semver:\n  range: ">=1.0.0"'),
+    },
   });
   await pushTags(w.registry.url, 'org/app', ['1.0.0', '1.1.0']);
   return w;
@@ -41,7 +44,12 @@ describe('a push race', () => {
     let other: string | null = null;
     w.git.beforePush(w.repoName, async ({ count }) => {
       if (count !== 1) return;
-      other = await w.git.commitFiles(w.repoName, 'main', { 'notes.txt': 'someone else was here\n' }, { message: 'Another writer' });
+      other = await w.git.commitFiles(
+        w.repoName,
+        'main',
+        { 'notes.txt': 'someone else was here\n' },
+        { message: 'Another writer' },
+      );
     });
     const { json, code, stderr } = await w.pawlJson<RunReport>(['run']);
     w.git.beforePush(w.repoName, null);

@@ -19,7 +19,9 @@ interface PolicyCase {
   expected: string;
 }
 const dir = process.env.PAWL_CONFORMANCE_DIR ?? join(ROOT, '..', 'shared', 'conformance', 'flux');
-const cases = (JSON.parse(readFileSync(join(dir, 'policy-cases.json'), 'utf8')) as { cases: PolicyCase[] }).cases.filter((c) => c.label.startsWith('DOWNGRADE'));
+const cases = (
+  JSON.parse(readFileSync(join(dir, 'policy-cases.json'), 'utf8')) as { cases: PolicyCase[] }
+).cases.filter((c) => c.label.startsWith('DOWNGRADE'));
 const [step1, step2] = cases as [PolicyCase, PolicyCase];
 
 const objects = (exclusion: string | null, guard: string) => `apiVersion: image.toolkit.fluxcd.io/v1
@@ -59,9 +61,14 @@ spec:
 `;
 
 async function scenario(guard: string): Promise<{ w: World; second: RunReport }> {
-  const w = await startWorld({ files: { 'deploy.yaml': deploy }, config: { 'git.yaml': gitObjects(), 'podinfo.yaml': objects(null, guard) } });
+  const w = await startWorld({
+    files: { 'deploy.yaml': deploy },
+    config: { 'git.yaml': gitObjects(), 'podinfo.yaml': objects(null, guard) },
+  });
   // Distinct build times: 6.6.0 does not pass the filter, so only build times can order it.
-  await pushTags(w.registry.url, 'stefanprodan/podinfo', ['6.6.0', ...step1.tags], { createdFor: (_t, i) => new Date(Date.UTC(2024, i, 1)) });
+  await pushTags(w.registry.url, 'stefanprodan/podinfo', ['6.6.0', ...step1.tags], {
+    createdFor: (_t, i) => new Date(Date.UTC(2024, i, 1)),
+  });
   const first = await w.pawlJson<RunReport>(['run']);
   assert.equal(first.json.policies[0]!.candidate, step1.expected, first.stderr);
   assert.equal(first.json.automations[0]!.result, 'pushed', JSON.stringify(first.json.automations[0]));

@@ -24,7 +24,10 @@ async function world(): Promise<World> {
   const w = await startWorld({
     proxy: true,
     files: { 'deploy.yaml': deploy('1.0.0') },
-    config: { 'git.yaml': gitObjects(), 'api.yaml': imageObjects('api', '{{REGISTRY}}/core/api', 'semver:\n  range: ">=1.0.0"') },
+    config: {
+      'git.yaml': gitObjects(),
+      'api.yaml': imageObjects('api', '{{REGISTRY}}/core/api', 'semver:\n  range: ">=1.0.0"'),
+    },
   });
   await pushTags(w.registry.url, 'core/api', ['1.0.0', '1.1.0']);
   return w;
@@ -59,8 +62,16 @@ describe('registries that fail', () => {
 
   for (const [label, setUp, code] of [
     ['an empty tag list', (x: World) => x.proxy!.setTagList('core/api', []), 0],
-    ['401 on the tag list', (x: World) => x.proxy!.addFault({ repo: 'core/api', times: Infinity, action: { status: 401 } }), 1],
-    ['500 on the tag list', (x: World) => x.proxy!.addFault({ repo: 'core/api', times: Infinity, action: { status: 500 } }), 1],
+    [
+      '401 on the tag list',
+      (x: World) => x.proxy!.addFault({ repo: 'core/api', times: Infinity, action: { status: 401 } }),
+      1,
+    ],
+    [
+      '500 on the tag list',
+      (x: World) => x.proxy!.addFault({ repo: 'core/api', times: Infinity, action: { status: 500 } }),
+      1,
+    ],
   ] as const) {
     test(`${label}: no write`, async () => {
       w.proxy!.clearFaults();

@@ -24,7 +24,10 @@ ${lines.join('')}`;
 async function world(): Promise<World> {
   const w = await startWorld({
     files: { 'deploy.yaml': deploy(line('1.0.0')) },
-    config: { 'git.yaml': gitObjects(), 'app.yaml': imageObjects('app', '{{REGISTRY}}/org/app', 'semver:\n  range: ">=1.0.0"') },
+    config: {
+      'git.yaml': gitObjects(),
+      'app.yaml': imageObjects('app', '{{REGISTRY}}/org/app', 'semver:\n  range: ">=1.0.0"'),
+    },
   });
   await pushTags(w.registry.url, 'org/app', ['1.0.0', '1.1.0', '1.2.0']);
   const r = await w.pawlJson<RunReport>(['run']);
@@ -45,7 +48,14 @@ describe('pawl rollback', () => {
   after(() => w?.close());
 
   test('commits the older tag with trailers; the next runs keep it (pinned); a new release upgrades', async () => {
-    const rb = await w.pawl(['rollback', 'flux-system/app', '--to', '1.1.0', '--reason', 'memory leak in 1.2.0']);
+    const rb = await w.pawl([
+      'rollback',
+      'flux-system/app',
+      '--to',
+      '1.1.0',
+      '--reason',
+      'memory leak in 1.2.0',
+    ]);
     assert.equal(rb.code, 0, rb.stderr);
     const [head] = await w.git.log(w.repoName, 'main');
     assert.match(head!.subject, /Roll back flux-system\/app to 1\.1\.0/);
@@ -96,10 +106,15 @@ describe('a person edits by hand', () => {
   after(() => w?.close());
 
   test('committing an older tag pins the line like a rollback', async () => {
-    await w.git.commitFiles(w.repoName, 'main', { 'deploy.yaml': deploy(line('1.1.0')).replaceAll('{{REGISTRY}}', w.registryHost) }, {
-      message: 'Go back to 1.1.0, 1.2.0 is broken',
-      author: { name: 'Ops Person', email: 'ops@example.com' },
-    });
+    await w.git.commitFiles(
+      w.repoName,
+      'main',
+      { 'deploy.yaml': deploy(line('1.1.0')).replaceAll('{{REGISTRY}}', w.registryHost) },
+      {
+        message: 'Go back to 1.1.0, 1.2.0 is broken',
+        author: { name: 'Ops Person', email: 'ops@example.com' },
+      },
+    );
     const a = await run(w);
     assert.equal(a.result, 'up-to-date');
     assert.equal(a.kept[0]!.reason, 'pinned');
@@ -112,9 +127,17 @@ describe('a person edits by hand', () => {
 
   test('a new marked line with an old tag is upgraded normally', async () => {
     const text = deploy(line('1.2.1'), line('1.0.0', 'canary')).replaceAll('{{REGISTRY}}', w.registryHost);
-    await w.git.commitFiles(w.repoName, 'main', { 'deploy.yaml': text }, { message: 'Add a canary container', author: { name: 'Ops Person', email: 'ops@example.com' } });
+    await w.git.commitFiles(
+      w.repoName,
+      'main',
+      { 'deploy.yaml': text },
+      { message: 'Add a canary container', author: { name: 'Ops Person', email: 'ops@example.com' } },
+    );
     const a = await run(w);
     assert.equal(a.result, 'pushed');
-    assert.deepEqual(a.changes.map((c) => [c.line, c.new.split(':').pop()]), [[12, '1.2.1']]);
+    assert.deepEqual(
+      a.changes.map((c) => [c.line, c.new.split(':').pop()]),
+      [[12, '1.2.1']],
+    );
   });
 });

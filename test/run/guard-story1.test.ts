@@ -29,7 +29,10 @@ const POLICY = imageObjects('service', '{{REGISTRY}}/team/service', 'numerical:\
 const day = (d: number) => new Date(Date.UTC(2024, 0, d));
 
 async function world(): Promise<World> {
-  const w = await startWorld({ files: { 'deploy.yaml': deploy('service-main-aaa1111-120') }, config: { 'git.yaml': gitObjects(), 'service.yaml': POLICY } });
+  const w = await startWorld({
+    files: { 'deploy.yaml': deploy('service-main-aaa1111-120') },
+    config: { 'git.yaml': gitObjects(), 'service.yaml': POLICY },
+  });
   await pushTags(w.registry.url, 'team/service', ['service-main-aaa1111-120', 'service-main-bbb2222-123'], {
     createdFor: (_t, i) => day(i + 1),
   });
@@ -46,11 +49,18 @@ describe('a person commits a newer tag by hand (SPEC §1 problem 1)', () => {
   after(() => w?.close());
 
   test('the policy orders the person’s tag, though the last scan predates it: kept, downgrade-blocked', async () => {
-    await pushTags(w.registry.url, 'team/service', ['service-main-ccc3333-124'], { createdFor: () => day(10) });
-    await w.git.commitFiles(w.repoName, 'main', { 'deploy.yaml': deploy('service-main-ccc3333-124').replaceAll('{{REGISTRY}}', w.registryHost) }, {
-      message: 'Deploy my hotfix build',
-      author: { name: 'Dana Dev', email: 'dana@example.com' },
+    await pushTags(w.registry.url, 'team/service', ['service-main-ccc3333-124'], {
+      createdFor: () => day(10),
     });
+    await w.git.commitFiles(
+      w.repoName,
+      'main',
+      { 'deploy.yaml': deploy('service-main-ccc3333-124').replaceAll('{{REGISTRY}}', w.registryHost) },
+      {
+        message: 'Deploy my hotfix build',
+        author: { name: 'Dana Dev', email: 'dana@example.com' },
+      },
+    );
     const commits = (await w.git.log(w.repoName, 'main')).length;
     // The repository is not due (interval 1h): the candidate is still …-123 from the last scan.
     const { json, code, stderr } = await w.pawlJson<RunReport>(['run']);
@@ -75,11 +85,18 @@ describe('a person commits a manual build only build times can order (SPEC §1 p
   after(() => w?.close());
 
   test('manual-service-main-<sha>-124 is kept, downgrade-blocked by build time', async () => {
-    await pushTags(w.registry.url, 'team/service', ['manual-service-main-ddd4444-124'], { createdFor: () => day(10) });
-    await w.git.commitFiles(w.repoName, 'main', { 'deploy.yaml': deploy('manual-service-main-ddd4444-124').replaceAll('{{REGISTRY}}', w.registryHost) }, {
-      message: 'Try my manual build',
-      author: { name: 'Dana Dev', email: 'dana@example.com' },
+    await pushTags(w.registry.url, 'team/service', ['manual-service-main-ddd4444-124'], {
+      createdFor: () => day(10),
     });
+    await w.git.commitFiles(
+      w.repoName,
+      'main',
+      { 'deploy.yaml': deploy('manual-service-main-ddd4444-124').replaceAll('{{REGISTRY}}', w.registryHost) },
+      {
+        message: 'Try my manual build',
+        author: { name: 'Dana Dev', email: 'dana@example.com' },
+      },
+    );
     const commits = (await w.git.log(w.repoName, 'main')).length;
     const { json, code, stderr } = await w.pawlJson<RunReport>(['run', '--refresh']);
     assert.equal(code, 0, stderr);

@@ -48,8 +48,14 @@ async function episode(w: World, opts: { deleteStateAfter?: number } = {}): Prom
 }
 
 async function world(): Promise<World> {
-  const w = await startWorld({ proxy: true, files: { 'deploy.yaml': deploy }, config: { 'git.yaml': gitObjects(), 'web.yaml': POLICY } });
-  const pushed = await pushTags(w.registry.url, 'shop/web', [OLDER, STALE, CURRENT], { createdFor: (_t, i) => new Date(Date.UTC(2022, i * 2, 1)) });
+  const w = await startWorld({
+    proxy: true,
+    files: { 'deploy.yaml': deploy },
+    config: { 'git.yaml': gitObjects(), 'web.yaml': POLICY },
+  });
+  const pushed = await pushTags(w.registry.url, 'shop/web', [OLDER, STALE, CURRENT], {
+    createdFor: (_t, i) => new Date(Date.UTC(2022, i * 2, 1)),
+  });
   const first = await w.pawlJson<RunReport>(['run']);
   assert.equal(first.json.policies[0]!.candidate, CURRENT, first.stderr);
   assert.equal(first.json.automations[0]!.result, 'up-to-date');
@@ -75,7 +81,10 @@ describe('a stale tag list after an outage (SPEC §1 problem 2)', () => {
       assert.equal(r.policies[0]!.candidate, CURRENT);
       assert.equal(r.policies[0]!.highWater, CURRENT);
     }
-    assert.deepEqual(reports[0]!.repositories[0]!.anomalies.map((a) => a.kind), ['tags-missing']);
+    assert.deepEqual(
+      reports[0]!.repositories[0]!.anomalies.map((a) => a.kind),
+      ['tags-missing'],
+    );
     assert.equal((await w.git.log(w.repoName, 'main')).length, commits);
     assert.match(await w.git.show(w.repoName, 'main', 'deploy.yaml'), new RegExp(CURRENT));
 
@@ -97,7 +106,8 @@ describe('a stale tag list with the state directory deleted mid-episode', () => 
   test('zero commits: the deleted stale tag is never written', async () => {
     const commits = (await w.git.log(w.repoName, 'main')).length;
     const reports = await episode(w, { deleteStateAfter: 2 });
-    for (const r of reports) assert.equal(r.automations[0]!.changes.length, 0, JSON.stringify(r.automations[0]));
+    for (const r of reports)
+      assert.equal(r.automations[0]!.changes.length, 0, JSON.stringify(r.automations[0]));
     // Without a high-water mark the stale selection must be verified, and it is gone.
     const afterDelete = reports[2]!.policies[0]!;
     assert.notEqual(afterDelete.candidate, STALE);

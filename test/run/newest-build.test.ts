@@ -26,10 +26,15 @@ describe('policy.newestBuild', () => {
     w = await startWorld({
       proxy: true,
       files: { 'deploy.yaml': deploy },
-      config: { 'git.yaml': gitObjects(), 'tool.yaml': imageObjects('tool', '{{REGISTRY}}/org/tool', 'newestBuild: {}') },
+      config: {
+        'git.yaml': gitObjects(),
+        'tool.yaml': imageObjects('tool', '{{REGISTRY}}/org/tool', 'newestBuild: {}'),
+      },
     });
     const built: Record<string, string> = { blue: '2024-01-01', green: '2024-03-01', red: '2024-02-01' };
-    await pushTags(w.registry.url, 'org/tool', Object.keys(built), { createdFor: (t) => new Date(built[t]!) });
+    await pushTags(w.registry.url, 'org/tool', Object.keys(built), {
+      createdFor: (t) => new Date(built[t]!),
+    });
   });
   after(() => w?.close());
 

@@ -8,7 +8,11 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRegistry, opaqueSecret, dockerConfigSecret, type TestRegistry } from '../helpers/registry.js';
-import { startRegistryProxy, makeTestCertificates, type TestCertificates } from '../helpers/registry-proxy.js';
+import {
+  startRegistryProxy,
+  makeTestCertificates,
+  type TestCertificates,
+} from '../helpers/registry-proxy.js';
 import { pushImage } from '../helpers/push.js';
 import { createRegistryClient, RegistryError } from '../../src/scan/registry/client.js';
 import { RegistryPool } from '../../src/scan/registry/pool.js';
@@ -59,7 +63,10 @@ describe('credentials through a docker-credential helper (htpasswd registry)', (
     try {
       await writeFile(join(other, 'config.json'), JSON.stringify({ credHelpers: { [reg.host]: 'absent' } }));
       const c = createRegistryClient({ pool: new RegistryPool(), dockerConfig: other });
-      await assert.rejects(c.listTags(parseRepositoryRef(`${reg.host}/org/app`)), /docker-credential-absent is not on PATH/);
+      await assert.rejects(
+        c.listTags(parseRepositoryRef(`${reg.host}/org/app`)),
+        /docker-credential-absent is not on PATH/,
+      );
     } finally {
       await rm(other, { recursive: true, force: true });
     }
@@ -86,11 +93,21 @@ describe('TLS with a custom CA (certSecretRef)', () => {
   }
 
   test('trusts the CA from ca.crt; without it the certificate is refused', async () => {
-    const proxy = await startRegistryProxy(reg.url, { tls: { cert: certs.serverCert, key: certs.serverKey } });
+    const proxy = await startRegistryProxy(reg.url, {
+      tls: { cert: certs.serverCert, key: certs.serverKey },
+    });
     try {
-      const ok = createRegistryClient({ pool: new RegistryPool(), dockerConfig: false, caSecret: opaqueSecret({ 'ca.crt': certs.caCert }) });
+      const ok = createRegistryClient({
+        pool: new RegistryPool(),
+        dockerConfig: false,
+        caSecret: opaqueSecret({ 'ca.crt': certs.caCert }),
+      });
       assert.deepEqual((await ok.listTags(httpsRef(proxy.host))).tags, ['v1']);
-      const plain = createRegistryClient({ pool: new RegistryPool({ limits: { maxRetries: 0 } }), dockerConfig: false, sleep: noSleep });
+      const plain = createRegistryClient({
+        pool: new RegistryPool({ limits: { maxRetries: 0 } }),
+        dockerConfig: false,
+        sleep: noSleep,
+      });
       await assert.rejects(plain.listTags(httpsRef(proxy.host)), (err: unknown) => {
         assert.ok(err instanceof RegistryError);
         assert.match(err.message, /certificate|CERT/i);
@@ -102,12 +119,18 @@ describe('TLS with a custom CA (certSecretRef)', () => {
   });
 
   test('presents a client certificate from tls.crt/tls.key', async () => {
-    const proxy = await startRegistryProxy(reg.url, { tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, requestClientCert: true } });
+    const proxy = await startRegistryProxy(reg.url, {
+      tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, requestClientCert: true },
+    });
     try {
       const withCert = createRegistryClient({
         pool: new RegistryPool(),
         dockerConfig: false,
-        caSecret: opaqueSecret({ 'ca.crt': certs.caCert, 'tls.crt': certs.clientCert, 'tls.key': certs.clientKey }),
+        caSecret: opaqueSecret({
+          'ca.crt': certs.caCert,
+          'tls.crt': certs.clientCert,
+          'tls.key': certs.clientKey,
+        }),
       });
       assert.deepEqual((await withCert.listTags(httpsRef(proxy.host))).tags, ['v1']);
       const without = createRegistryClient({
@@ -161,7 +184,9 @@ describe('identity tokens (OAuth2 refresh-token grant)', () => {
   });
   test('an identitytoken in the Secret is exchanged at the token service', async () => {
     const secret = dockerConfigSecret(reg.host, 'ignored', 'ignored');
-    secret.data['.dockerconfigjson'] = Buffer.from(JSON.stringify({ auths: { [reg.host]: { identitytoken: identity } } }));
+    secret.data['.dockerconfigjson'] = Buffer.from(
+      JSON.stringify({ auths: { [reg.host]: { identitytoken: identity } } }),
+    );
     const c = createRegistryClient({ pool: new RegistryPool(), dockerConfig: false, secret });
     const list = await c.listTags(parseRepositoryRef(`${reg.host}/org/private`));
     assert.deepEqual(list.tags, ['v1']);
@@ -171,7 +196,9 @@ describe('identity tokens (OAuth2 refresh-token grant)', () => {
   });
   test('a wrong identity token is refused with the Secret named', async () => {
     const secret = dockerConfigSecret(reg.host, 'ignored', 'ignored', 'badid');
-    secret.data['.dockerconfigjson'] = Buffer.from(JSON.stringify({ auths: { [reg.host]: { identitytoken: 'not-a-valid-identity' } } }));
+    secret.data['.dockerconfigjson'] = Buffer.from(
+      JSON.stringify({ auths: { [reg.host]: { identitytoken: 'not-a-valid-identity' } } }),
+    );
     const c = createRegistryClient({ pool: new RegistryPool(), dockerConfig: false, secret });
     await assert.rejects(c.listTags(parseRepositoryRef(`${reg.host}/org/private`)), (err: unknown) => {
       assert.ok(err instanceof RegistryError);

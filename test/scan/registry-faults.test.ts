@@ -7,7 +7,11 @@ import assert from 'node:assert/strict';
 import { startRegistry, dockerConfigSecret, type TestRegistry } from '../helpers/registry.js';
 import { startRegistryProxy, type RegistryProxy } from '../helpers/registry-proxy.js';
 import { pushImage, seedTags } from '../helpers/push.js';
-import { createRegistryClient, RegistryError, type RegistryClientOptions } from '../../src/scan/registry/client.js';
+import {
+  createRegistryClient,
+  RegistryError,
+  type RegistryClientOptions,
+} from '../../src/scan/registry/client.js';
 import { RegistryPool, type RegistryLimits } from '../../src/scan/registry/pool.js';
 import { parseRepositoryRef } from '../../src/scan/registry/reference.js';
 import type { RegistryClient, RepositoryRef } from '../../src/scan/registry/types.js';
@@ -20,7 +24,10 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
   let ref: RepositoryRef;
   let sleeps: number[] = [];
 
-  function client(limits: Partial<RegistryLimits> = {}, extra: Partial<RegistryClientOptions> = {}): RegistryClient {
+  function client(
+    limits: Partial<RegistryLimits> = {},
+    extra: Partial<RegistryClientOptions> = {},
+  ): RegistryClient {
     return createRegistryClient({
       pool: new RegistryPool({ limits: { requestsPerSecond: 10_000, ...limits } }),
       dockerConfig: false,
@@ -45,8 +52,16 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
 
   before(async () => {
     reg = await startRegistry({ auth: 'token' });
-    const seed = await pushImage(reg.url, 'org/app', 'seed', { created: new Date('2024-01-01T00:00:00Z'), auth: reg.user! });
-    await seedTags(reg.storageDir, 'org/app', Array.from({ length: TAGS - 1 }, (_, i) => `t${String(i).padStart(4, '0')}`), seed.digest);
+    const seed = await pushImage(reg.url, 'org/app', 'seed', {
+      created: new Date('2024-01-01T00:00:00Z'),
+      auth: reg.user!,
+    });
+    await seedTags(
+      reg.storageDir,
+      'org/app',
+      Array.from({ length: TAGS - 1 }, (_, i) => `t${String(i).padStart(4, '0')}`),
+      seed.digest,
+    );
     proxy = await startRegistryProxy(reg.url, { pageSize: 100 });
     ref = parseRepositoryRef(`${proxy.host}/org/app`);
   });
@@ -70,10 +85,16 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
   });
 
   test('429 with Retry-After as an HTTP date', async () => {
-    proxy.addFault({ page: 1, action: { status: 429, retryAfter: new Date(Date.now() + 20_000).toUTCString() } });
+    proxy.addFault({
+      page: 1,
+      action: { status: 429, retryAfter: new Date(Date.now() + 20_000).toUTCString() },
+    });
     const list = await client().listTags(ref);
     assert.equal(list.tags.length, TAGS);
-    assert.ok(sleeps.some((ms) => ms > 15_000 && ms <= 20_000), `sleeps: ${sleeps.join(',')}`);
+    assert.ok(
+      sleeps.some((ms) => ms > 15_000 && ms <= 20_000),
+      `sleeps: ${sleeps.join(',')}`,
+    );
   });
 
   test('429 asking for longer than the timeout allows fails at once, saying so', async () => {
@@ -101,14 +122,21 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
     assert.match(err.message, /4 attempts/);
     assert.equal(err.status, 503);
     assert.ok(err.requests >= 4);
-    assert.ok(err.responses.some((r) => r.status === 503), 'the failed responses are recorded');
+    assert.ok(
+      err.responses.some((r) => r.status === 503),
+      'the failed responses are recorded',
+    );
   });
 
   test('a page failing midway: the listing throws, nothing partial comes back', async () => {
     proxy.addFault({ page: 6, times: Infinity, action: { status: 500 } });
     const err = await rejection(client({ maxRetries: 1 }).listTags(ref));
     assert.match(err.message, /page 6|tags\/list/);
-    assert.equal(proxy.requests.filter((q) => q.kind === 'tags' && q.status === 200).length, 5, 'five good pages were read and dropped');
+    assert.equal(
+      proxy.requests.filter((q) => q.kind === 'tags' && q.status === 200).length,
+      5,
+      'five good pages were read and dropped',
+    );
   });
 
   test('a truncated body is retried; persistently truncated fails', async () => {
@@ -126,7 +154,10 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
   });
 
   test('a page naming another repository fails the listing', async () => {
-    proxy.addFault({ page: 2, action: { status: 200, body: JSON.stringify({ name: 'org/other', tags: ['x'] }) } });
+    proxy.addFault({
+      page: 2,
+      action: { status: 200, body: JSON.stringify({ name: 'org/other', tags: ['x'] }) },
+    });
     const err = await rejection(client().listTags(ref));
     assert.match(err.message, /"org\/other", not of "org\/app"/);
   });
@@ -162,13 +193,23 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
   });
 
   test("Docker Hub's RateLimit-Remaining: 0 makes the next request wait for RateLimit-Reset", async () => {
-    proxy.addFault({ page: 1, action: { status: 200, headers: { 'ratelimit-remaining': '0;w=21600', 'ratelimit-reset': '30' }, body: JSON.stringify({ name: 'org/app', tags: ['a'] }) } });
+    proxy.addFault({
+      page: 1,
+      action: {
+        status: 200,
+        headers: { 'ratelimit-remaining': '0;w=21600', 'ratelimit-reset': '30' },
+        body: JSON.stringify({ name: 'org/app', tags: ['a'] }),
+      },
+    });
     const c = client();
     await c.listTags(ref);
     sleeps = [];
     const list = await c.listTags(ref);
     assert.equal(list.tags.length, TAGS);
-    assert.ok(sleeps.some((ms) => ms > 25_000 && ms <= 30_000), `sleeps: ${sleeps.join(',')}`);
+    assert.ok(
+      sleeps.some((ms) => ms > 25_000 && ms <= 30_000),
+      `sleeps: ${sleeps.join(',')}`,
+    );
   });
 
   test('a stale list from the registry is what the client reports (the guard decides)', async () => {
@@ -218,7 +259,12 @@ describe('registry client: next-page links', () => {
   test('absolute same-origin links are followed; a cross-origin link is an error', async () => {
     reg = await startRegistry({ auth: 'none' });
     const seed = await pushImage(reg.url, 'org/app', 'seed');
-    await seedTags(reg.storageDir, 'org/app', Array.from({ length: 30 }, (_, i) => `t${i}`), seed.digest);
+    await seedTags(
+      reg.storageDir,
+      'org/app',
+      Array.from({ length: 30 }, (_, i) => `t${i}`),
+      seed.digest,
+    );
     const abs = await startRegistryProxy(reg.url, { pageSize: 10, linkStyle: 'absolute' });
     const cross = await startRegistryProxy(reg.url, { pageSize: 10, linkStyle: 'cross-origin' });
     try {
@@ -226,7 +272,10 @@ describe('registry client: next-page links', () => {
       const list = await c.listTags(parseRepositoryRef(`${abs.host}/org/app`));
       assert.equal(list.tags.length, 31);
       assert.equal(list.pages, 4);
-      await assert.rejects(c.listTags(parseRepositoryRef(`${cross.host}/org/app`)), /another origin \(http:\/\/elsewhere\.example\.invalid\)/);
+      await assert.rejects(
+        c.listTags(parseRepositoryRef(`${cross.host}/org/app`)),
+        /another origin \(http:\/\/elsewhere\.example\.invalid\)/,
+      );
     } finally {
       await abs.stop();
       await cross.stop();

@@ -4,8 +4,18 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRepositoryRef, parseImageReference, familiarName, ImageReferenceError } from '../../src/scan/registry/reference.js';
-import { parseChallenge, parseNextLink, parseCreated, sameRepository } from '../../src/scan/registry/client.js';
+import {
+  parseRepositoryRef,
+  parseImageReference,
+  familiarName,
+  ImageReferenceError,
+} from '../../src/scan/registry/reference.js';
+import {
+  parseChallenge,
+  parseNextLink,
+  parseCreated,
+  sameRepository,
+} from '../../src/scan/registry/client.js';
 import { parseRetryAfter, parseRateLimit, backoffMs, RegistryPool } from '../../src/scan/registry/pool.js';
 import { Redactor } from '../../src/scan/registry/redact.js';
 import { credentialsFromSecret, credentialsFromDockerConfig } from '../../src/scan/registry/credentials.js';
@@ -21,7 +31,12 @@ describe('parseRepositoryRef', () => {
     ['registry-1.docker.io/org/app', 'docker.io', 'https://registry-1.docker.io', 'org/app'],
     ['ghcr.io/org/app', 'ghcr.io', 'https://ghcr.io', 'org/app'],
     ['ghcr.io/app', 'ghcr.io', 'https://ghcr.io', 'app'],
-    ['registry.example.com:5443/a/b/c', 'registry.example.com:5443', 'https://registry.example.com:5443', 'a/b/c'],
+    [
+      'registry.example.com:5443/a/b/c',
+      'registry.example.com:5443',
+      'https://registry.example.com:5443',
+      'a/b/c',
+    ],
     ['localhost/app', 'localhost', 'http://localhost', 'app'],
     ['localhost:5000/app', 'localhost:5000', 'http://localhost:5000', 'app'],
     ['127.0.0.1:5000/org/app', '127.0.0.1:5000', 'http://127.0.0.1:5000', 'org/app'],
@@ -56,7 +71,10 @@ describe('parseRepositoryRef', () => {
     ['ghcr.io/org//app', /not a valid image repository/],
   ] as const) {
     test(`rejects ${JSON.stringify(bad)}`, () => {
-      assert.throws(() => parseRepositoryRef(bad), (e: unknown) => e instanceof ImageReferenceError && why.test(e.message));
+      assert.throws(
+        () => parseRepositoryRef(bad),
+        (e: unknown) => e instanceof ImageReferenceError && why.test(e.message),
+      );
     });
   }
 });
@@ -87,17 +105,27 @@ describe('parseImageReference', () => {
 
 describe('protocol details', () => {
   test('WWW-Authenticate challenges', () => {
-    assert.deepEqual(parseChallenge('Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/nginx:pull"'), {
-      scheme: 'bearer',
-      realm: 'https://auth.docker.io/token',
-      service: 'registry.docker.io',
-    });
+    assert.deepEqual(
+      parseChallenge(
+        'Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/nginx:pull"',
+      ),
+      {
+        scheme: 'bearer',
+        realm: 'https://auth.docker.io/token',
+        service: 'registry.docker.io',
+      },
+    );
     assert.deepEqual(parseChallenge('Basic realm="Registry Realm"'), { scheme: 'basic' });
     assert.deepEqual(parseChallenge(null), { scheme: 'none' });
   });
   test('Link rel="next", relative or absolute, among others', () => {
     assert.equal(parseNextLink('</v2/a/tags/list?n=10&last=b>; rel="next"'), '/v2/a/tags/list?n=10&last=b');
-    assert.equal(parseNextLink('<https://r.io/v2/a/tags/list?last=b>; rel="prev", <https://r.io/v2/a/tags/list?last=c>; rel=next'), 'https://r.io/v2/a/tags/list?last=c');
+    assert.equal(
+      parseNextLink(
+        '<https://r.io/v2/a/tags/list?last=b>; rel="prev", <https://r.io/v2/a/tags/list?last=c>; rel=next',
+      ),
+      'https://r.io/v2/a/tags/list?last=c',
+    );
     assert.equal(parseNextLink(null), undefined);
   });
   test('a tag list names the repository asked for (whole trailing components)', () => {
@@ -118,10 +146,22 @@ describe('protocol details', () => {
   });
   test('back-off grows, has jitter, and is capped', () => {
     const limits = { backoffBaseMs: 100, backoffMaxMs: 1000 };
-    assert.equal(backoffMs(0, limits, () => 0), 50);
-    assert.equal(backoffMs(0, limits, () => 1), 100);
-    assert.equal(backoffMs(3, limits, () => 1), 800);
-    assert.equal(backoffMs(10, limits, () => 1), 1000);
+    assert.equal(
+      backoffMs(0, limits, () => 0),
+      50,
+    );
+    assert.equal(
+      backoffMs(0, limits, () => 1),
+      100,
+    );
+    assert.equal(
+      backoffMs(3, limits, () => 1),
+      800,
+    );
+    assert.equal(
+      backoffMs(10, limits, () => 1),
+      1000,
+    );
   });
   test('created times: zero and epoch times are no times', () => {
     assert.equal(parseCreated('0001-01-01T00:00:00Z'), null);
@@ -161,12 +201,18 @@ describe('protocol details', () => {
   });
   test('the circuit breaker opens after the threshold and says until when', () => {
     let now = 1_000_000;
-    const pool = new RegistryPool({ limits: { breakerThreshold: 2, breakerCooldownMs: 10_000 }, now: () => now });
+    const pool = new RegistryPool({
+      limits: { breakerThreshold: 2, breakerCooldownMs: 10_000 },
+      now: () => now,
+    });
     const h = pool.host('https://r.example');
     h.recordFailure('503');
     h.checkBreaker();
     h.recordFailure('503');
-    assert.throws(() => h.checkBreaker(), /failed 2 times in a row \(last: 503\).*until 1970-01-01T00:16:50\.000Z/);
+    assert.throws(
+      () => h.checkBreaker(),
+      /failed 2 times in a row \(last: 503\).*until 1970-01-01T00:16:50\.000Z/,
+    );
     now += 10_001;
     h.checkBreaker();
     h.recordFailure('503');
@@ -180,13 +226,23 @@ describe('redaction', () => {
   test('headers, token fields, URL parameters and known values', () => {
     const r = new Redactor();
     r.add('hunter2-password');
-    const headers = r.headers(new Headers({ authorization: 'Bearer abc', 'set-cookie': 'x=y', 'www-authenticate': 'Bearer realm="x"', location: 'https://s3/blob?X-Amz-Signature=deadbeef&a=1' }));
+    const headers = r.headers(
+      new Headers({
+        authorization: 'Bearer abc',
+        'set-cookie': 'x=y',
+        'www-authenticate': 'Bearer realm="x"',
+        location: 'https://s3/blob?X-Amz-Signature=deadbeef&a=1',
+      }),
+    );
     assert.equal(headers.authorization, '[redacted]');
     assert.equal(headers['set-cookie'], '[redacted]');
     assert.equal(headers['www-authenticate'], 'Bearer realm="x"');
     assert.doesNotMatch(headers.location!, /deadbeef/);
     assert.equal(r.text('{"token":"eyJ.abc","expires_in":60}'), '{"token":"[redacted]","expires_in":60}');
-    assert.equal(r.text('said hunter2-password twice: hunter2-password'), 'said [redacted] twice: [redacted]');
+    assert.equal(
+      r.text('said hunter2-password twice: hunter2-password'),
+      'said [redacted] twice: [redacted]',
+    );
     assert.doesNotMatch(r.url('https://u:p@r.io/token?access_token=zzz&scope=x'), /zzz|u:p/);
   });
 });
@@ -194,7 +250,11 @@ describe('redaction', () => {
 describe('credentials', () => {
   test('from a dockerconfigjson Secret, matched by host', () => {
     const s = dockerConfigSecret('ghcr.io', 'bob', 'pw-123');
-    assert.deepEqual(credentialsFromSecret(s, 'ghcr.io'), { username: 'bob', password: 'pw-123', source: 'Secret default/regcred' });
+    assert.deepEqual(credentialsFromSecret(s, 'ghcr.io'), {
+      username: 'bob',
+      password: 'pw-123',
+      source: 'Secret default/regcred',
+    });
     assert.equal(credentialsFromSecret(s, 'quay.io'), null);
   });
   test('Docker Hub keys match docker.io', () => {
@@ -203,10 +263,17 @@ describe('credentials', () => {
   });
   test('basic-auth Secret', () => {
     const s = opaqueSecret({ username: 'u', password: 'p' });
-    assert.deepEqual(credentialsFromSecret(s, 'any.io'), { username: 'u', password: 'p', source: 'Secret default/certs' });
+    assert.deepEqual(credentialsFromSecret(s, 'any.io'), {
+      username: 'u',
+      password: 'p',
+      source: 'Secret default/certs',
+    });
   });
   test('a Secret with neither is an error saying what to do', () => {
-    assert.throws(() => credentialsFromSecret(opaqueSecret({ other: 'x' }), 'r.io'), /kubectl create secret docker-registry/);
+    assert.throws(
+      () => credentialsFromSecret(opaqueSecret({ other: 'x' }), 'r.io'),
+      /kubectl create secret docker-registry/,
+    );
   });
 
   test('Docker config: credHelpers, then credsStore, then auths', async () => {
@@ -215,22 +282,43 @@ describe('credentials', () => {
       await writeFile(
         join(dir, 'config.json'),
         JSON.stringify({
-          auths: { 'plain.io': { auth: Buffer.from('p:pp').toString('base64') }, 'https://id.io': { identitytoken: 'idtok-1' } },
+          auths: {
+            'plain.io': { auth: Buffer.from('p:pp').toString('base64') },
+            'https://id.io': { identitytoken: 'idtok-1' },
+          },
           credsStore: 'store',
           credHelpers: { 'helped.io': 'helper' },
         }),
       );
       const calls: string[] = [];
-      const runHelper = async (helper: string, server: string): Promise<{ Username?: string; Secret?: string } | null> => {
+      const runHelper = async (
+        helper: string,
+        server: string,
+      ): Promise<{ Username?: string; Secret?: string } | null> => {
         calls.push(`${helper}:${server}`);
         if (helper === 'helper') return { Username: 'h', Secret: 'hs' };
-        if (server === 'docker.io' || server === 'https://index.docker.io/v1/') return { Username: '<token>', Secret: 'hub-identity' };
+        if (server === 'docker.io' || server === 'https://index.docker.io/v1/')
+          return { Username: '<token>', Secret: 'hub-identity' };
         return null;
       };
-      assert.deepEqual(await credentialsFromDockerConfig('helped.io', { dir, runHelper }), { username: 'h', password: 'hs', source: 'docker-credential-helper' });
-      assert.deepEqual(await credentialsFromDockerConfig('docker.io', { dir, runHelper }), { identityToken: 'hub-identity', source: 'docker-credential-store' });
-      assert.deepEqual(await credentialsFromDockerConfig('plain.io', { dir, runHelper }), { username: 'p', password: 'pp', source: `docker config ${join(dir, 'config.json')}` });
-      assert.equal((await credentialsFromDockerConfig('id.io', { dir, runHelper }))?.identityToken, 'idtok-1');
+      assert.deepEqual(await credentialsFromDockerConfig('helped.io', { dir, runHelper }), {
+        username: 'h',
+        password: 'hs',
+        source: 'docker-credential-helper',
+      });
+      assert.deepEqual(await credentialsFromDockerConfig('docker.io', { dir, runHelper }), {
+        identityToken: 'hub-identity',
+        source: 'docker-credential-store',
+      });
+      assert.deepEqual(await credentialsFromDockerConfig('plain.io', { dir, runHelper }), {
+        username: 'p',
+        password: 'pp',
+        source: `docker config ${join(dir, 'config.json')}`,
+      });
+      assert.equal(
+        (await credentialsFromDockerConfig('id.io', { dir, runHelper }))?.identityToken,
+        'idtok-1',
+      );
       assert.equal(await credentialsFromDockerConfig('none.io', { dir, runHelper }), null);
       assert.ok(calls.includes('store:https://index.docker.io/v1/'));
     } finally {
@@ -244,7 +332,10 @@ describe('credentials', () => {
 
 describe('registries on loopback', () => {
   test('are not rate limited: a registry on loopback is the user’s own', async () => {
-    const pool = new RegistryPool({ limits: { maxConcurrent: 100, requestsPerSecond: 4 }, now: () => 1_000_000 });
+    const pool = new RegistryPool({
+      limits: { maxConcurrent: 100, requestsPerSecond: 4 },
+      now: () => 1_000_000,
+    });
     const waits: number[] = [];
     const sleep = async (ms: number): Promise<void> => {
       waits.push(ms);

@@ -6,10 +6,19 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { startRegistry, dockerConfigSecret, type TestRegistry, type RegistryAuth } from '../helpers/registry.js';
+import {
+  startRegistry,
+  dockerConfigSecret,
+  type TestRegistry,
+  type RegistryAuth,
+} from '../helpers/registry.js';
 import { startRegistryProxy, type RegistryProxy } from '../helpers/registry-proxy.js';
 import { pushImage, seedTags, deleteTag, type PushAuth } from '../helpers/push.js';
-import { createRegistryClient, RegistryError, type RegistryClientOptions } from '../../src/scan/registry/client.js';
+import {
+  createRegistryClient,
+  RegistryError,
+  type RegistryClientOptions,
+} from '../../src/scan/registry/client.js';
 import { RegistryPool } from '../../src/scan/registry/pool.js';
 import { parseRepositoryRef } from '../../src/scan/registry/reference.js';
 import type { BuildTime, BuildTimeCache, RegistryClient } from '../../src/scan/registry/types.js';
@@ -61,14 +70,37 @@ for (const auth of ['none', 'htpasswd', 'token'] as RegistryAuth[]) {
       reg = await startRegistry({ auth });
       pushAuth = reg.user;
       const o = pushAuth ? { auth: pushAuth } : {};
-      const v1 = await pushImage(reg.url, 'org/app', 'v1.0.0', { created: new Date('2024-01-02T03:04:05Z'), ...o });
+      const v1 = await pushImage(reg.url, 'org/app', 'v1.0.0', {
+        created: new Date('2024-01-02T03:04:05Z'),
+        ...o,
+      });
       v1Digest = v1.digest;
-      await pushImage(reg.url, 'org/app', 'v1.1.0', { created: new Date('2024-01-01T00:00:00Z'), labels: { 'org.opencontainers.image.created': '2024-05-05T00:00:00Z' }, ...o });
-      await pushImage(reg.url, 'org/app', 'v2.0.0', { created: new Date('2024-01-01T00:00:00Z'), annotations: { 'org.opencontainers.image.created': '2024-06-01T00:00:00Z' }, ...o });
-      await pushImage(reg.url, 'org/app', 'multi', { index: true, childCreated: [new Date('2024-02-01T00:00:00Z'), new Date('2024-03-01T00:00:00Z')], ...o });
+      await pushImage(reg.url, 'org/app', 'v1.1.0', {
+        created: new Date('2024-01-01T00:00:00Z'),
+        labels: { 'org.opencontainers.image.created': '2024-05-05T00:00:00Z' },
+        ...o,
+      });
+      await pushImage(reg.url, 'org/app', 'v2.0.0', {
+        created: new Date('2024-01-01T00:00:00Z'),
+        annotations: { 'org.opencontainers.image.created': '2024-06-01T00:00:00Z' },
+        ...o,
+      });
+      await pushImage(reg.url, 'org/app', 'multi', {
+        index: true,
+        childCreated: [new Date('2024-02-01T00:00:00Z'), new Date('2024-03-01T00:00:00Z')],
+        ...o,
+      });
       await pushImage(reg.url, 'org/app', 'nodate', { ...o });
-      const seed = await pushImage(reg.url, 'org/big', 'seed', { created: new Date('2024-01-01T00:00:00Z'), ...o });
-      await seedTags(reg.storageDir, 'org/big', Array.from({ length: TAGS - 1 }, (_, i) => `1.0.${i}`), seed.digest);
+      const seed = await pushImage(reg.url, 'org/big', 'seed', {
+        created: new Date('2024-01-01T00:00:00Z'),
+        ...o,
+      });
+      await seedTags(
+        reg.storageDir,
+        'org/big',
+        Array.from({ length: TAGS - 1 }, (_, i) => `1.0.${i}`),
+        seed.digest,
+      );
       proxy = await startRegistryProxy(reg.url, { pageSize: 100 });
     });
     after(async () => {
@@ -112,7 +144,10 @@ for (const auth of ['none', 'htpasswd', 'token'] as RegistryAuth[]) {
       assert.equal(there.digest, v1Digest);
       assert.deepEqual(await c.headManifest(ref, 'no-such-tag'), { exists: false });
       assert.equal((await c.headManifest(ref, v1Digest)).exists, true);
-      assert.ok(proxy.requests.some((q) => q.path.endsWith(`/manifests/${v1Digest}`)), 'digests go into the path unescaped');
+      assert.ok(
+        proxy.requests.some((q) => q.path.endsWith(`/manifests/${v1Digest}`)),
+        'digests go into the path unescaped',
+      );
       proxy.setMissingManifests('org/app', ['v1.0.0']);
       try {
         assert.deepEqual(await c.headManifest(ref, 'v1.0.0'), { exists: false });
@@ -154,8 +189,14 @@ for (const auth of ['none', 'htpasswd', 'token'] as RegistryAuth[]) {
 
     test('deleteTag removes one tag; another tag on the same image stays', async () => {
       const o = pushAuth ? { auth: pushAuth } : {};
-      const a = await pushImage(reg.url, 'org/del', 'keep', { created: new Date('2024-01-01T00:00:00Z'), ...o });
-      const b = await pushImage(reg.url, 'org/del', 'drop', { created: new Date('2024-01-01T00:00:00Z'), ...o });
+      const a = await pushImage(reg.url, 'org/del', 'keep', {
+        created: new Date('2024-01-01T00:00:00Z'),
+        ...o,
+      });
+      const b = await pushImage(reg.url, 'org/del', 'drop', {
+        created: new Date('2024-01-01T00:00:00Z'),
+        ...o,
+      });
       assert.equal(a.digest, b.digest);
       await deleteTag(reg.url, 'org/del', 'drop', o);
       const c = client();
@@ -167,7 +208,9 @@ for (const auth of ['none', 'htpasswd', 'token'] as RegistryAuth[]) {
 
     if (auth !== 'none') {
       test('wrong credentials: an error naming the Secret, not the password', async () => {
-        const c = client({ secret: dockerConfigSecret(proxy.host, reg.user!.username, 'not-the-password', 'wrongcred') });
+        const c = client({
+          secret: dockerConfigSecret(proxy.host, reg.user!.username, 'not-the-password', 'wrongcred'),
+        });
         await assert.rejects(c.listTags(parseRepositoryRef(`${proxy.host}/org/app`)), (err: unknown) => {
           assert.ok(err instanceof RegistryError);
           assert.match(err.message, /Secret default\/wrongcred/);
@@ -193,7 +236,10 @@ for (const auth of ['none', 'htpasswd', 'token'] as RegistryAuth[]) {
       assert.ok(logs.text().includes('"status":200'), 'debug logs of requests were captured');
       for (const [user, password] of Object.entries(reg.users)) {
         assert.ok(!haystack.includes(password), 'password leaked');
-        assert.ok(!haystack.includes(Buffer.from(`${user}:${password}`).toString('base64')), 'Basic credential leaked');
+        assert.ok(
+          !haystack.includes(Buffer.from(`${user}:${password}`).toString('base64')),
+          'Basic credential leaked',
+        );
       }
       for (const token of reg.tokenServer?.issued ?? []) {
         assert.ok(!haystack.includes(token), 'token leaked');

@@ -1,7 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ImageRepository } from '../../src/config/types.js';
-import type { RecordedResponse, RegistryClient, RepositoryRef, TagList } from '../../src/scan/registry/types.js';
+import type {
+  RecordedResponse,
+  RegistryClient,
+  RepositoryRef,
+  TagList,
+} from '../../src/scan/registry/types.js';
 import { isScanDue, scanRepositories, scanRepository, type ScanDeps } from '../../src/scan/scanner.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -65,7 +70,9 @@ const response = (body: string): RecordedResponse => ({
   durationMs: 1,
 });
 
-const listing = (tags: string[], requests = 2): Script => async () => ({ tags, pages: 1, requests, responses: [response(JSON.stringify({ tags }))] });
+const listing =
+  (tags: string[], requests = 2): Script =>
+  async () => ({ tags, pages: 1, requests, responses: [response(JSON.stringify({ tags }))] });
 
 function deps(client: RegistryClient, store: Store, now = () => T0): ScanDeps {
   return { client, store, now, log: silentLogger, reference };
@@ -106,10 +113,15 @@ describe('scanRepository', () => {
     const repo = imageRepo('app');
     await scanRepository(repo, deps(client, store));
     client.set(async () => {
-      throw Object.assign(new Error('GET https://registry.example/v2/app/tags/list?last=b: 503 Service Unavailable after 4 attempts'), {
-        requests: 6,
-        responses: [response('{"tags":["c"]}')],
-      });
+      throw Object.assign(
+        new Error(
+          'GET https://registry.example/v2/app/tags/list?last=b: 503 Service Unavailable after 4 attempts',
+        ),
+        {
+          requests: 6,
+          responses: [response('{"tags":["c"]}')],
+        },
+      );
     });
     const r = await scanRepository(repo, deps(client, store));
     assert.equal(r.scanned, false);
@@ -168,7 +180,10 @@ describe('isScanDue', () => {
     assert.equal(isScanDue(repo, store, new Date(T0.getTime() + 60_000)), false);
     assert.equal(isScanDue(repo, store, new Date(T0.getTime() + 5 * 60_000)), true);
     assert.equal(isScanDue(imageRepo('app', { image: 'registry.example/other' }), store, T0), true);
-    assert.equal(isScanDue(imageRepo('app', { suspend: true }), store, new Date(T0.getTime() + 10 * 60_000)), false);
+    assert.equal(
+      isScanDue(imageRepo('app', { suspend: true }), store, new Date(T0.getTime() + 10 * 60_000)),
+      false,
+    );
   });
 
   test('a failed scan counts: a broken registry is retried once per interval', async () => {
@@ -196,8 +211,14 @@ describe('scanRepositories', () => {
     });
     const repos = Array.from({ length: 7 }, (_, i) => imageRepo(`r${i}`));
     const progress: number[] = [];
-    const reports = await scanRepositories(repos, deps(client, store), { concurrency: 3, onDone: (_r, done) => progress.push(done) });
-    assert.deepEqual(reports.map((r) => r.name), repos.map((r) => `apps/${r.metadata.name}`));
+    const reports = await scanRepositories(repos, deps(client, store), {
+      concurrency: 3,
+      onDone: (_r, done) => progress.push(done),
+    });
+    assert.deepEqual(
+      reports.map((r) => r.name),
+      repos.map((r) => `apps/${r.metadata.name}`),
+    );
     assert.equal(peak, 3);
     assert.deepEqual(progress, [1, 2, 3, 4, 5, 6, 7]);
     assert.ok(reports.every((r) => r.scanned && r.tags === 1));

@@ -4,7 +4,14 @@ import { mkdtempSync, rmSync, readdirSync, readFileSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openStore, storeOptionsFromEnv, SCHEMA_VERSION, tagListChecksum, diffTags, type Store } from '../../src/store/index.js';
+import {
+  openStore,
+  storeOptionsFromEnv,
+  SCHEMA_VERSION,
+  tagListChecksum,
+  diffTags,
+  type Store,
+} from '../../src/store/index.js';
 import type { RecordedResponse } from '../../src/scan/registry/types.js';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -49,8 +56,14 @@ describe('openStore', () => {
 
   test('a file that is not a database gives an error naming it', (t) => {
     const dir = tempDir(t);
-    writeFileSync(join(dir, 'pawl.db'), 'not a database at all, just some text that is long enough'.repeat(100));
-    assert.throws(() => openStore(dir), (err: Error) => err.message.includes('pawl.db') && /safe/.test(err.message));
+    writeFileSync(
+      join(dir, 'pawl.db'),
+      'not a database at all, just some text that is long enough'.repeat(100),
+    );
+    assert.throws(
+      () => openStore(dir),
+      (err: Error) => err.message.includes('pawl.db') && /safe/.test(err.message),
+    );
   });
 });
 
@@ -89,26 +102,46 @@ describe('scans', () => {
     const many = Array.from({ length: 50 }, (_, i) => `t${i}`);
     scan(s, 'ns/app', many, 0);
     const small = scan(s, 'ns/app', many.slice(0, 46), 1); // drop of 4: below the absolute threshold
-    assert.deepEqual(small.anomalies.map((a) => a.kind), ['tags-missing']);
+    assert.deepEqual(
+      small.anomalies.map((a) => a.kind),
+      ['tags-missing'],
+    );
     const big = scan(s, 'ns/app', many.slice(0, 40), 2); // 46 → 40: 6 tags, 13%
-    assert.deepEqual(big.anomalies.map((a) => a.kind), ['tags-missing', 'count-drop']);
+    assert.deepEqual(
+      big.anomalies.map((a) => a.kind),
+      ['tags-missing', 'count-drop'],
+    );
     assert.deepEqual(big.anomalies[1], { kind: 'count-drop', from: 46, to: 40 });
     const empty = scan(s, 'ns/app', [], 3);
-    assert.deepEqual(empty.anomalies.map((a) => a.kind), ['empty', 'tags-missing', 'count-drop']);
+    assert.deepEqual(
+      empty.anomalies.map((a) => a.kind),
+      ['empty', 'tags-missing', 'count-drop'],
+    );
     assert.deepEqual(s.currentTags('ns/app'), []);
   });
 
   test('count-drop needs 10% as well as 5 tags', () => {
     const prev = Array.from({ length: 100 }, (_, i) => `t${i}`);
-    assert.deepEqual(diffTags(prev, prev.slice(0, 91)).anomalies.map((a) => a.kind), ['tags-missing']);
-    assert.deepEqual(diffTags(prev, prev.slice(0, 90)).anomalies.map((a) => a.kind), ['tags-missing', 'count-drop']);
+    assert.deepEqual(
+      diffTags(prev, prev.slice(0, 91)).anomalies.map((a) => a.kind),
+      ['tags-missing'],
+    );
+    assert.deepEqual(
+      diffTags(prev, prev.slice(0, 90)).anomalies.map((a) => a.kind),
+      ['tags-missing', 'count-drop'],
+    );
   });
 
   test('a failed scan stores only its row; the previous good data stays current', () => {
     const s = openStore(':memory:');
     scan(s, 'ns/app', ['1', '2'], 0);
     const id = s.beginScan('ns/app', 'example.com/app', at(5));
-    const r = s.finishScan(id, { outcome: 'failed', error: 'registry said 503', requests: 4, endedAt: at(6) });
+    const r = s.finishScan(id, {
+      outcome: 'failed',
+      error: 'registry said 503',
+      requests: 4,
+      endedAt: at(6),
+    });
     assert.equal(r.outcome, 'failed');
     assert.equal(r.tagCount, null);
     assert.deepEqual(s.currentTags('ns/app'), ['1', '2']);
@@ -120,7 +153,10 @@ describe('scans', () => {
     const next = scan(s, 'ns/app', ['1', '2', '3'], 10);
     assert.deepEqual(next.added, ['3']);
     assert.deepEqual(next.removed, []);
-    assert.throws(() => s.finishScan(id, { outcome: 'ok', tags: [], requests: 0, endedAt: at(11) }), /already finished/);
+    assert.throws(
+      () => s.finishScan(id, { outcome: 'ok', tags: [], requests: 0, endedAt: at(11) }),
+      /already finished/,
+    );
   });
 
   test('history is newest first, per repository, and a running scan shows as running', () => {
@@ -130,8 +166,14 @@ describe('scans', () => {
     scan(s, 'ns/a', ['1', '2'], 2);
     s.beginScan('ns/a', 'example.com/app', at(3));
     const h = s.scanHistory('ns/a', 10);
-    assert.deepEqual(h.map((x) => x.outcome), ['running', 'ok', 'ok']);
-    assert.deepEqual(h.map((x) => x.tagCount), [null, 2, 1]);
+    assert.deepEqual(
+      h.map((x) => x.outcome),
+      ['running', 'ok', 'ok'],
+    );
+    assert.deepEqual(
+      h.map((x) => x.tagCount),
+      [null, 2, 1],
+    );
     assert.equal(s.scanHistory('ns/a', 1).length, 1);
     assert.equal(s.lastFinishedScan('ns/a')!.tagCount, 2);
   });
@@ -163,7 +205,11 @@ function response(i: number, body = `{"name":"app","tags":["t${i}"]}`): Recorded
     method: 'GET',
     url: `https://user:pw@r.example/v2/app/tags/list?n=100&last=t${i}`,
     status: 200,
-    headers: { 'Content-Type': 'application/json', Authorization: 'Bearer sekret-token-value', 'Set-Cookie': 'session=abc' },
+    headers: {
+      'Content-Type': 'application/json',
+      Authorization: 'Bearer sekret-token-value',
+      'Set-Cookie': 'session=abc',
+    },
     body,
     at: at(i).toISOString(),
     durationMs: 3,
@@ -176,13 +222,28 @@ describe('raw responses', () => {
     const ids: number[] = [];
     for (let i = 0; i < 4; i++) {
       const id = s.beginScan('ns/app', 'example.com/app', at(i));
-      s.finishScan(id, { outcome: 'ok', tags: [`t${i}`], requests: 1, responses: [response(i)], endedAt: at(i) });
+      s.finishScan(id, {
+        outcome: 'ok',
+        tags: [`t${i}`],
+        requests: 1,
+        responses: [response(i)],
+        endedAt: at(i),
+      });
       ids.push(id);
     }
     const other = s.beginScan('ns/other', 'example.com/other', at(9));
-    s.finishScan(other, { outcome: 'failed', error: 'x', requests: 1, responses: [response(9)], endedAt: at(9) });
+    s.finishScan(other, {
+      outcome: 'failed',
+      error: 'x',
+      requests: 1,
+      responses: [response(9)],
+      endedAt: at(9),
+    });
     const raw = s.rawResponses('ns/app');
-    assert.deepEqual(raw.map((r) => r.scanId), [ids[3], ids[2]]);
+    assert.deepEqual(
+      raw.map((r) => r.scanId),
+      [ids[3], ids[2]],
+    );
     const r0 = raw[0]!.responses[0]!;
     assert.deepEqual(Object.keys(r0.headers), ['content-type']);
     assert.equal(r0.url, 'https://r.example/v2/app/tags/list?n=100&last=t3');
@@ -197,7 +258,13 @@ describe('raw responses', () => {
     const s = openStore(':memory:', { rawBytesPerScan: 4096 });
     const id = s.beginScan('ns/app', 'example.com/app', at(0));
     const big = JSON.stringify({ name: 'app', tags: Array.from({ length: 2000 }, (_, i) => `tag-${i}`) });
-    s.finishScan(id, { outcome: 'ok', tags: ['a'], requests: 3, responses: [response(0, big), response(1, big), response(2, big)], endedAt: at(0) });
+    s.finishScan(id, {
+      outcome: 'ok',
+      tags: ['a'],
+      requests: 3,
+      responses: [response(0, big), response(1, big), response(2, big)],
+      endedAt: at(0),
+    });
     const [r] = s.rawResponses('ns/app');
     assert.equal(r!.truncated, true);
     assert.ok(Buffer.byteLength(JSON.stringify(r!.responses)) <= 4096);
@@ -207,7 +274,13 @@ describe('raw responses', () => {
   test('token fields in a body are redacted', () => {
     const s = openStore(':memory:');
     const id = s.beginScan('ns/app', 'example.com/app', at(0));
-    s.finishScan(id, { outcome: 'failed', error: 'x', requests: 1, responses: [response(0, '{"token":"abcdefgh123","expires_in":300}')], endedAt: at(0) });
+    s.finishScan(id, {
+      outcome: 'failed',
+      error: 'x',
+      requests: 1,
+      responses: [response(0, '{"token":"abcdefgh123","expires_in":300}')],
+      endedAt: at(0),
+    });
     const body = s.rawResponses('ns/app')[0]!.responses[0]!.body;
     assert.ok(!body.includes('abcdefgh123'));
     assert.match(body, /"expires_in":300/);
@@ -222,7 +295,11 @@ describe('build times, policies, runs, events', () => {
     c.set('sha256:1', null);
     assert.equal(c.get('sha256:1'), null);
     c.set('sha256:2', { digest: 'sha256:2', created: at(3), source: 'annotation' });
-    assert.deepEqual(s.buildTimeCache().get('sha256:2'), { digest: 'sha256:2', created: at(3), source: 'annotation' });
+    assert.deepEqual(s.buildTimeCache().get('sha256:2'), {
+      digest: 'sha256:2',
+      created: at(3),
+      source: 'annotation',
+    });
   });
 
   test('policy state round-trips, selections are kept newest first', () => {
@@ -245,15 +322,38 @@ describe('build times, policies, runs, events', () => {
     s.recordSelection('ns/p', at(2), null, 'empty tag list');
     s.recordSelection('ns/q', at(2), 'x', null);
     const h = s.selectionHistory('ns/p', 10);
-    assert.deepEqual(h.map((x) => [x.candidate, x.error]), [[null, 'empty tag list'], ['1.2.0', null]]);
+    assert.deepEqual(
+      h.map((x) => [x.candidate, x.error]),
+      [
+        [null, 'empty tag list'],
+        ['1.2.0', null],
+      ],
+    );
   });
 
   test('runs and decisions', () => {
     const s = openStore(':memory:');
     const run = s.beginRun(at(0), 'run');
-    const d = { automation: 'ns/auto', file: 'a.yaml', line: 3, setter: 'ns:p', policy: 'ns/p', current: '1.0', candidate: '1.1', reason: 'upgrade', detail: '', action: 'write' as const };
+    const d = {
+      automation: 'ns/auto',
+      file: 'a.yaml',
+      line: 3,
+      setter: 'ns:p',
+      policy: 'ns/p',
+      current: '1.0',
+      candidate: '1.1',
+      reason: 'upgrade',
+      detail: '',
+      action: 'write' as const,
+    };
     s.recordDecision(run, d);
-    s.recordDecision(run, { ...d, policy: 'ns/q', action: 'keep', reason: 'downgrade-blocked', candidate: null });
+    s.recordDecision(run, {
+      ...d,
+      policy: 'ns/q',
+      action: 'keep',
+      reason: 'downgrade-blocked',
+      candidate: null,
+    });
     s.finishRun(run, { result: 'pushed', commit: 'abc' }, at(1));
     assert.deepEqual(s.getRun(run)!.result, { result: 'pushed', commit: 'abc' });
     assert.equal(s.getRun(run)!.kind, 'run');
@@ -268,13 +368,27 @@ describe('build times, policies, runs, events', () => {
 
   test('events filter by kind, policy, repository and time', () => {
     const s = openStore(':memory:');
-    s.recordEvent({ at: at(0), kind: 'downgrade-blocked', policy: 'ns/p', detail: { current: '2', candidate: '1' } });
+    s.recordEvent({
+      at: at(0),
+      kind: 'downgrade-blocked',
+      policy: 'ns/p',
+      detail: { current: '2', candidate: '1' },
+    });
     s.recordEvent({ at: at(5), kind: 'stale-scan', policy: 'ns/p', repository: 'ns/r', detail: {} });
     s.recordEvent({ at: at(9), kind: 'pin', policy: 'ns/q', detail: { line: 4 } });
     assert.equal(s.events().length, 3);
-    assert.deepEqual(s.events({ policy: 'ns/p' }).map((e) => e.kind), ['stale-scan', 'downgrade-blocked']);
-    assert.deepEqual(s.events({ repository: 'ns/r' }).map((e) => e.kind), ['stale-scan']);
-    assert.deepEqual(s.events({ since: at(5) }).map((e) => e.kind), ['pin', 'stale-scan']);
+    assert.deepEqual(
+      s.events({ policy: 'ns/p' }).map((e) => e.kind),
+      ['stale-scan', 'downgrade-blocked'],
+    );
+    assert.deepEqual(
+      s.events({ repository: 'ns/r' }).map((e) => e.kind),
+      ['stale-scan'],
+    );
+    assert.deepEqual(
+      s.events({ since: at(5) }).map((e) => e.kind),
+      ['pin', 'stale-scan'],
+    );
     assert.deepEqual(s.events({ kind: 'downgrade-blocked' })[0]!.detail, { current: '2', candidate: '1' });
   });
 });
@@ -315,9 +429,15 @@ test('two handles on one state directory (pawl serve and a CLI) both read and wr
 });
 
 test('raw-response bounds from the environment', () => {
-  assert.deepEqual(storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: '2', PAWL_RAW_BYTES_PER_SCAN: '65536' }), { rawScansKept: 2, rawBytesPerScan: 65536 });
+  assert.deepEqual(storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: '2', PAWL_RAW_BYTES_PER_SCAN: '65536' }), {
+    rawScansKept: 2,
+    rawBytesPerScan: 65536,
+  });
   assert.deepEqual(storeOptionsFromEnv({}), {});
-  assert.throws(() => storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: 'five' }), /PAWL_RAW_SCANS_KEPT must be a whole number/);
+  assert.throws(
+    () => storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: 'five' }),
+    /PAWL_RAW_SCANS_KEPT must be a whole number/,
+  );
   const s = openStore(':memory:', storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: '0' }));
   const id = s.beginScan('ns/app', 'x', at(0));
   s.finishScan(id, { outcome: 'ok', tags: ['a'], requests: 1, responses: [response(0)], endedAt: at(0) });

@@ -13,7 +13,9 @@ export function register(program: Command): void {
     program
       .command('explain')
       .argument('<policy>', 'ImagePolicy (NAMESPACE/NAME or a unique NAME)')
-      .description('why: ranked candidates and their ordering keys, the high-water mark, every marker and its decision, pins, recent scans')
+      .description(
+        'why: ranked candidates and their ordering keys, the high-water mark, every marker and its decision, pins, recent scans',
+      )
       .option('--candidates <n>', 'how many ranked candidates to show', '10'),
   );
   cmd.action(
@@ -24,9 +26,13 @@ export function register(program: Command): void {
       const store = openStore(ctx.options.stateDir);
       try {
         const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
-        const e = await explain({ config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log }, policy, {
-          candidates: Number.isInteger(n) && n > 0 ? n : 10,
-        });
+        const e = await explain(
+          { config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log },
+          policy,
+          {
+            candidates: Number.isInteger(n) && n > 0 ? n : 10,
+          },
+        );
         if (ctx.options.json) writeJson(ctx, e);
         else renderExplanation(ctx, e);
         return e.automationErrors.length > 0 ? 1 : 0;
@@ -38,23 +44,39 @@ export function register(program: Command): void {
 }
 
 export function renderExplanation(ctx: CommandContext, e: Explanation): void {
-  writeLine(ctx, `ImagePolicy ${e.policy}: ${e.strategy}, image ${e.image} (ImageRepository ${e.repository})`);
+  writeLine(
+    ctx,
+    `ImagePolicy ${e.policy}: ${e.strategy}, image ${e.image} (ImageRepository ${e.repository})`,
+  );
   if (e.counts) {
     const c = e.counts;
-    writeLine(ctx, `  ${c.tags} tags in the last good scan; ${c.excluded} excluded, ${c.filteredOut} filtered out, ${c.unparsable} unparsable, ${c.outOfRange} out of range`);
+    writeLine(
+      ctx,
+      `  ${c.tags} tags in the last good scan; ${c.excluded} excluded, ${c.filteredOut} filtered out, ${c.unparsable} unparsable, ${c.outOfRange} out of range`,
+    );
   }
-  writeLine(ctx, `  selected: ${e.selected ?? '(none)'}   candidate: ${e.candidate ?? '(none)'}${e.error ? `   (${e.error})` : ''}`);
+  writeLine(
+    ctx,
+    `  selected: ${e.selected ?? '(none)'}   candidate: ${e.candidate ?? '(none)'}${e.error ? `   (${e.error})` : ''}`,
+  );
   writeLine(ctx, `  ${e.ratchet}`);
   if (e.candidates.length > 0) {
     writeLine(ctx, '');
-    writeLine(ctx, table(['RANK', 'TAG', 'KEY'], e.candidates.map((c) => [String(c.rank), c.tag, c.key])));
+    writeLine(
+      ctx,
+      table(
+        ['RANK', 'TAG', 'KEY'],
+        e.candidates.map((c) => [String(c.rank), c.tag, c.key]),
+      ),
+    );
   }
   writeLine(ctx, '');
   if (e.markers.length === 0) writeLine(ctx, 'No marker names this policy.');
   for (const m of e.markers) {
     writeLine(ctx, `${m.file}:${m.line} ${m.setter} = ${m.value}`);
     writeLine(ctx, `  ${m.action === 'write' ? 'would write' : 'keep'} (${m.words}): ${m.detail}`);
-    if (m.pin && m.pin.state !== 'none') writeLine(ctx, `  pin: ${m.pin.detail}${m.pin.author ? ` [${m.pin.author}, ${m.pin.time}]` : ''}`);
+    if (m.pin && m.pin.state !== 'none')
+      writeLine(ctx, `  pin: ${m.pin.detail}${m.pin.author ? ` [${m.pin.author}, ${m.pin.time}]` : ''}`);
     if (m.advice) writeLine(ctx, `  ${m.advice}`);
   }
   for (const a of e.automationErrors) writeLine(ctx, `automation ${a.automation}: ${a.error}`);
@@ -64,7 +86,14 @@ export function renderExplanation(ctx: CommandContext, e: Explanation): void {
       ctx,
       table(
         ['SCAN', 'OUTCOME', 'TAGS', '+', '-', 'ANOMALIES'],
-        e.scans.map((s) => [s.at, s.outcome + (s.error ? `: ${s.error}` : ''), s.tags === null ? '' : String(s.tags), String(s.added), String(s.removed), s.anomalies.join('; ')]),
+        e.scans.map((s) => [
+          s.at,
+          s.outcome + (s.error ? `: ${s.error}` : ''),
+          s.tags === null ? '' : String(s.tags),
+          String(s.added),
+          String(s.removed),
+          s.anomalies.join('; '),
+        ]),
       ),
     );
   }

@@ -9,7 +9,11 @@ import { release, rollback, type PeopleDeps } from '../../run/people.js';
 import type { AutomationReport } from '../../run/report.js';
 import type { ImagePolicy } from '../../config/types.js';
 
-async function withPeopleDeps<T>(ctx: CommandContext, policyName: string, body: (deps: PeopleDeps, policy: ImagePolicy) => Promise<T>): Promise<T> {
+async function withPeopleDeps<T>(
+  ctx: CommandContext,
+  policyName: string,
+  body: (deps: PeopleDeps, policy: ImagePolicy) => Promise<T>,
+): Promise<T> {
   const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
   const policy = resolveObject(config.imagePolicies, policyName, 'ImagePolicy');
   const store = openStore(ctx.options.stateDir);
@@ -24,7 +28,12 @@ async function withPeopleDeps<T>(ctx: CommandContext, policyName: string, body: 
 function renderAutomations(ctx: CommandContext, reports: AutomationReport[]): number {
   let failed = 0;
   for (const a of reports) {
-    const head = a.result === 'pushed' ? `pushed ${a.commit?.slice(0, 12)} to ${a.branch}` : a.result === 'failed' ? `failed: ${a.error}` : a.result;
+    const head =
+      a.result === 'pushed'
+        ? `pushed ${a.commit?.slice(0, 12)} to ${a.branch}`
+        : a.result === 'failed'
+          ? `failed: ${a.error}`
+          : a.result;
     writeLine(ctx, `automation ${a.name}: ${head}`);
     for (const c of a.changes) writeLine(ctx, `  ${c.file}:${c.line} ${c.setter} ${c.old} -> ${c.new}`);
     if (a.result === 'failed') failed++;
@@ -38,7 +47,9 @@ export function register(program: Command): void {
     program
       .command('rollback')
       .argument('<policy>', 'ImagePolicy (NAMESPACE/NAME or a unique NAME)')
-      .description("write TAG into the policy's markers on purpose, commit it with trailers; the lines stay pinned until a newer release or `pawl release`")
+      .description(
+        "write TAG into the policy's markers on purpose, commit it with trailers; the lines stay pinned until a newer release or `pawl release`",
+      )
       .requiredOption('--to <tag>', 'the tag to roll back to (it must exist in the registry)')
       .option('--reason <text>', 'why; recorded in the commit')
       .option('--dry-run', 'show the diff; write, commit and push nothing'),
@@ -47,14 +58,19 @@ export function register(program: Command): void {
     action(async (ctx, policyName: string) => {
       const o = rb.opts<{ to: string; reason?: string; dryRun?: boolean }>();
       return withPeopleDeps(ctx, policyName, async (deps, policy) => {
-        const r = await rollback(deps, policy, { to: o.to, ...(o.reason ? { reason: o.reason } : {}), ...(o.dryRun ? { dryRun: true } : {}) });
+        const r = await rollback(deps, policy, {
+          to: o.to,
+          ...(o.reason ? { reason: o.reason } : {}),
+          ...(o.dryRun ? { dryRun: true } : {}),
+        });
         if (ctx.options.json) {
           writeJson(ctx, r);
           return r.automations.some((a) => a.result === 'failed') ? 1 : 0;
         }
         writeLine(ctx, `rollback of ${r.policy} to ${r.to}:`);
         const code = renderAutomations(ctx, r.automations);
-        if (code === 0 && r.automations.every((a) => a.result === 'up-to-date')) writeLine(ctx, `every marker of ${r.policy} already holds ${r.to}`);
+        if (code === 0 && r.automations.every((a) => a.result === 'up-to-date'))
+          writeLine(ctx, `every marker of ${r.policy} already holds ${r.to}`);
         return code;
       });
     }),

@@ -25,7 +25,12 @@ export function register(program: Command): void {
       .description('one full pass: scan what is due, select, guard, write, commit and push')
       .option('--dry-run', 'compute everything and show the diff; write, commit and push nothing')
       .option('--refresh', 'scan every ImageRepository now, due or not')
-      .option('--automation <name>', 'only this ImageUpdateAutomation (repeatable)', (v: string, p: string[]) => [...p, v], [] as string[]),
+      .option(
+        '--automation <name>',
+        'only this ImageUpdateAutomation (repeatable)',
+        (v: string, p: string[]) => [...p, v],
+        [] as string[],
+      ),
   );
   cmd.action(
     action(async (ctx) => {
@@ -39,7 +44,11 @@ export function register(program: Command): void {
         const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
         const report = await runPass(
           { config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log },
-          { dryRun: opts.dryRun === true, refresh: opts.refresh === true, ...(automations ? { automations } : {}) },
+          {
+            dryRun: opts.dryRun === true,
+            refresh: opts.refresh === true,
+            ...(automations ? { automations } : {}),
+          },
         );
         if (ctx.options.json) writeJson(ctx, report);
         else renderRun(ctx, report);
@@ -58,9 +67,13 @@ export function reasonWords(reason: string): string {
 export function renderRun(ctx: CommandContext, r: RunReport): void {
   const failedRepos = r.repositories.filter((x) => x.error || x.anomalies.length > 0);
   for (const x of failedRepos) {
-    writeLine(ctx, `repository ${x.name}: ${x.error ? `scan failed: ${x.error}` : `anomalies: ${anomalyKinds(x.anomalies)}`}`);
+    writeLine(
+      ctx,
+      `repository ${x.name}: ${x.error ? `scan failed: ${x.error}` : `anomalies: ${anomalyKinds(x.anomalies)}`}`,
+    );
   }
-  for (const p of r.policies.filter((p) => p.error)) writeLine(ctx, `policy ${p.name}: no candidate: ${p.error}`);
+  for (const p of r.policies.filter((p) => p.error))
+    writeLine(ctx, `policy ${p.name}: no candidate: ${p.error}`);
   if (r.automations.length === 0) writeLine(ctx, 'no ImageUpdateAutomation to run');
   for (const a of r.automations) {
     const head =
@@ -71,12 +84,22 @@ export function renderRun(ctx: CommandContext, r: RunReport): void {
           : a.result;
     writeLine(ctx, `automation ${a.name}: ${head}`);
     if (a.changes.length > 0) {
-      writeLine(ctx, table(['FILE', 'SETTER', 'OLD', 'NEW', 'REASON'], a.changes.map((c) => [`${c.file}:${c.line}`, c.setter, c.old, c.new, c.reason])).replace(/^/gm, '  '));
+      writeLine(
+        ctx,
+        table(
+          ['FILE', 'SETTER', 'OLD', 'NEW', 'REASON'],
+          a.changes.map((c) => [`${c.file}:${c.line}`, c.setter, c.old, c.new, c.reason]),
+        ).replace(/^/gm, '  '),
+      );
     }
     const notable = a.kept.filter((k) => k.reason !== 'up-to-date');
     if (notable.length > 0) {
       writeLine(ctx, '  kept:');
-      for (const k of notable) writeLine(ctx, `  ${k.file}:${k.line} ${k.setter} ${k.current} (${reasonWords(k.reason)}): ${k.detail}`);
+      for (const k of notable)
+        writeLine(
+          ctx,
+          `  ${k.file}:${k.line} ${k.setter} ${k.current} (${reasonWords(k.reason)}): ${k.detail}`,
+        );
     }
     const upToDate = a.kept.length - notable.length;
     if (upToDate > 0) writeLine(ctx, `  ${upToDate} marker${upToDate === 1 ? '' : 's'} up to date`);

@@ -34,7 +34,11 @@ export function register(program: Command): void {
       const repos: ImageRepository[] =
         names.length > 0
           ? [...new Set(names.map((n) => resolveObject(config.imageRepositories, n, 'ImageRepository')))]
-          : [...config.imageRepositories.values()].sort((a, b) => a.metadata.namespace.localeCompare(b.metadata.namespace) || a.metadata.name.localeCompare(b.metadata.name));
+          : [...config.imageRepositories.values()].sort(
+              (a, b) =>
+                a.metadata.namespace.localeCompare(b.metadata.namespace) ||
+                a.metadata.name.localeCompare(b.metadata.name),
+            );
       if (repos.length === 0) {
         if (ctx.options.json) writeJson(ctx, { repositories: [] });
         else ctx.stderr.write('pawl: no ImageRepository in the configuration; nothing to scan\n');
@@ -50,7 +54,13 @@ export function register(program: Command): void {
       try {
         reports = await scanRepositories(
           repos,
-          { client: (r) => clients.client(r), reference: (r) => clients.reference(r), store, log: ctx.log, signal: abort.signal },
+          {
+            client: (r) => clients.client(r),
+            reference: (r) => clients.reference(r),
+            store,
+            log: ctx.log,
+            signal: abort.signal,
+          },
           { concurrency, onDone: progress.update },
         );
       } finally {
@@ -80,7 +90,10 @@ export function renderReports(reports: readonly ScanReport[]): string {
 }
 
 /** A one-line counter on stderr, only for a person at a terminal (never with --json). */
-export function progressIndicator(ctx: CommandContext, total: number): { update: (r: ScanReport, done: number) => void; done: () => void } {
+export function progressIndicator(
+  ctx: CommandContext,
+  total: number,
+): { update: (r: ScanReport, done: number) => void; done: () => void } {
   const tty = (ctx.stderr as NodeJS.WriteStream).isTTY === true && !ctx.options.json;
   if (!tty) return { update: () => undefined, done: () => undefined };
   let shown = false;

@@ -29,14 +29,17 @@ async function resolveRepository(ctx: CommandContext, store: Store, name: string
   }
   const known = new Map(store.knownRepositories().map((k) => [k, k]));
   if (known.size === 0) {
-    throw new RuntimeError(`no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or pass -c to name a configured ImageRepository)`);
+    throw new RuntimeError(
+      `no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or pass -c to name a configured ImageRepository)`,
+    );
   }
   return resolveObject(known, name, 'scanned ImageRepository');
 }
 
 function parseLimit(raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`--limit must be a positive whole number, not "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new UsageError(`--limit must be a positive whole number, not "${raw}"`);
   return Number(raw);
 }
 
@@ -54,10 +57,13 @@ export function register(program: Command): void {
   cmd.action(
     action(async (ctx, name: string) => {
       const opts = cmd.opts<TagsOptions>();
-      if (opts.history && opts.raw) throw new UsageError('--history and --raw show different things; give one of them');
+      if (opts.history && opts.raw)
+        throw new UsageError('--history and --raw show different things; give one of them');
       // A read-only command: a mistyped --state-dir must not leave an empty database behind.
       if (!existsSync(join(ctx.options.stateDir, DB_FILE))) {
-        throw new RuntimeError(`no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or give the right --state-dir)`);
+        throw new RuntimeError(
+          `no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or give the right --state-dir)`,
+        );
       }
       const store = openStore(ctx.options.stateDir);
       try {
@@ -85,8 +91,17 @@ function current(ctx: CommandContext, store: Store, repo: string, wide: boolean)
       name: repo,
       image: good.image,
       scan: { id: good.id, startedAt: good.startedAt, checksum: good.checksum, anomalies: good.anomalies },
-      lastScan: last && last.id !== good.id ? { id: last.id, startedAt: last.startedAt, outcome: last.outcome, error: last.error } : null,
-      tags: infos.map((i) => ({ tag: i.tag, firstSeen: i.firstSeen, lastSeen: i.lastSeen, digest: i.digest, initial: i.initial })),
+      lastScan:
+        last && last.id !== good.id
+          ? { id: last.id, startedAt: last.startedAt, outcome: last.outcome, error: last.error }
+          : null,
+      tags: infos.map((i) => ({
+        tag: i.tag,
+        firstSeen: i.firstSeen,
+        lastSeen: i.lastSeen,
+        digest: i.digest,
+        initial: i.initial,
+      })),
     });
     return 0;
   }
@@ -105,7 +120,12 @@ function current(ctx: CommandContext, store: Store, repo: string, wide: boolean)
     table(
       ['TAG', 'FIRST SEEN', 'LAST SEEN', 'DIGEST'],
       // Tags of the very first scan have no known arrival time (SPEC §4).
-      infos.map((i) => [i.tag, i.initial ? `before ${formatTime(i.firstSeen)}` : formatTime(i.firstSeen), formatTime(i.lastSeen), i.digest ?? '']),
+      infos.map((i) => [
+        i.tag,
+        i.initial ? `before ${formatTime(i.firstSeen)}` : formatTime(i.firstSeen),
+        formatTime(i.lastSeen),
+        i.digest ?? '',
+      ]),
     ),
   );
   return 0;
@@ -146,7 +166,10 @@ function raw(ctx: CommandContext, store: Store, repo: string, limit: number): nu
     return 0;
   }
   for (const s of scans) {
-    writeLine(ctx, `# scan ${s.scanId} at ${formatTime(s.startedAt)} (${s.outcome})${s.truncated ? ', truncated to the size bound' : ''}`);
+    writeLine(
+      ctx,
+      `# scan ${s.scanId} at ${formatTime(s.startedAt)} (${s.outcome})${s.truncated ? ', truncated to the size bound' : ''}`,
+    );
     for (const r of s.responses) {
       writeLine(ctx, formatResponse(r));
       writeLine(ctx);

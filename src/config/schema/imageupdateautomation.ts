@@ -73,9 +73,16 @@ export const imageUpdateAutomationSchema = z
             // change now, so the failure is a configuration error and not a surprise at run time.
             const { messageTemplate, messageTemplateValues } = ctx.value;
             if (messageTemplate === undefined || throwsToIssue(() => parseTemplate(messageTemplate))) return;
-            const problem = throwsToIssue(() => checkCommitMessageTemplate(messageTemplate, messageTemplateValues));
+            const problem = throwsToIssue(() =>
+              checkCommitMessageTemplate(messageTemplate, messageTemplateValues),
+            );
             if (problem) {
-              ctx.issues.push({ code: 'custom', input: messageTemplate, path: ['messageTemplate'], message: `cannot be rendered: ${problem}` });
+              ctx.issues.push({
+                code: 'custom',
+                input: messageTemplate,
+                path: ['messageTemplate'],
+                message: `cannot be rendered: ${problem}`,
+              });
             }
           }),
         push: z

@@ -36,7 +36,15 @@ import {
 } from './pool.js';
 import { familiarName } from './reference.js';
 import { Redactor } from './redact.js';
-import type { BuildTime, BuildTimeCache, ManifestHead, RecordedResponse, RegistryClient, RepositoryRef, TagList } from './types.js';
+import type {
+  BuildTime,
+  BuildTimeCache,
+  ManifestHead,
+  RecordedResponse,
+  RegistryClient,
+  RepositoryRef,
+  TagList,
+} from './types.js';
 
 export const MEDIA = {
   ociIndex: 'application/vnd.oci.image.index.v1+json',
@@ -46,7 +54,14 @@ export const MEDIA = {
   dockerSchema1Signed: 'application/vnd.docker.distribution.manifest.v1+prettyjws',
   dockerSchema1: 'application/vnd.docker.distribution.manifest.v1+json',
 } as const;
-const MANIFEST_ACCEPT = [MEDIA.ociIndex, MEDIA.ociManifest, MEDIA.dockerList, MEDIA.dockerManifest, MEDIA.dockerSchema1Signed, MEDIA.dockerSchema1].join(', ');
+const MANIFEST_ACCEPT = [
+  MEDIA.ociIndex,
+  MEDIA.ociManifest,
+  MEDIA.dockerList,
+  MEDIA.dockerManifest,
+  MEDIA.dockerSchema1Signed,
+  MEDIA.dockerSchema1,
+].join(', ');
 const CREATED_KEY = 'org.opencontainers.image.created';
 
 const MAX_TAG_PAGE_BYTES = 32 << 20;
@@ -98,9 +113,7 @@ export interface RegistryClientOptions {
 }
 
 type Challenge =
-  | { scheme: 'none' }
-  | { scheme: 'basic' }
-  | { scheme: 'bearer'; realm: string; service?: string };
+  { scheme: 'none' } | { scheme: 'basic' } | { scheme: 'bearer'; realm: string; service?: string };
 
 interface Op {
   what: string;
@@ -132,7 +145,8 @@ export function parseChallenge(header: string | null): Challenge {
   const re = /(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))/g;
   for (let p = re.exec(m[2]!); p; p = re.exec(m[2]!)) params[p[1]!.toLowerCase()] = p[2] ?? p[3] ?? '';
   if (scheme === 'basic') return { scheme: 'basic' };
-  if (scheme === 'bearer' && params.realm) return { scheme: 'bearer', realm: params.realm, ...(params.service ? { service: params.service } : {}) };
+  if (scheme === 'bearer' && params.realm)
+    return { scheme: 'bearer', realm: params.realm, ...(params.service ? { service: params.service } : {}) };
   return { scheme: 'none' };
 }
 
@@ -170,7 +184,10 @@ const manifestDoc = z.object({
 });
 const configDoc = z.object({
   created: z.string().optional(),
-  config: z.object({ Labels: z.record(z.string(), z.string()).nullable().optional() }).nullable().optional(),
+  config: z
+    .object({ Labels: z.record(z.string(), z.string()).nullable().optional() })
+    .nullable()
+    .optional(),
 });
 
 /** A usable time: parses, and is not Go's zero time or the Unix epoch that reproducible builds stamp. */
@@ -251,10 +268,14 @@ class Client implements RegistryClient {
     const cert = secretText(opts.caSecret, 'tls.crt', 'certFile');
     const key = secretText(opts.caSecret, 'tls.key', 'keyFile');
     if (opts.caSecret && !ca && !cert) {
-      throw new RuntimeError(`Secret ${refKey(opts.caSecret.metadata)} (certSecretRef) has no ca.crt, tls.crt or tls.key`);
+      throw new RuntimeError(
+        `Secret ${refKey(opts.caSecret.metadata)} (certSecretRef) has no ca.crt, tls.crt or tls.key`,
+      );
     }
     if ((cert && !key) || (key && !cert)) {
-      throw new RuntimeError(`Secret ${refKey(opts.caSecret!.metadata)} (certSecretRef) has ${cert ? 'tls.crt without tls.key' : 'tls.key without tls.crt'}`);
+      throw new RuntimeError(
+        `Secret ${refKey(opts.caSecret!.metadata)} (certSecretRef) has ${cert ? 'tls.crt without tls.key' : 'tls.key without tls.crt'}`,
+      );
     }
     this.dispatcher = opts.caSecret
       ? new Agent({ connect: { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) } })
@@ -282,13 +303,21 @@ class Client implements RegistryClient {
   }
 
   private fail(op: Op, message: string, status?: number): RegistryError {
-    return new RegistryError(this.redactor.text(`${op.what}: ${message}`), op.requests, op.responses ?? [], status);
+    return new RegistryError(
+      this.redactor.text(`${op.what}: ${message}`),
+      op.requests,
+      op.responses ?? [],
+      status,
+    );
   }
 
   private abortError(op: Op, cause?: unknown): RegistryError {
     if (op.timeout.aborted) {
       const secs = Math.round(op.timeoutMs / 100) / 10;
-      return this.fail(op, `timed out after ${secs}s${op.step ? ` (during ${op.step})` : ''}; ${op.requests} request(s) made`);
+      return this.fail(
+        op,
+        `timed out after ${secs}s${op.step ? ` (during ${op.step})` : ''}; ${op.requests} request(s) made`,
+      );
     }
     const reason = cause instanceof Error ? cause.message : 'aborted';
     return this.fail(op, `cancelled (${reason})`);
@@ -299,7 +328,10 @@ class Client implements RegistryClient {
     const left = op.deadline - this.pool.now();
     if (ms > left) {
       const until = new Date(this.pool.now() + ms).toISOString();
-      throw this.fail(op, `${why}: asked to wait ${Math.ceil(ms / 1000)}s (until ${until}), more than the ${Math.max(0, Math.floor(left / 1000))}s left of the ${Math.round(op.timeoutMs / 1000)}s timeout`);
+      throw this.fail(
+        op,
+        `${why}: asked to wait ${Math.ceil(ms / 1000)}s (until ${until}), more than the ${Math.max(0, Math.floor(left / 1000))}s left of the ${Math.round(op.timeoutMs / 1000)}s timeout`,
+      );
     }
     try {
       await this.sleep(ms, op.signal);
@@ -317,7 +349,11 @@ class Client implements RegistryClient {
       url: this.redactor.url(f.url),
       status: f.status,
       headers: this.redactor.headers(f.headers),
-      body: this.redactor.text(bodyText) + (f.body.length > limits.maxBodyBytes ? `\n… (${f.body.length - limits.maxBodyBytes} more bytes not kept)` : ''),
+      body:
+        this.redactor.text(bodyText) +
+        (f.body.length > limits.maxBodyBytes
+          ? `\n… (${f.body.length - limits.maxBodyBytes} more bytes not kept)`
+          : ''),
       at: new Date(started).toISOString(),
       durationMs: duration,
     };
@@ -329,7 +365,15 @@ class Client implements RegistryClient {
    * One HTTP exchange with retries (network errors, truncated bodies, 5xx, 429) and the
    * pool's limits. Returns the final answer whatever its status; the body is read in full.
    */
-  private async send(op: Op, host: HostState, method: string, url: string, headers: Record<string, string>, maxBytes: number, requestBody?: string): Promise<Fetched> {
+  private async send(
+    op: Op,
+    host: HostState,
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    maxBytes: number,
+    requestBody?: string,
+  ): Promise<Fetched> {
     const limits = this.pool.limits;
     let waited = false;
     for (let attempt = 0; ; attempt++) {
@@ -342,7 +386,8 @@ class Client implements RegistryClient {
       }
       const blockedFor = host.blockedUntil - this.pool.now();
       // After this request's own wait the block has been served (the clock may be a test's).
-      if (blockedFor > 0 && !waited) await this.wait(op, blockedFor, `${host.host} is rate limited (${host.blockedReason})`);
+      if (blockedFor > 0 && !waited)
+        await this.wait(op, blockedFor, `${host.host} is rate limited (${host.blockedReason})`);
       let release: () => void;
       try {
         release = await host.acquire(this.sleep, op.signal);
@@ -353,12 +398,24 @@ class Client implements RegistryClient {
       let fetched: Fetched | undefined;
       let networkError: unknown;
       try {
-        const init: RequestInit & { dispatcher?: Dispatcher } = { method, headers, signal: op.signal, redirect: 'follow', ...(requestBody !== undefined ? { body: requestBody } : {}) };
+        const init: RequestInit & { dispatcher?: Dispatcher } = {
+          method,
+          headers,
+          signal: op.signal,
+          redirect: 'follow',
+          ...(requestBody !== undefined ? { body: requestBody } : {}),
+        };
         if (this.dispatcher) init.dispatcher = this.dispatcher;
         op.requests++;
         const res = await this.fetchImpl(url, init);
         const body = method === 'HEAD' ? Buffer.alloc(0) : await readBody(res, maxBytes);
-        fetched = { status: res.status, statusText: res.statusText, headers: res.headers, body, url: res.url || url };
+        fetched = {
+          status: res.status,
+          statusText: res.statusText,
+          headers: res.headers,
+          body,
+          url: res.url || url,
+        };
       } catch (err) {
         networkError = err;
       } finally {
@@ -367,12 +424,19 @@ class Client implements RegistryClient {
       const ms = this.pool.now() - started;
       if (networkError !== undefined) {
         if (op.signal.aborted) throw this.abortError(op, networkError);
-        if (networkError instanceof BodyTooLarge) throw this.fail(op, `${method} ${this.redactor.url(url)}: ${networkError.message}`);
+        if (networkError instanceof BodyTooLarge)
+          throw this.fail(op, `${method} ${this.redactor.url(url)}: ${networkError.message}`);
         const why = describeNetworkError(networkError);
-        this.log.debug({ method, url: this.redactor.url(url), error: this.redactor.text(why), ms }, 'registry request failed');
+        this.log.debug(
+          { method, url: this.redactor.url(url), error: this.redactor.text(why), ms },
+          'registry request failed',
+        );
         if (attempt >= limits.maxRetries) {
           host.recordFailure(why);
-          throw this.fail(op, `${method} ${this.redactor.url(url)} failed after ${attempt + 1} attempts: ${this.redactor.text(why)}`);
+          throw this.fail(
+            op,
+            `${method} ${this.redactor.url(url)} failed after ${attempt + 1} attempts: ${this.redactor.text(why)}`,
+          );
         }
         await this.wait(op, backoffMs(attempt, limits, this.random), `${host.host} is unreachable (${why})`);
         continue;
@@ -404,7 +468,11 @@ class Client implements RegistryClient {
       if (f.status >= 500) {
         if (attempt >= limits.maxRetries) {
           host.recordFailure(`${f.status} ${f.statusText}`.trim());
-          throw this.fail(op, `${method} ${this.redactor.url(url)} answered ${describeStatus(f)}, still after ${attempt + 1} attempts`, f.status);
+          throw this.fail(
+            op,
+            `${method} ${this.redactor.url(url)} answered ${describeStatus(f)}, still after ${attempt + 1} attempts`,
+            f.status,
+          );
         }
         await this.wait(op, backoffMs(attempt, limits, this.random), `${host.host} answered ${f.status}`);
         continue;
@@ -443,7 +511,11 @@ class Client implements RegistryClient {
         const f = await this.send(op, host, 'GET', `${origin}/v2/`, {}, 1 << 20);
         if (f.status === 200) return { scheme: 'none' } as Challenge;
         if (f.status === 401) return parseChallenge(f.headers.get('www-authenticate'));
-        throw this.fail(op, `${origin}/v2/ answered ${describeStatus(f)}; is this an OCI registry?`, f.status);
+        throw this.fail(
+          op,
+          `${origin}/v2/ answered ${describeStatus(f)}; is this an OCI registry?`,
+          f.status,
+        );
       })();
       this.challenges.set(origin, p);
       p.catch(() => this.challenges.delete(origin));
@@ -452,12 +524,22 @@ class Client implements RegistryClient {
   }
 
   /** The Authorization header for a repository's pull scope, or undefined for anonymous access. */
-  private async authorization(op: Op, repo: RepositoryRef, host: HostState, challenge: Challenge, fresh: boolean): Promise<string | undefined> {
+  private async authorization(
+    op: Op,
+    repo: RepositoryRef,
+    host: HostState,
+    challenge: Challenge,
+    fresh: boolean,
+  ): Promise<string | undefined> {
     if (challenge.scheme === 'none') return undefined;
     const creds = await this.creds(repo.registry);
     if (challenge.scheme === 'basic') {
       if (!creds?.password || !creds.username) {
-        throw this.fail(op, `${repo.registry} requires a user name and password (Basic auth) and none were found; set spec.secretRef, or log in with docker login`, 401);
+        throw this.fail(
+          op,
+          `${repo.registry} requires a user name and password (Basic auth) and none were found; set spec.secretRef, or log in with docker login`,
+          401,
+        );
       }
       const b = Buffer.from(`${creds.username}:${creds.password}`).toString('base64');
       this.redactor.add(b);
@@ -474,9 +556,22 @@ class Client implements RegistryClient {
     let f: Fetched;
     if (creds?.identityToken) {
       // OAuth2 refresh-token grant, as Docker does with an identity token.
-      const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.identityToken, client_id: 'pawl', scope });
+      const form = new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: creds.identityToken,
+        client_id: 'pawl',
+        scope,
+      });
       if (challenge.service) form.set('service', challenge.service);
-      f = await this.send(op, realmHost, 'POST', realm.toString(), { 'content-type': 'application/x-www-form-urlencoded' }, 1 << 20, form.toString());
+      f = await this.send(
+        op,
+        realmHost,
+        'POST',
+        realm.toString(),
+        { 'content-type': 'application/x-www-form-urlencoded' },
+        1 << 20,
+        form.toString(),
+      );
     } else {
       if (challenge.service) realm.searchParams.set('service', challenge.service);
       realm.searchParams.set('scope', scope);
@@ -489,9 +584,14 @@ class Client implements RegistryClient {
       f = await this.send(op, realmHost, 'GET', realm.toString(), headers, 1 << 20);
     }
     if (f.status === 401 || f.status === 403) {
-      throw this.fail(op, `the token service ${realm.origin} refused ${creds ? `the credentials from ${creds.source}` : 'anonymous access'} (${f.status})`, f.status);
+      throw this.fail(
+        op,
+        `the token service ${realm.origin} refused ${creds ? `the credentials from ${creds.source}` : 'anonymous access'} (${f.status})`,
+        f.status,
+      );
     }
-    if (f.status !== 200) throw this.fail(op, `the token service ${realm.origin} answered ${describeStatus(f)}`, f.status);
+    if (f.status !== 200)
+      throw this.fail(op, `the token service ${realm.origin} answered ${describeStatus(f)}`, f.status);
     let answer: z.infer<typeof tokenAnswer>;
     try {
       answer = tokenAnswer.parse(JSON.parse(f.body.toString('utf8')));
@@ -510,7 +610,14 @@ class Client implements RegistryClient {
   }
 
   /** A request with authentication: one retry with a fresh token (or re-read challenge) on 401. */
-  private async authed(op: Op, repo: RepositoryRef, method: string, url: string, headers: Record<string, string>, maxBytes: number): Promise<Fetched> {
+  private async authed(
+    op: Op,
+    repo: RepositoryRef,
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    maxBytes: number,
+  ): Promise<Fetched> {
     const origin = this.origin(repo);
     const host = this.pool.host(origin);
     let challenge = await this.challenge(op, origin, host);
@@ -518,15 +625,28 @@ class Client implements RegistryClient {
       const step = op.step;
       const auth = await this.authorization(op, repo, host, challenge, attempt > 0);
       op.step = step;
-      const f = await this.send(op, host, method, url, auth ? { ...headers, authorization: auth } : headers, maxBytes);
+      const f = await this.send(
+        op,
+        host,
+        method,
+        url,
+        auth ? { ...headers, authorization: auth } : headers,
+        maxBytes,
+      );
       if (f.status !== 401 && f.status !== 403) {
         if (f.status < 500) host.recordSuccess();
         return f;
       }
       if (attempt > 0 || f.status === 403) {
         const creds = await this.creds(repo.registry);
-        const who = creds ? `the credentials from ${creds.source}` : 'anonymous access (no credentials found)';
-        throw this.fail(op, `${repo.registry} refused ${who} for ${repo.path} (${describeStatus(f)})`, f.status);
+        const who = creds
+          ? `the credentials from ${creds.source}`
+          : 'anonymous access (no credentials found)';
+        throw this.fail(
+          op,
+          `${repo.registry} refused ${who} for ${repo.path} (${describeStatus(f)})`,
+          f.status,
+        );
       }
       const fresh = parseChallenge(f.headers.get('www-authenticate'));
       if (fresh.scheme !== 'none') {
@@ -563,22 +683,47 @@ class Client implements RegistryClient {
       while (next) {
         pages++;
         if (pages > limits.maxPages) {
-          throw this.fail(op, `more than ${limits.maxPages} pages of tags; raise the page limit if this repository really is that large`);
+          throw this.fail(
+            op,
+            `more than ${limits.maxPages} pages of tags; raise the page limit if this repository really is that large`,
+          );
         }
-        if (visited.has(next)) throw this.fail(op, `the registry's next-page link points back to a page already read (${this.redactor.url(next)})`);
+        if (visited.has(next))
+          throw this.fail(
+            op,
+            `the registry's next-page link points back to a page already read (${this.redactor.url(next)})`,
+          );
         visited.add(next);
         op.step = `page ${pages}`;
-        const f = await this.authed(op, repo, 'GET', next, { accept: 'application/json' }, MAX_TAG_PAGE_BYTES);
-        if (f.status === 404) throw this.fail(op, `${repo.registry} says ${repo.path} does not exist (${describeStatus(f)})`, 404);
+        const f = await this.authed(
+          op,
+          repo,
+          'GET',
+          next,
+          { accept: 'application/json' },
+          MAX_TAG_PAGE_BYTES,
+        );
+        if (f.status === 404)
+          throw this.fail(
+            op,
+            `${repo.registry} says ${repo.path} does not exist (${describeStatus(f)})`,
+            404,
+          );
         if (f.status !== 200) throw this.fail(op, `page ${pages} answered ${describeStatus(f)}`, f.status);
         let page: z.infer<typeof tagPage>;
         try {
           page = tagPage.parse(JSON.parse(f.body.toString('utf8')));
         } catch {
-          throw this.fail(op, `page ${pages} is not a tag list (malformed JSON, ${f.body.length} bytes); nothing was kept`);
+          throw this.fail(
+            op,
+            `page ${pages} is not a tag list (malformed JSON, ${f.body.length} bytes); nothing was kept`,
+          );
         }
         if (!sameRepository(page.name, repo.path)) {
-          throw this.fail(op, `page ${pages} is the tag list of "${page.name}", not of "${repo.path}"; nothing was kept`);
+          throw this.fail(
+            op,
+            `page ${pages} is the tag list of "${page.name}", not of "${repo.path}"; nothing was kept`,
+          );
         }
         for (const t of page.tags ?? []) {
           if (!seen.has(t)) {
@@ -586,21 +731,35 @@ class Client implements RegistryClient {
             tags.push(t);
           }
         }
-        if (tags.length > limits.maxTags) throw this.fail(op, `more than ${limits.maxTags} tags; raise the tag limit if this repository really is that large`);
+        if (tags.length > limits.maxTags)
+          throw this.fail(
+            op,
+            `more than ${limits.maxTags} tags; raise the tag limit if this repository really is that large`,
+          );
         const link = parseNextLink(f.headers.get('link'));
         if (link === undefined) break;
         const resolved = new URL(link, f.url);
         if (resolved.origin !== new URL(f.url).origin) {
-          throw this.fail(op, `page ${pages} links the next page to another origin (${resolved.origin}); refusing to follow`);
+          throw this.fail(
+            op,
+            `page ${pages} links the next page to another origin (${resolved.origin}); refusing to follow`,
+          );
         }
         next = resolved.toString();
       }
-      this.log.debug({ repository: repo.canonical, tags: tags.length, pages, requests: op.requests }, 'listed tags');
+      this.log.debug(
+        { repository: repo.canonical, tags: tags.length, pages, requests: op.requests },
+        'listed tags',
+      );
       return { tags, pages, requests: op.requests, responses: op.responses ?? [] };
     });
   }
 
-  async headManifest(repo: RepositoryRef, reference: string, opts: { signal?: AbortSignal } = {}): Promise<ManifestHead> {
+  async headManifest(
+    repo: RepositoryRef,
+    reference: string,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<ManifestHead> {
     const op = this.startOp(`checking ${familiarName(repo)}:${reference}`, opts.signal, false);
     return this.run(op, repo, async () => {
       const url = `${this.origin(repo)}/v2/${repo.path}/manifests/${pathReference(reference)}`;
@@ -619,17 +778,30 @@ class Client implements RegistryClient {
     });
   }
 
-  async buildTime(repo: RepositoryRef, reference: string, opts: { signal?: AbortSignal } = {}): Promise<BuildTime | null> {
+  async buildTime(
+    repo: RepositoryRef,
+    reference: string,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<BuildTime | null> {
     const cache = this.opts.buildTimeCache;
     if (reference.startsWith('sha256:')) {
       const hit = cache?.get(reference);
       if (hit !== undefined) return hit;
     }
-    const op = this.startOp(`reading the build time of ${familiarName(repo)}${reference.startsWith('sha256:') ? '@' : ':'}${reference}`, opts.signal, false);
+    const op = this.startOp(
+      `reading the build time of ${familiarName(repo)}${reference.startsWith('sha256:') ? '@' : ':'}${reference}`,
+      opts.signal,
+      false,
+    );
     return this.run(op, repo, () => this.buildTimeOf(op, repo, reference, 0));
   }
 
-  private async buildTimeOf(op: Op, repo: RepositoryRef, reference: string, depth: number): Promise<BuildTime | null> {
+  private async buildTimeOf(
+    op: Op,
+    repo: RepositoryRef,
+    reference: string,
+    depth: number,
+  ): Promise<BuildTime | null> {
     const cache = this.opts.buildTimeCache;
     const origin = this.origin(repo);
     const url = `${origin}/v2/${repo.path}/manifests/${pathReference(reference)}`;
@@ -651,19 +823,35 @@ class Client implements RegistryClient {
     const f = await this.authed(op, repo, 'GET', url, { accept: MANIFEST_ACCEPT }, MAX_MANIFEST_BYTES);
     if (f.status === 404) throw this.fail(op, `manifest ${reference} does not exist`, 404);
     if (f.status !== 200) throw this.fail(op, `GET manifest answered ${describeStatus(f)}`, f.status);
-    const digest = reference.startsWith('sha256:') ? reference : (f.headers.get('docker-content-digest') ?? sha256(f.body));
+    const digest = reference.startsWith('sha256:')
+      ? reference
+      : (f.headers.get('docker-content-digest') ?? sha256(f.body));
     let doc: z.infer<typeof manifestDoc>;
     try {
       doc = manifestDoc.parse(JSON.parse(f.body.toString('utf8')));
     } catch {
       throw this.fail(op, `manifest ${digest} is not valid JSON`);
     }
-    const result = await this.timeFromManifest(op, repo, digest, doc, f.headers.get('content-type') ?? '', depth);
+    const result = await this.timeFromManifest(
+      op,
+      repo,
+      digest,
+      doc,
+      f.headers.get('content-type') ?? '',
+      depth,
+    );
     cache?.set(digest, result);
     return result;
   }
 
-  private async timeFromManifest(op: Op, repo: RepositoryRef, digest: string, doc: z.infer<typeof manifestDoc>, contentType: string, depth: number): Promise<BuildTime | null> {
+  private async timeFromManifest(
+    op: Op,
+    repo: RepositoryRef,
+    digest: string,
+    doc: z.infer<typeof manifestDoc>,
+    contentType: string,
+    depth: number,
+  ): Promise<BuildTime | null> {
     const own = parseCreated(doc.annotations?.[CREATED_KEY]);
     if (own) return { digest, created: own, source: 'annotation' };
     const mediaType = doc.mediaType ?? contentType.split(';')[0]!.trim();
@@ -689,8 +877,16 @@ class Client implements RegistryClient {
     }
     if (!doc.config) return null;
     op.step = 'GET config blob';
-    const f = await this.authed(op, repo, 'GET', `${this.origin(repo)}/v2/${repo.path}/blobs/${doc.config.digest}`, { accept: '*/*' }, MAX_CONFIG_BYTES);
-    if (f.status !== 200) throw this.fail(op, `config blob ${doc.config.digest} answered ${describeStatus(f)}`, f.status);
+    const f = await this.authed(
+      op,
+      repo,
+      'GET',
+      `${this.origin(repo)}/v2/${repo.path}/blobs/${doc.config.digest}`,
+      { accept: '*/*' },
+      MAX_CONFIG_BYTES,
+    );
+    if (f.status !== 200)
+      throw this.fail(op, `config blob ${doc.config.digest} answered ${describeStatus(f)}`, f.status);
     let cfg: z.infer<typeof configDoc>;
     try {
       cfg = configDoc.parse(JSON.parse(f.body.toString('utf8')));

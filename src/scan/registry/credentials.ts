@@ -41,7 +41,10 @@ type AuthEntry = z.infer<typeof authEntry>;
 
 /** The host a config key names: `https://index.docker.io/v1/` → `index.docker.io`. */
 function keyHost(key: string): string {
-  return key.replace(/^[a-z]+:\/\//i, '').replace(/\/.*$/, '').toLowerCase();
+  return key
+    .replace(/^[a-z]+:\/\//i, '')
+    .replace(/\/.*$/, '')
+    .toLowerCase();
 }
 
 function hostMatches(key: string, registry: string): boolean {
@@ -69,7 +72,10 @@ function fromEntry(entry: AuthEntry, source: string): Credentials | null {
   return out;
 }
 
-function findAuth(auths: Record<string, AuthEntry> | undefined, registry: string): [string, AuthEntry] | undefined {
+function findAuth(
+  auths: Record<string, AuthEntry> | undefined,
+  registry: string,
+): [string, AuthEntry] | undefined {
   if (!auths) return undefined;
   return Object.entries(auths).find(([k]) => hostMatches(k, registry));
 }
@@ -88,14 +94,19 @@ export function credentialsFromSecret(secret: Secret, registry: string): Credent
     // `.dockercfg` is the auths map itself; `.dockerconfigjson` wraps it in `auths`.
     const wrapped = secret.data['.dockerconfigjson'] ? parsed : { auths: parsed };
     const cfg = dockerConfig.safeParse(wrapped);
-    if (!cfg.success) throw new RuntimeError(`${source}: .dockerconfigjson does not look like a Docker config (expected {"auths": {...}})`);
+    if (!cfg.success)
+      throw new RuntimeError(
+        `${source}: .dockerconfigjson does not look like a Docker config (expected {"auths": {...}})`,
+      );
     const hit = findAuth(cfg.data.auths, registry);
     return hit ? fromEntry(hit[1], source) : null;
   }
   const username = secret.data.username?.toString('utf8');
   const password = secret.data.password?.toString('utf8');
   if (username !== undefined && password !== undefined) return { username, password, source };
-  throw new RuntimeError(`${source} has neither .dockerconfigjson nor username/password; create it with "kubectl create secret docker-registry"`);
+  throw new RuntimeError(
+    `${source} has neither .dockerconfigjson nor username/password; create it with "kubectl create secret docker-registry"`,
+  );
 }
 
 export interface HelperRunner {
@@ -105,23 +116,42 @@ export interface HelperRunner {
 /** Runs `docker-credential-<name> get` with the server URL on stdin; null when it has none. */
 export const runCredentialHelper: HelperRunner = (helper, serverUrl) =>
   new Promise((resolve, reject) => {
-    const child = execFile(`docker-credential-${helper}`, ['get'], { timeout: 30_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err) {
-        const text = `${stdout}${stderr}`;
-        if (/credentials not found/i.test(text)) return resolve(null);
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') {
-          return reject(new RuntimeError(`credential helper docker-credential-${helper} is not on PATH (named in the Docker config)`));
+    const child = execFile(
+      `docker-credential-${helper}`,
+      ['get'],
+      { timeout: 30_000, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        if (err) {
+          const text = `${stdout}${stderr}`;
+          if (/credentials not found/i.test(text)) return resolve(null);
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT') {
+            return reject(
+              new RuntimeError(
+                `credential helper docker-credential-${helper} is not on PATH (named in the Docker config)`,
+              ),
+            );
+          }
+          return reject(
+            new RuntimeError(
+              `credential helper docker-credential-${helper} failed (${err.message.split('\n')[0]})`,
+            ),
+          );
         }
-        return reject(new RuntimeError(`credential helper docker-credential-${helper} failed (${err.message.split('\n')[0]})`));
-      }
-      try {
-        const parsed = z.object({ Username: z.string().optional(), Secret: z.string().optional() }).parse(JSON.parse(stdout));
-        resolve(parsed);
-      } catch {
-        reject(new RuntimeError(`credential helper docker-credential-${helper} printed something that is not its JSON answer`));
-      }
-    });
+        try {
+          const parsed = z
+            .object({ Username: z.string().optional(), Secret: z.string().optional() })
+            .parse(JSON.parse(stdout));
+          resolve(parsed);
+        } catch {
+          reject(
+            new RuntimeError(
+              `credential helper docker-credential-${helper} printed something that is not its JSON answer`,
+            ),
+          );
+        }
+      },
+    );
     child.stdin?.end(serverUrl);
   });
 
@@ -132,7 +162,10 @@ export interface DockerConfigOptions {
 }
 
 /** Credentials for `registry` from the Docker config; null when it names none (or there is no config). */
-export async function credentialsFromDockerConfig(registry: string, opts: DockerConfigOptions = {}): Promise<Credentials | null> {
+export async function credentialsFromDockerConfig(
+  registry: string,
+  opts: DockerConfigOptions = {},
+): Promise<Credentials | null> {
   const dir = opts.dir ?? process.env.DOCKER_CONFIG ?? join(homedir(), '.docker');
   const file = join(dir, 'config.json');
   let text: string;

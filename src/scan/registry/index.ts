@@ -1,7 +1,49 @@
 /** The registry client's public surface (see docs/registries.md). */
-export type { RepositoryRef, RecordedResponse, TagList, ManifestHead, RegistryClient, BuildTime, BuildTimeCache } from './types.js';
-export { createRegistryClient, RegistryError, MEDIA, parseChallenge, parseNextLink, parseCreated, type RegistryClientOptions, type RecordOptions } from './client.js';
-export { parseRepositoryRef, parseImageReference, familiarName, isLoopbackHost, ImageReferenceError, DOCKER_HUB, DOCKER_HUB_API, type ImageReference, type ParseOptions } from './reference.js';
-export { RegistryPool, defaultRegistryPool, sharedRegistryPool, DEFAULT_LIMITS, RegistryBackoffError, realSleep, type RegistryLimits, type Sleep } from './pool.js';
-export { credentialsFromSecret, credentialsFromDockerConfig, runCredentialHelper, type Credentials, type HelperRunner } from './credentials.js';
+export type {
+  RepositoryRef,
+  RecordedResponse,
+  TagList,
+  ManifestHead,
+  RegistryClient,
+  BuildTime,
+  BuildTimeCache,
+} from './types.js';
+export {
+  createRegistryClient,
+  RegistryError,
+  MEDIA,
+  parseChallenge,
+  parseNextLink,
+  parseCreated,
+  type RegistryClientOptions,
+  type RecordOptions,
+} from './client.js';
+export {
+  parseRepositoryRef,
+  parseImageReference,
+  familiarName,
+  isLoopbackHost,
+  ImageReferenceError,
+  DOCKER_HUB,
+  DOCKER_HUB_API,
+  type ImageReference,
+  type ParseOptions,
+} from './reference.js';
+export {
+  RegistryPool,
+  defaultRegistryPool,
+  sharedRegistryPool,
+  DEFAULT_LIMITS,
+  RegistryBackoffError,
+  realSleep,
+  type RegistryLimits,
+  type Sleep,
+} from './pool.js';
+export {
+  credentialsFromSecret,
+  credentialsFromDockerConfig,
+  runCredentialHelper,
+  type Credentials,
+  type HelperRunner,
+} from './credentials.js';
 export { Redactor, REDACTED } from './redact.js';

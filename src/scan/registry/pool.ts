@@ -180,7 +180,9 @@ export class RegistryPool {
       const host = new URL(origin).host;
       // The request rate limit is politeness towards shared registries; a registry on loopback
       // is the user's own (a mirror, a port-forward, a test) and only the concurrency cap holds.
-      const limits = isLoopbackHost(host) ? { ...this.limits, requestsPerSecond: Math.max(this.limits.requestsPerSecond, LOOPBACK_RATE) } : this.limits;
+      const limits = isLoopbackHost(host)
+        ? { ...this.limits, requestsPerSecond: Math.max(this.limits.requestsPerSecond, LOOPBACK_RATE) }
+        : this.limits;
       this.hosts.set(origin, (h = new HostState(host, limits, this.now)));
     }
     return h;
@@ -206,7 +208,11 @@ export function sharedRegistryPool(limits?: Partial<RegistryLimits>): RegistryPo
 }
 
 /** Exponential back-off with "equal jitter": half fixed, half random. */
-export function backoffMs(attempt: number, limits: Pick<RegistryLimits, 'backoffBaseMs' | 'backoffMaxMs'>, random: () => number = Math.random): number {
+export function backoffMs(
+  attempt: number,
+  limits: Pick<RegistryLimits, 'backoffBaseMs' | 'backoffMaxMs'>,
+  random: () => number = Math.random,
+): number {
   const exp = Math.min(limits.backoffMaxMs, limits.backoffBaseMs * 2 ** attempt);
   return Math.round(exp / 2 + random() * (exp / 2));
 }

@@ -3,9 +3,18 @@
  * token fields in JSON bodies, token-like query parameters) and by value (every password and
  * token this client knows is replaced wherever it appears).
  */
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'set-cookie', 'cookie', 'x-registry-auth', 'x-amz-security-token']);
-const SECRET_PARAMS = /^(token|access_token|refresh_token|id_token|password|passwd|secret|signature|sig|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|code|key)$/i;
-const SECRET_JSON_FIELD = /("(?:token|access_token|refresh_token|id_token|identitytoken|password|secret)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'set-cookie',
+  'cookie',
+  'x-registry-auth',
+  'x-amz-security-token',
+]);
+const SECRET_PARAMS =
+  /^(token|access_token|refresh_token|id_token|password|passwd|secret|signature|sig|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|code|key)$/i;
+const SECRET_JSON_FIELD =
+  /("(?:token|access_token|refresh_token|id_token|identitytoken|password|secret)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
 export const REDACTED = '[redacted]';
 
 export class Redactor {
@@ -33,7 +42,8 @@ export class Redactor {
       parsed.username = '';
       parsed.password = '';
     }
-    for (const k of [...parsed.searchParams.keys()]) if (SECRET_PARAMS.test(k)) parsed.searchParams.set(k, REDACTED);
+    for (const k of [...parsed.searchParams.keys()])
+      if (SECRET_PARAMS.test(k)) parsed.searchParams.set(k, REDACTED);
     return this.text(parsed.toString());
   }
 
@@ -49,6 +59,8 @@ export class Redactor {
   }
 
   private linkish(v: string): string {
-    return v.replace(/https?:\/\/[^\s<>"]+/g, (m) => this.url(m)).replace(/([?&])(token|access_token|signature|x-amz-signature)=[^&>\s]*/gi, `$1$2=${REDACTED}`);
+    return v
+      .replace(/https?:\/\/[^\s<>"]+/g, (m) => this.url(m))
+      .replace(/([?&])(token|access_token|signature|x-amz-signature)=[^&>\s]*/gi, `$1$2=${REDACTED}`);
   }
 }

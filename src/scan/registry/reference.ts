@@ -24,7 +24,9 @@ export interface ParseOptions {
 
 /** True when requests to this host go over plain HTTP by default: localhost and loopback IPs. */
 export function isLoopbackHost(hostPort: string): boolean {
-  const host = hostPort.startsWith('[') ? hostPort.slice(1, hostPort.indexOf(']')) : hostPort.replace(/:\d+$/, '');
+  const host = hostPort.startsWith('[')
+    ? hostPort.slice(1, hostPort.indexOf(']'))
+    : hostPort.replace(/:\d+$/, '');
   return host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
 }
 
@@ -41,7 +43,8 @@ function splitDomain(name: string): { registry: string; path: string } {
 export function parseRepositoryRef(image: string, opts: ParseOptions = {}): RepositoryRef {
   const original = image;
   const trimmed = image.trim();
-  if (trimmed === '') throw new ImageReferenceError('the image is empty; write it like "ghcr.io/org/app" or "nginx"');
+  if (trimmed === '')
+    throw new ImageReferenceError('the image is empty; write it like "ghcr.io/org/app" or "nginx"');
   const problem = imageRepositoryProblem(trimmed);
   if (problem) throw new ImageReferenceError(problem);
   let { registry, path } = splitDomain(trimmed);
@@ -68,7 +71,9 @@ export interface ImageReference {
 export function parseImageReference(ref: string, opts: ParseOptions = {}): ImageReference {
   const trimmed = ref.trim();
   if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(trimmed)) {
-    throw new ImageReferenceError(`"${ref}" has a scheme; write the image without it, e.g. "${trimmed.replace(/^[^:]+:\/\//, '')}"`);
+    throw new ImageReferenceError(
+      `"${ref}" has a scheme; write the image without it, e.g. "${trimmed.replace(/^[^:]+:\/\//, '')}"`,
+    );
   }
   let rest = trimmed;
   let digest: string | undefined;
@@ -76,21 +81,33 @@ export function parseImageReference(ref: string, opts: ParseOptions = {}): Image
   if (at >= 0) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    if (!isDigest(digest)) throw new ImageReferenceError(`"${ref}" has an invalid digest "${digest}"; expected e.g. "sha256:<64 hex digits>"`);
+    if (!isDigest(digest))
+      throw new ImageReferenceError(
+        `"${ref}" has an invalid digest "${digest}"; expected e.g. "sha256:<64 hex digits>"`,
+      );
   }
   let tag: string | undefined;
   const colon = rest.indexOf(':', rest.lastIndexOf('/') + 1);
   if (colon >= 0) {
     tag = rest.slice(colon + 1);
     rest = rest.slice(0, colon);
-    if (!TAG.test(tag)) throw new ImageReferenceError(`"${ref}" has an invalid tag "${tag}" (letters, digits, "_", "." and "-", up to 128, not starting with "." or "-")`);
+    if (!TAG.test(tag))
+      throw new ImageReferenceError(
+        `"${ref}" has an invalid tag "${tag}" (letters, digits, "_", "." and "-", up to 128, not starting with "." or "-")`,
+      );
   }
   const repo = parseRepositoryRef(rest, opts);
-  return { repo: { ...repo, original: ref }, ...(tag !== undefined ? { tag } : {}), ...(digest !== undefined ? { digest } : {}) };
+  return {
+    repo: { ...repo, original: ref },
+    ...(tag !== undefined ? { tag } : {}),
+    ...(digest !== undefined ? { digest } : {}),
+  };
 }
 
 /** Docker's short form for messages: `nginx`, `org/app`, `ghcr.io/org/app`. */
 export function familiarName(repo: RepositoryRef): string {
   if (repo.registry !== DOCKER_HUB) return repo.canonical;
-  return repo.path.startsWith('library/') && repo.path.split('/').length === 2 ? repo.path.slice('library/'.length) : repo.path;
+  return repo.path.startsWith('library/') && repo.path.split('/').length === 2
+    ? repo.path.slice('library/'.length)
+    : repo.path;
 }

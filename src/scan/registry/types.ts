@@ -47,12 +47,20 @@ export interface RegistryClient {
   /** Complete or throws: never a partial list (SPEC §2, issue 3). */
   listTags(repo: RepositoryRef, opts?: { signal?: AbortSignal }): Promise<TagList>;
   /** HEAD /v2/<path>/manifests/<tag>; 404 → exists false; other failures throw. */
-  headManifest(repo: RepositoryRef, reference: string, opts?: { signal?: AbortSignal }): Promise<ManifestHead>;
+  headManifest(
+    repo: RepositoryRef,
+    reference: string,
+    opts?: { signal?: AbortSignal },
+  ): Promise<ManifestHead>;
   /**
    * Build time of the image a tag or digest names (SPEC §4 order): null when the registry
    * has no usable time. Results are cached by digest by the caller-supplied cache.
    */
-  buildTime(repo: RepositoryRef, reference: string, opts?: { signal?: AbortSignal }): Promise<BuildTime | null>;
+  buildTime(
+    repo: RepositoryRef,
+    reference: string,
+    opts?: { signal?: AbortSignal },
+  ): Promise<BuildTime | null>;
 }
 
 export interface BuildTime {
