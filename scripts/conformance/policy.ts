@@ -11,10 +11,9 @@ import {
   compileExclusions,
   compilePolicy,
   numericalLatest,
-  parseSemverRange,
-  parseVersion,
   semverLatest,
 } from '../../src/select/index.js';
+import { parseSemverRange, parseVersion } from '../../src/go/index.js';
 
 export interface ConformanceResult {
   passed: number;

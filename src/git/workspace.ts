@@ -20,7 +20,7 @@ import {
   parseSemverRange,
   type SemverRange,
   type SemverVersion,
-} from '../select/strategies/semver.js';
+} from '../go/index.js';
 import { git, GitError, type GitOptions, type GitResult } from './exec.js';
 import { prepareAuth, redactUrl, tempRoot, transportOf } from './auth.js';
 

@@ -8,7 +8,7 @@ import { refKey, type Config, type ImageUpdateAutomation, type Secret } from '..
 import { withWorkspace, type Workspace } from '../git/workspace.js';
 import { commit } from '../git/commit.js';
 import { pushWithRetry } from '../git/push.js';
-import { fluxTemplateData, renderCommitMessage, type TemplateChange } from '../git/template/index.js';
+import { fluxTemplateData, renderCommitMessage, type TemplateChange } from '../git/index.js';
 import { writeFileAtomic } from '../write/setters/apply.js';
 import { rewrite } from '../write/setters/rewrite.js';
 import { RuntimeError, errorMessage } from '../util/errors.js';

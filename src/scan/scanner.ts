@@ -3,7 +3,7 @@
  * the observation. A scan is complete or it failed (SPEC §2): a failure stores no tags, and the
  * previous good scan stays current.
  */
-import { compileRegex } from '../select/regex.js';
+import { compileRegex } from '../go/index.js';
 import type { ImageRepository } from '../config/types.js';
 import { refKey } from '../config/types.js';
 import type { Store, Anomaly } from '../store/index.js';

@@ -1,4 +1,4 @@
-export { compileRegex, expandTemplate, type Re2 } from './regex.js';
+/** Selection: Flux's ImagePolicy strategies over a scan's tags. */
 export {
   compilePolicy,
   compileExclusions,
@@ -9,16 +9,7 @@ export {
   type Selection,
   type SelectOptions,
 } from './policy.js';
-export {
-  parseSemverRange,
-  parseVersion,
-  newVersion,
-  compareVersions,
-  versionKey,
-  semverLatest,
-  type SemverRange,
-  type SemverVersion,
-} from './strategies/semver.js';
-export { parseGoFloat, numericalLatest } from './strategies/numerical.js';
-export { compareGoStrings, alphabeticalLatest } from './strategies/alphabetical.js';
+export { parseSemverRange, semverLatest } from '../go/index.js';
+export { numericalLatest } from './strategies/numerical.js';
+export { alphabeticalLatest } from './strategies/alphabetical.js';
 export { compareBuildTimes } from './strategies/newestBuild.js';

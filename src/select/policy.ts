@@ -7,17 +7,18 @@
  * value wins is selected.
  */
 import type { ImagePolicy } from '../config/types.js';
-import { compileRegex, type Re2 } from './regex.js';
-import { alphabeticalKey, compareGoStrings, isWide } from './strategies/alphabetical.js';
+import { compileRegex, type Re2 } from '../go/index.js';
+import { compareGoStrings, isWide, parseGoFloat } from '../go/index.js';
+import { alphabeticalKey } from './strategies/alphabetical.js';
 import { buildTimeKey, compareBuildTimes } from './strategies/newestBuild.js';
-import { numericalKey, parseGoFloat } from './strategies/numerical.js';
+import { numericalKey } from './strategies/numerical.js';
 import {
   compareVersions,
   parseSemverRange,
   parseVersion,
   versionKey,
   type SemverVersion,
-} from './strategies/semver.js';
+} from '../go/index.js';
 
 export type PolicySpec = Pick<ImagePolicy['spec'], 'policy' | 'filterTags'>;
 

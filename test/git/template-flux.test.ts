@@ -24,9 +24,9 @@ import {
   fluxTemplateData,
   parseCommitMessageTemplate,
   renderCommitMessage,
-  TemplateError,
   type TemplateChange,
-} from '../../src/git/template/index.js';
+} from '../../src/git/index.js';
+import { TemplateError } from '../../src/go/index.js';
 import { FLUX_DOC_OBJECTS_TEMPLATE, fluxDocTemplate } from '../helpers/flux-templates.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

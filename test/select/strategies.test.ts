@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseGoFloat, numericalLatest } from '../../src/select/strategies/numerical.js';
-import { alphabeticalLatest, compareGoStrings } from '../../src/select/strategies/alphabetical.js';
+import { compareGoStrings, parseGoFloat } from '../../src/go/index.js';
+import { numericalLatest } from '../../src/select/strategies/numerical.js';
+import { alphabeticalLatest } from '../../src/select/strategies/alphabetical.js';
 
 describe('parseGoFloat (strconv.ParseFloat(s, 64))', () => {
   const ok: [string, number][] = [

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { compileRegex } from '../../select/regex.js';
+import { compileRegex } from '../../go/index.js';
 import { imageRepositoryProblem } from '../imageref.js';
 import { duration, ignored, localRef, metadata, throwsToIssue, tolerated } from './common.js';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { checkCommitMessageTemplate, parseTemplate } from '../../git/template/index.js';
+import { checkCommitMessageTemplate } from '../../git/flux.js';
+import { parseTemplate } from '../../go/index.js';
 import {
   duration,
   labelSelector,

@@ -1,11 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  compareVersions,
-  parseSemverRange,
-  parseVersion,
-  versionKey,
-} from '../../src/select/strategies/semver.js';
+import { compareVersions, parseSemverRange, parseVersion, versionKey } from '../../src/go/semver.js';
 
 function v(s: string) {
   const p = parseVersion(s);

@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GoMap, GoStruct, parseTemplate, TemplateError } from '../../src/git/template/index.js';
+import { GoMap, GoStruct, parseTemplate, TemplateError } from '../../src/go/index.js';
 
 function render(text: string, data: unknown = {}): string {
   return parseTemplate(text, 'msg').execute(data);

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileRegex, literalAffixes } from '../../src/select/regex.js';
+import { compileRegex, literalAffixes } from '../../src/go/regexp.js';
 
 describe('compileRegex: Go/RE2 syntax', () => {
   test('accepts Go syntax', () => {
@@ -150,7 +150,7 @@ describe('literal prefilter never changes a result', () => {
 describe('compiled templates agree with the step-by-step expansion', () => {
   test('over generated templates and inputs', async () => {
     const fc = await import('fast-check');
-    const { expandTemplate } = await import('../../src/select/regex.js');
+    const { expandTemplate } = await import('../../src/go/regexp.js');
     const names = ['', 'name', '', 'x_1'];
     const re = compileRegex('(?P<name>[a-z]*)(\\d)?(?P<x_1>-+)?');
     const piece = fc.constantFrom(

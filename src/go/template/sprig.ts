@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { RE2JS } from 're2js';
-import { newVersion, parseSemverRange, type SemverVersion } from '../../select/strategies/semver.js';
+import { newVersion, parseSemverRange, type SemverVersion } from '../semver.js';
 import { FuncError } from './errors.js';
 import type { GoFunc } from './exec.js';
 import { formatValue, goQuote } from './fmt.js';

@@ -15,9 +15,15 @@
  * Where Flux iterates a Go map (Changes(), Objects()), its order is unspecified;
  * pawl uses file order, then object order (Go's sorted map order), then change order.
  */
-import { TemplateError } from './errors.js';
-import { parseTemplate, type Template } from './template.js';
-import { compareKeys, GoMap, GoStruct, typedSlice } from './values.js';
+import {
+  compareKeys,
+  GoMap,
+  GoStruct,
+  parseTemplate,
+  TemplateError,
+  typedSlice,
+  type Template,
+} from '../go/index.js';
 
 export interface TemplateChange {
   /**
