@@ -1,6 +1,106 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layer rule (docs/architecture.md): each folder of src/ may import only the folders listed
+ * here, and enters each of them through its index.ts. Leaf libraries (go, util, image) import
+ * nothing of pawl. Nothing imports run/ or cli/ but the folders above them (serve/, cli/).
+ * A folder missing from this table cannot be imported at all: add it here when you add it.
+ */
+export const LAYERS = {
+  go: [],
+  util: [],
+  image: [],
+  config: ['go', 'util', 'image'],
+  store: ['go', 'util', 'image', 'config'],
+  scan: ['go', 'util', 'image', 'config', 'store'],
+  select: ['go', 'util', 'image', 'config'],
+  write: ['go', 'util', 'image'],
+  guard: ['go', 'util', 'image', 'config', 'select', 'store'],
+  git: ['go', 'util', 'image', 'config', 'write', 'guard'],
+  run: ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'write', 'guard', 'git'],
+  notify: ['go', 'util', 'image', 'config', 'guard', { folder: 'run', typesOnly: true }],
+  serve: [
+    'go',
+    'util',
+    'image',
+    'config',
+    'store',
+    'scan',
+    'select',
+    'write',
+    'guard',
+    'git',
+    'run',
+    'notify',
+  ],
+  cli: [
+    'go',
+    'util',
+    'image',
+    'config',
+    'store',
+    'scan',
+    'select',
+    'write',
+    'guard',
+    'git',
+    'run',
+    'notify',
+    'serve',
+  ],
+};
+
+/**
+ * The one import that is not through an index.ts or down the layers: configuration checks a
+ * commit message template by rendering it over Flux's commit-message data, git/flux.ts, a pure
+ * module that imports only go/.
+ */
+const EXCEPTIONS = { config: { git: 'flux.js' } };
+
+const folders = Object.keys(LAYERS);
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** One override per folder and depth below it: a relative import climbs `depth` levels to src/. */
+function layerRules(folder, depth) {
+  const up = `^(?:\\.\\./){${depth}}`;
+  const allowed = new Map(LAYERS[folder].map((a) => (typeof a === 'string' ? [a, {}] : [a.folder, a])));
+  const patterns = [
+    {
+      regex: `${up}(?!(?:${folders.join('|')})/)[^./][^/]*/`,
+      message: 'this folder is not in the layer table of eslint.config.js (LAYERS); add it there.',
+    },
+  ];
+  for (const other of folders) {
+    if (other === folder) continue;
+    const rule = allowed.get(other);
+    const exception = EXCEPTIONS[folder]?.[other];
+    if (!rule) {
+      patterns.push({
+        regex: exception ? `${up}${other}/(?!${escape(exception)}$)` : `${up}${other}/`,
+        message: `${folder}/ may not import ${other}/: layers point one way (docs/architecture.md).`,
+      });
+      continue;
+    }
+    const entry = exception ? `(?:index\\.js|${escape(exception)})` : 'index\\.js';
+    patterns.push({
+      regex: `${up}${other}/(?!${entry}$)`,
+      message: `enter ${other}/ through ${other}/index.ts (docs/architecture.md).`,
+    });
+    if (rule.typesOnly) {
+      patterns.push({
+        regex: `${up}${other}/`,
+        message: `${folder}/ may import only types from ${other}/ (docs/architecture.md).`,
+        allowTypeImports: true,
+      });
+    }
+  }
+  return {
+    files: [`src/${folder}/${'*/'.repeat(depth - 1)}*.ts`],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] },
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.pawl/', 'coverage/', 'bench/out/'] },
   js.configs.recommended,
@@ -15,4 +115,5 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  ...folders.flatMap((folder) => [1, 2, 3, 4].map((depth) => layerRules(folder, depth))),
 );

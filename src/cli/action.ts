@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { PawlError, errorMessage } from '../util/errors.js';
+import { PawlError, errorMessage } from '../util/index.js';
 import { contextFrom, type CommandContext } from './context.js';
 
 /**

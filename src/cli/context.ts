@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { LOG_LEVELS, createLogger, type LogLevel, type Logger } from '../util/log.js';
+import { LOG_LEVELS, createLogger, type LogLevel, type Logger } from '../util/index.js';
 
 /** Options every command takes (SPEC §5). */
 export interface GlobalOptions {

@@ -1,4 +1,4 @@
-import type { Problem } from '../util/errors.js';
+import type { Problem } from '../util/index.js';
 import { valueAt } from './issues.js';
 import { selectPolicies } from './resolve.js';
 import { closest } from './suggest.js';

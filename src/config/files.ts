@@ -1,6 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { UsageError } from '../util/errors.js';
+import { UsageError } from '../util/index.js';
 
 const CONFIG_FILE = /\.(ya?ml|json)$/i;
 

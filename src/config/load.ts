@@ -1,8 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
-import { ConfigError, type Problem } from '../util/errors.js';
-import type { Logger } from '../util/log.js';
-import { formatProblem } from '../util/errors.js';
+import { ConfigError, type Problem, type Logger, formatProblem } from '../util/index.js';
 import { checkReferences, type Loaded } from './check.js';
 import { configFiles } from './files.js';
 import { fieldWarnings, issueMessage } from './issues.js';

@@ -1,4 +1,4 @@
-import { UsageError } from '../util/errors.js';
+import { UsageError } from '../util/index.js';
 import { closest } from './suggest.js';
 import type { Config, ImagePolicy, ImageUpdateAutomation, LabelSelector } from './types.js';
 

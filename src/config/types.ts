@@ -3,7 +3,7 @@
  * The loader (src/config/load.ts) is the only producer; everything else reads these
  * exact shapes. Durations are milliseconds. Namespaces default to `default`, as kubectl does.
  */
-import type { Location } from '../util/errors.js';
+import type { Location } from '../util/index.js';
 
 export interface ObjectRef {
   namespace: string;

@@ -14,8 +14,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Secret } from '../config/types.js';
-import { ConfigError, type Problem } from '../util/errors.js';
+import type { Secret } from '../config/index.js';
+import { ConfigError, type Problem } from '../util/index.js';
 
 export type Transport = 'https' | 'http' | 'ssh' | 'git' | 'file' | 'local';
 

@@ -4,7 +4,7 @@
  * credential reach an error message.
  */
 import { spawn } from 'node:child_process';
-import { RuntimeError } from '../util/errors.js';
+import { RuntimeError } from '../util/index.js';
 
 export interface GitOptions {
   cwd: string;

@@ -7,11 +7,12 @@
  * one `git diff-tree` per distinct blamed commit, one `git cat-file --batch` for every parent
  * version needed and one `git log --stdin` for all commit messages.
  */
-import { findMarkers } from '../write/setters/markers.js';
-import { parseTrailerLines, TRAILER_RELEASE } from '../guard/trailers.js';
-import type { MarkerField } from '../guard/types.js';
+import { findMarkers } from '../write/index.js';
+import { parseTrailerLines, TRAILER_RELEASE, type LineChange, type MarkerField } from '../guard/index.js';
 import { spawn } from 'node:child_process';
 import { baseEnv, git, GitError } from './exec.js';
+
+export type { LineChange };
 
 /** A marked line at HEAD, as `findMarkers` reports it. */
 export interface MarkedLine {
@@ -21,27 +22,6 @@ export interface MarkedLine {
   setter: string;
   field: MarkerField;
   value: string;
-}
-
-export interface LineChange {
-  /** Path at HEAD, relative to the repository root. */
-  file: string;
-  line: number;
-  setter: string;
-  field: MarkerField;
-  /** The marker's value at HEAD, which this commit wrote. */
-  value: string;
-  /** The marker's value before the commit; null when the commit added the line (not a pin). */
-  previous: string | null;
-  commit: string;
-  /** The first parent the line was compared with; null for a root commit. */
-  parent: string | null;
-  author: { name: string; email: string };
-  authorTime: Date;
-  /** Committer time: when the change entered history. Pins compare first-seen times with it. */
-  time: Date;
-  subject: string;
-  trailers: { key: string; value: string }[];
 }
 
 export interface HistoryRequest {

@@ -31,3 +31,19 @@ export {
   type PushWithRetryOptions,
   type PushWithRetryResult,
 } from './push.js';
+export {
+  lineHistory,
+  releasedSince,
+  blameHistory,
+  parseLineLogDiff,
+  parseBlame,
+  parseDiff,
+  previousValue,
+  valueOnLine,
+  type MarkedLine,
+  type LineChange,
+  type HistoryRequest,
+  type HistoryOptions,
+  type HistoryMap,
+  type Located,
+} from './history.js';

@@ -11,8 +11,7 @@
  * never overwrites a branch holding someone else's commits, and uses a lease so that a
  * concurrent writer is never lost.
  */
-import { RuntimeError } from '../util/errors.js';
-import type { Logger } from '../util/log.js';
+import { RuntimeError, type Logger } from '../util/index.js';
 import { GitError } from './exec.js';
 import { PAWL_AUTOMATION_TRAILER } from './commit.js';
 import type { Workspace } from './workspace.js';

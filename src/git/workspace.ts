@@ -11,9 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rename, rm, stat, mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import type { GitRef, GitRepository, Secret } from '../config/types.js';
-import type { Logger } from '../util/log.js';
-import { RuntimeError } from '../util/errors.js';
+import type { GitRef, GitRepository, Secret } from '../config/index.js';
+import { type Logger, RuntimeError } from '../util/index.js';
 import {
   compareVersions,
   newVersion,

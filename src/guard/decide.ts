@@ -3,7 +3,7 @@
  * times, pins, the HEAD of the candidate) is passed in, so `pawl run`, `pawl explain` and the
  * tests all see the same answer.
  */
-import type { GuardSpec } from '../config/types.js';
+import type { GuardSpec } from '../config/index.js';
 import type { Decision, MarkerField, Order, OrderedBy, Pin, Reason } from './types.js';
 import { sameImageName } from './values.js';
 

@@ -3,9 +3,8 @@
  * held there by a person until a new release appears or `pawl release` lifts it. Pure: the
  * history comes from src/git/history.ts, first-seen times from the store.
  */
-import type { LineChange } from '../git/history.js';
 import { isReleaseOf, isRollbackOf, trailerValues, TRAILER_REASON } from './trailers.js';
-import type { Order, OrderedBy, Pin } from './types.js';
+import type { LineChange, Order, OrderedBy, Pin } from './types.js';
 import { parseMarkerValue, sameImageName } from './values.js';
 
 export interface PinInput {

@@ -5,7 +5,7 @@
  * HEADs and steps again with the answer (`runRatchet` does this loop over an async probe).
  */
 import { createHash } from 'node:crypto';
-import type { GuardSpec, ImagePolicy } from '../config/types.js';
+import type { GuardSpec, ImagePolicy } from '../config/index.js';
 import type { GuardEvent, Order } from './types.js';
 
 export interface RatchetState {

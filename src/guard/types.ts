@@ -33,6 +33,28 @@ export interface Decision {
 /** A compare function: >0 when a is newer, 0 equally new, null when the two cannot be ordered. */
 export type Order = (a: string, b: string) => number | null;
 
+/** The last commit that changed a marked line, as git/history.ts reads it: what pins are made of. */
+export interface LineChange {
+  /** Path at HEAD, relative to the repository root. */
+  file: string;
+  line: number;
+  setter: string;
+  field: MarkerField;
+  /** The marker's value at HEAD, which this commit wrote. */
+  value: string;
+  /** The marker's value before the commit; null when the commit added the line (not a pin). */
+  previous: string | null;
+  commit: string;
+  /** The first parent the line was compared with; null for a root commit. */
+  parent: string | null;
+  author: { name: string; email: string };
+  authorTime: Date;
+  /** Committer time: when the change entered history. Pins compare first-seen times with it. */
+  time: Date;
+  subject: string;
+  trailers: { key: string; value: string }[];
+}
+
 /** A marked line held by a person (SPEC §4 "Pins"). Produced by pins.ts from Git history. */
 export interface Pin {
   /** The value the line is pinned at (the marker's value at HEAD). */

@@ -4,15 +4,18 @@
  * edited a marked line.
  */
 import { posix } from 'node:path';
-import { refKey, type Config, type ImageUpdateAutomation, type Secret } from '../config/types.js';
-import { withWorkspace, type Workspace } from '../git/workspace.js';
-import { commit } from '../git/commit.js';
-import { pushWithRetry } from '../git/push.js';
-import { fluxTemplateData, renderCommitMessage, type TemplateChange } from '../git/index.js';
-import { writeFileAtomic } from '../write/setters/apply.js';
-import { rewrite } from '../write/setters/rewrite.js';
-import { RuntimeError, errorMessage } from '../util/errors.js';
-import type { Logger } from '../util/log.js';
+import { refKey, type Config, type ImageUpdateAutomation, type Secret } from '../config/index.js';
+import {
+  withWorkspace,
+  type Workspace,
+  commit,
+  pushWithRetry,
+  fluxTemplateData,
+  renderCommitMessage,
+  type TemplateChange,
+} from '../git/index.js';
+import { writeFileAtomic, rewrite } from '../write/index.js';
+import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { objectsAt } from './objects.js';
 import type { PolicyOutcome } from './policies.js';

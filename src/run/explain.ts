@@ -4,11 +4,10 @@
  * marker's value and decision in words, pins, and the anomalies of the last scans. Read-only:
  * it computes what a run would, and records nothing.
  */
-import { refKey, type ImagePolicy } from '../config/types.js';
-import { adviceFor, explainPin, explainRatchet, REASON_LABELS } from '../guard/index.js';
-import type { Reason } from '../guard/types.js';
+import { refKey, type ImagePolicy } from '../config/index.js';
+import { adviceFor, explainPin, explainRatchet, REASON_LABELS, type Reason } from '../guard/index.js';
 import { describeAnomaly } from '../store/index.js';
-import { errorMessage } from '../util/errors.js';
+import { errorMessage } from '../util/index.js';
 import { withAutomationWorkspace } from './automation.js';
 import { automationsFor, type PeopleDeps } from './people.js';
 import { evaluatePolicy, FactsBook } from './policies.js';

@@ -4,10 +4,10 @@
  * times come from the store's digest cache first, so a steady-state pass asks the registry
  * nothing it has asked before.
  */
-import type { ImageRepository } from '../config/types.js';
-import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/registry/types.js';
+import type { ImageRepository } from '../config/index.js';
+import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/index.js';
 import type { Store } from '../store/index.js';
-import type { Order } from '../guard/types.js';
+import type { Order } from '../guard/index.js';
 
 export class ImageFacts {
   private readonly heads = new Map<string, Promise<ManifestHead>>();

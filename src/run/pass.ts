@@ -2,12 +2,16 @@
  * One full pass (SPEC §5 `pawl run`): scan what is due (reconcile through), select and guard
  * each policy, then run each automation. Every decision goes to the store.
  */
-import { refKey, type Config, type ImagePolicy, type ImageUpdateAutomation } from '../config/types.js';
-import { selectPolicies } from '../config/resolve.js';
-import { isScanDue, scanRepositories, type ScanReport } from '../scan/scanner.js';
-import type { ScanClients } from '../scan/clients.js';
+import {
+  refKey,
+  type Config,
+  type ImagePolicy,
+  type ImageUpdateAutomation,
+  selectPolicies,
+} from '../config/index.js';
+import { isScanDue, scanRepositories, type ScanReport, type ScanClients } from '../scan/index.js';
 import type { Store } from '../store/index.js';
-import type { Logger } from '../util/log.js';
+import type { Logger } from '../util/index.js';
 import { evaluatePolicy, FactsBook, policyReport, type PolicyOutcome } from './policies.js';
 import { pool } from './facts.js';
 import { runAutomation, type AutomationOptions } from './automation.js';

@@ -3,8 +3,13 @@
  * commits it with trailers, which pins the lines; `pawl release` lifts the pin by writing the
  * policy's candidate now. Both go through the same workspace, writer and push retry as a run.
  */
-import { refKey, type Config, type ImagePolicy, type ImageUpdateAutomation } from '../config/types.js';
-import { selectPolicies } from '../config/resolve.js';
+import {
+  refKey,
+  type Config,
+  type ImagePolicy,
+  type ImageUpdateAutomation,
+  selectPolicies,
+} from '../config/index.js';
 import {
   candidateValue,
   TRAILER_NEW,
@@ -13,11 +18,9 @@ import {
   TRAILER_REASON,
   TRAILER_RELEASE,
 } from '../guard/index.js';
-import { isScanDue, scanRepositories } from '../scan/scanner.js';
-import type { ScanClients } from '../scan/clients.js';
+import { isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
 import type { Store } from '../store/index.js';
-import { RuntimeError, UsageError } from '../util/errors.js';
-import type { Logger } from '../util/log.js';
+import { RuntimeError, UsageError, type Logger } from '../util/index.js';
 import { runAutomation } from './automation.js';
 import { evaluatePolicy, FactsBook, type PolicyOutcome } from './policies.js';
 import type { AutomationReport } from './report.js';

@@ -4,13 +4,20 @@
  * `--dry-run`, `pawl explain`, `pawl release`. Reads files, build times and Git history; writes
  * nothing.
  */
-import { scanTree, type FileProblem, type ScannedFile } from '../write/setters/tree.js';
-import type { Marker } from '../write/setters/markers.js';
-import { candidateValue, decideMarker, parseMarkerValue, pinStatus, type PinStatus } from '../guard/index.js';
-import type { Decision, Order, Pin } from '../guard/types.js';
+import { scanTree, type FileProblem, type ScannedFile, type Marker } from '../write/index.js';
+import {
+  candidateValue,
+  decideMarker,
+  parseMarkerValue,
+  pinStatus,
+  type PinStatus,
+  type Decision,
+  type Order,
+  type Pin,
+} from '../guard/index.js';
 import type { CompiledPolicy } from '../select/index.js';
 import type { ImageFacts } from './facts.js';
-import { lineHistory, releasedSince, type LineChange } from '../git/history.js';
+import { lineHistory, releasedSince, type LineChange } from '../git/index.js';
 import type { PolicyOutcome } from './policies.js';
 
 export interface MarkerPlan {

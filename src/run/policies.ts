@@ -3,14 +3,19 @@
  * store holds for its repository. A policy whose repository's last scan failed, or whose list
  * was empty, has no candidate: pawl never writes from a list it does not trust.
  */
-import { refKey, type Config, type ImagePolicy } from '../config/types.js';
+import { refKey, type Config, type ImagePolicy } from '../config/index.js';
 import { compilePolicy, type CompiledPolicy, type Selection } from '../select/index.js';
-import { policySpecHash, runRatchet, toStoreEvent, withPolicy, type RatchetState } from '../guard/index.js';
-import type { GuardEvent } from '../guard/types.js';
+import {
+  policySpecHash,
+  runRatchet,
+  toStoreEvent,
+  withPolicy,
+  type RatchetState,
+  type GuardEvent,
+} from '../guard/index.js';
 import type { Store } from '../store/index.js';
-import type { ScanClients } from '../scan/clients.js';
-import { errorMessage } from '../util/errors.js';
-import type { Logger } from '../util/log.js';
+import type { ScanClients } from '../scan/index.js';
+import { errorMessage, type Logger } from '../util/index.js';
 import { ImageFacts } from './facts.js';
 import type { PolicyReport } from './report.js';
 

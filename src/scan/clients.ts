@@ -3,9 +3,8 @@
  * and `certSecretRef` Secrets (same namespace), `insecure` and `timeout`. Repositories that
  * share those settings share a client, so tokens are fetched once per registry and scope.
  */
-import type { Config, ImageRepository } from '../config/types.js';
-import type { Logger } from '../util/log.js';
-import { RuntimeError } from '../util/errors.js';
+import type { Config, ImageRepository } from '../config/index.js';
+import { type Logger, RuntimeError } from '../util/index.js';
 import { createRegistryClient, type RegistryClientOptions } from './registry/client.js';
 import type { BuildTimeCache, RegistryClient, RepositoryRef } from './registry/types.js';
 import { defaultReference } from './scanner.js';

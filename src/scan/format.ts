@@ -1,6 +1,5 @@
 /** Text for people: shared by `pawl scan`, `pawl tags` and (later) `pawl run`. */
-import { abbreviate } from '../store/index.js';
-import type { Anomaly } from '../store/index.js';
+import { abbreviate, type Anomaly } from '../store/index.js';
 import type { RecordedResponse } from './registry/types.js';
 
 export { abbreviate };

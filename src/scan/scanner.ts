@@ -4,12 +4,9 @@
  * previous good scan stays current.
  */
 import { compileRegex } from '../go/index.js';
-import type { ImageRepository } from '../config/types.js';
-import { refKey } from '../config/types.js';
-import type { Store, Anomaly } from '../store/index.js';
-import { describeAnomaly } from '../store/index.js';
-import type { Logger } from '../util/log.js';
-import { errorMessage } from '../util/errors.js';
+import { type ImageRepository, refKey } from '../config/index.js';
+import { type Store, type Anomaly, describeAnomaly } from '../store/index.js';
+import { type Logger, errorMessage } from '../util/index.js';
 import type { RecordedResponse, RegistryClient, RepositoryRef } from './registry/types.js';
 import { parseRepositoryRef } from './registry/reference.js';
 

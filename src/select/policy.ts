@@ -6,19 +6,22 @@
  * means the whole tag) gives the value to order → the strategy orders the values → the tag whose
  * value wins is selected.
  */
-import type { ImagePolicy } from '../config/types.js';
-import { compileRegex, type Re2 } from '../go/index.js';
-import { compareGoStrings, isWide, parseGoFloat } from '../go/index.js';
-import { alphabeticalKey } from './strategies/alphabetical.js';
-import { buildTimeKey, compareBuildTimes } from './strategies/newestBuild.js';
-import { numericalKey } from './strategies/numerical.js';
+import type { ImagePolicy } from '../config/index.js';
 import {
+  compileRegex,
+  type Re2,
+  compareGoStrings,
+  isWide,
+  parseGoFloat,
   compareVersions,
   parseSemverRange,
   parseVersion,
   versionKey,
   type SemverVersion,
 } from '../go/index.js';
+import { alphabeticalKey } from './strategies/alphabetical.js';
+import { buildTimeKey, compareBuildTimes } from './strategies/newestBuild.js';
+import { numericalKey } from './strategies/numerical.js';
 
 export type PolicySpec = Pick<ImagePolicy['spec'], 'policy' | 'filterTags'>;
 

@@ -2,7 +2,7 @@
  * A second line of defence before recorded registry responses are written to disk: the client
  * already redacts, but nothing that can carry a credential may reach the store by mistake.
  */
-import type { RecordedResponse } from '../scan/registry/types.js';
+import type { RecordedResponse } from './types.js';
 
 const DROP_HEADERS = new Set([
   'authorization',

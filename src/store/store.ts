@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import type { BuildTime, BuildTimeCache, RecordedResponse } from '../scan/registry/types.js';
-import { RuntimeError, UsageError, errorMessage } from '../util/errors.js';
+import type { BuildTime, BuildTimeCache, RecordedResponse } from './types.js';
+import { RuntimeError, UsageError, errorMessage } from '../util/index.js';
 import { diffTags, tagListChecksum, sortTags } from './diff.js';
 import { MIGRATIONS } from './migrations.js';
 import { sanitizeResponses } from './redact.js';

@@ -2,7 +2,6 @@
  * What the state store records (SPEC §7). The store is a cache of observations: every
  * consumer must behave safely when it returns nothing (a deleted or fresh state directory).
  */
-import type { RecordedResponse } from '../scan/registry/types.js';
 
 /** Something unusual about a scan's tag list, next to the previous good scan of the same image. */
 export type Anomaly =
@@ -160,4 +159,29 @@ export interface StoreOptions {
   rawBytesPerScan?: number;
   /** SQLite busy timeout in ms, for a CLI next to `pawl serve` (default 5000). */
   busyTimeoutMs?: number;
+}
+
+/** One recorded HTTP response of a tag listing, with credentials and tokens redacted. */
+export interface RecordedResponse {
+  method: string;
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  /** Truncated to the configured size. */
+  body: string;
+  at: string;
+  durationMs: number;
+}
+
+export interface BuildTime {
+  digest: string;
+  created: Date;
+  /** Which field it came from: `annotation`, `config`, `label`, `index-child`. */
+  source: string;
+}
+
+/** Build times are immutable per digest; the store implements this so rescans fetch nothing. */
+export interface BuildTimeCache {
+  get(digest: string): BuildTime | null | undefined;
+  set(digest: string, value: BuildTime | null): void;
 }

@@ -2,11 +2,10 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow } from '../../config/load.js';
-import { resolveObject } from '../../config/resolve.js';
+import { loadConfigOrThrow, resolveObject } from '../../config/index.js';
 import { openStore } from '../../store/index.js';
-import { createScanClients } from '../../scan/clients.js';
-import { explain, type Explanation } from '../../run/explain.js';
+import { createScanClients } from '../../scan/index.js';
+import { explain, type Explanation } from '../../run/index.js';
 
 export function register(program: Command): void {
   const cmd = withGlobalOptions(

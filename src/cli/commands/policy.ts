@@ -9,9 +9,9 @@ import { parseAllDocuments } from 'yaml';
 import type { z } from 'zod';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
-import { imagePolicySchema } from '../../config/schema/imagepolicy.js';
+import { imagePolicySchema } from '../../config/index.js';
 import { compilePolicy, type PolicySpec } from '../../select/index.js';
-import { ConfigError, UsageError, errorMessage } from '../../util/errors.js';
+import { ConfigError, UsageError, errorMessage } from '../../util/index.js';
 
 /** Flux's default `ImageRepository.spec.exclusionList`. */
 export const DEFAULT_EXCLUSION_LIST = ['^.*\\.sig$'];

@@ -1,13 +1,10 @@
 import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
-import { loadConfigOrThrow } from '../../config/load.js';
-import { resolveObject } from '../../config/resolve.js';
+import { loadConfigOrThrow, resolveObject, type ImagePolicy } from '../../config/index.js';
 import { openStore } from '../../store/index.js';
-import { createScanClients } from '../../scan/clients.js';
-import { release, rollback, type PeopleDeps } from '../../run/people.js';
-import type { AutomationReport } from '../../run/report.js';
-import type { ImagePolicy } from '../../config/types.js';
+import { createScanClients } from '../../scan/index.js';
+import { release, rollback, type PeopleDeps, type AutomationReport } from '../../run/index.js';
 
 async function withPeopleDeps<T>(
   ctx: CommandContext,

@@ -2,15 +2,11 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow } from '../../config/load.js';
-import { resolveObject } from '../../config/resolve.js';
+import { loadConfigOrThrow, resolveObject } from '../../config/index.js';
 import { openStore } from '../../store/index.js';
-import { createScanClients } from '../../scan/clients.js';
-import { runPass, passExitCode } from '../../run/pass.js';
-import type { RunReport } from '../../run/report.js';
-import { REASON_LABELS } from '../../guard/index.js';
-import type { Reason } from '../../guard/types.js';
-import { anomalyKinds } from '../../scan/format.js';
+import { createScanClients, anomalyKinds } from '../../scan/index.js';
+import { runPass, passExitCode, type RunReport } from '../../run/index.js';
+import { REASON_LABELS, type Reason } from '../../guard/index.js';
 
 interface RunOptions {
   dryRun?: boolean;

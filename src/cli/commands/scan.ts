@@ -2,14 +2,10 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow } from '../../config/load.js';
-import { resolveObject } from '../../config/resolve.js';
-import type { ImageRepository } from '../../config/types.js';
+import { loadConfigOrThrow, resolveObject, type ImageRepository } from '../../config/index.js';
 import { openStore } from '../../store/index.js';
-import { scanRepositories, type ScanReport } from '../../scan/scanner.js';
-import { createScanClients } from '../../scan/clients.js';
-import { anomalyKinds } from '../../scan/format.js';
-import { UsageError } from '../../util/errors.js';
+import { scanRepositories, type ScanReport, createScanClients, anomalyKinds } from '../../scan/index.js';
+import { UsageError } from '../../util/index.js';
 
 interface ScanOptions {
   concurrency?: string;

@@ -3,8 +3,8 @@ import { basename, dirname, resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
-import { UsageError } from '../../util/errors.js';
-import { applySetters, parseImage, type ImageValue } from '../../write/setters/apply.js';
+import { UsageError } from '../../util/index.js';
+import { applySetters, parseImage, type ImageValue } from '../../write/index.js';
 
 /** `--image NS:POLICY=NAME:TAG[@DIGEST]`, repeatable; a policy given twice with different images is bad usage. */
 export function parseImageOptions(values: readonly string[]): Map<string, ImageValue> {

@@ -4,12 +4,10 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow } from '../../config/load.js';
-import { resolveObject } from '../../config/resolve.js';
-import { refKey } from '../../config/types.js';
+import { loadConfigOrThrow, resolveObject, refKey } from '../../config/index.js';
 import { DB_FILE, openStore, type Store } from '../../store/index.js';
-import { anomalyKinds, changeList, formatResponse, formatTime } from '../../scan/format.js';
-import { RuntimeError, UsageError } from '../../util/errors.js';
+import { anomalyKinds, changeList, formatResponse, formatTime } from '../../scan/index.js';
+import { RuntimeError, UsageError } from '../../util/index.js';
 
 interface TagsOptions {
   history?: boolean;

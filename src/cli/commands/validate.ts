@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
-import { loadConfig, KIND_NAMES, configMapOf } from '../../config/load.js';
-import { formatProblem } from '../../util/errors.js';
+import { loadConfig, KIND_NAMES, configMapOf } from '../../config/index.js';
+import { formatProblem } from '../../util/index.js';
 
 export function register(program: Command): void {
   withGlobalOptions(

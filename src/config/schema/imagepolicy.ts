@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { compileRegex } from '../../go/index.js';
-import { parseSemverRange } from '../../go/index.js';
+import { compileRegex, parseSemverRange } from '../../go/index.js';
 import { DEFAULT_GUARD, type GuardSpec, type PolicyChoice } from '../types.js';
 import { duration, metadata, namespacedRef, oneOf, throwsToIssue, tolerated } from './common.js';
 

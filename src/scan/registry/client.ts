@@ -11,10 +11,8 @@
 import { createHash } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import type { Secret } from '../../config/types.js';
-import { refKey } from '../../config/types.js';
-import { RuntimeError } from '../../util/errors.js';
-import { silentLogger, type Logger } from '../../util/log.js';
+import { type Secret, refKey } from '../../config/index.js';
+import { RuntimeError, silentLogger, type Logger } from '../../util/index.js';
 import {
   credentialsFromDockerConfig,
   credentialsFromSecret,

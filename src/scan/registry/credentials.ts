@@ -9,9 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Secret } from '../../config/types.js';
-import { refKey } from '../../config/types.js';
-import { RuntimeError } from '../../util/errors.js';
+import { type Secret, refKey } from '../../config/index.js';
+import { RuntimeError } from '../../util/index.js';
 import { DOCKER_HUB } from './reference.js';
 
 export interface Credentials {

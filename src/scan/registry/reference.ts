@@ -4,7 +4,7 @@
  * letter is a registry host; otherwise the image lives on Docker Hub, where single-component
  * names belong to `library/`.
  */
-import { imageRepositoryProblem, isDigest } from '../../config/imageref.js';
+import { imageRepositoryProblem, isDigest } from '../../config/index.js';
 import type { RepositoryRef } from './types.js';
 
 export const DOCKER_HUB = 'docker.io';

@@ -2,6 +2,9 @@
  * The contract between the registry client (src/scan/registry/) and its users: the scanner,
  * the guard (HEAD of candidates and high-water marks, build times) and `pawl run`.
  */
+import type { BuildTime, RecordedResponse } from '../../store/index.js';
+
+export type { BuildTime, BuildTimeCache, RecordedResponse } from '../../store/index.js';
 
 /** A parsed, normalised image repository reference (no tag, no digest). */
 export interface RepositoryRef {
@@ -15,18 +18,6 @@ export interface RepositoryRef {
   path: string;
   /** Canonical `registry/path` (Docker's familiar names expanded), used as the store key. */
   canonical: string;
-}
-
-/** One recorded HTTP response of a tag listing, with credentials and tokens redacted. */
-export interface RecordedResponse {
-  method: string;
-  url: string;
-  status: number;
-  headers: Record<string, string>;
-  /** Truncated to the configured size. */
-  body: string;
-  at: string;
-  durationMs: number;
 }
 
 export interface TagList {
@@ -61,17 +52,4 @@ export interface RegistryClient {
     reference: string,
     opts?: { signal?: AbortSignal },
   ): Promise<BuildTime | null>;
-}
-
-export interface BuildTime {
-  digest: string;
-  created: Date;
-  /** Which field it came from: `annotation`, `config`, `label`, `index-child`. */
-  source: string;
-}
-
-/** Build times are immutable per digest; the store implements this so rescans fetch nothing. */
-export interface BuildTimeCache {
-  get(digest: string): BuildTime | null | undefined;
-  set(digest: string, value: BuildTime | null): void;
 }

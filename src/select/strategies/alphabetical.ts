@@ -3,7 +3,7 @@
  * Ascending means the greatest string is the newest; descending, the least.
  */
 
-import { compareGoStrings } from '../../go/strings.js';
+import { compareGoStrings } from '../../go/index.js';
 
 export type Order = 'asc' | 'desc';
 

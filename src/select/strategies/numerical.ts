@@ -3,7 +3,7 @@
  * `strconv.ParseFloat(s, 64)`, and a single value that does not parse fails the whole policy.
  */
 
-import { parseGoFloat } from '../../go/strconv.js';
+import { parseGoFloat } from '../../go/index.js';
 
 export type Order = 'asc' | 'desc';
 

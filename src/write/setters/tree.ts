@@ -7,7 +7,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { UsageError } from '../../util/errors.js';
+import { UsageError } from '../../util/index.js';
 import { MARKER_TOKEN, findMarkers, type Marker } from './markers.js';
 
 export interface ScannedFile {

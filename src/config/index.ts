@@ -1,0 +1,14 @@
+/** Configuration: Flux's objects read from YAML, checked, and resolved by name. */
+export * from './types.js';
+export {
+  KIND_NAMES,
+  configMapOf,
+  emptyConfig,
+  loadConfig,
+  loadConfigOrThrow,
+  type LoadResult,
+} from './load.js';
+export { resolveObject, matchesSelector, selectPolicies } from './resolve.js';
+export { parseDuration, formatDuration } from './duration.js';
+export { imagePolicySchema } from './schema/imagepolicy.js';
+export { imageRepositoryProblem, isDigest } from './imageref.js';

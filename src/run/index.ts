@@ -1,0 +1,5 @@
+/** One pass of the pipeline, and the people's commands (rollback, release, explain). */
+export * from './pass.js';
+export * from './explain.js';
+export * from './people.js';
+export type * from './report.js';

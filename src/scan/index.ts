@@ -1,0 +1,5 @@
+/** Scanning: tag lists from registries, compared with the previous scan and stored. */
+export * from './scanner.js';
+export * from './clients.js';
+export * from './format.js';
+export * from './registry/index.js';

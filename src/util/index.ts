@@ -1,0 +1,3 @@
+/** Leaf helpers every layer may use: errors that reach the user, and the logger. */
+export * from './errors.js';
+export * from './log.js';

@@ -1,0 +1,12 @@
+/** Writing: setter markers found in YAML and rewritten byte for byte (docs/setters.md). */
+export * from './setters/apply.js';
+export {
+  valueFor,
+  imageString,
+  plainIsSafe,
+  doubleQuoted,
+  renderScalar,
+  rewrite,
+} from './setters/rewrite.js';
+export * from './setters/markers.js';
+export { checkUpdatePath, scanTree, type ScannedFile, type FileProblem } from './setters/tree.js';
