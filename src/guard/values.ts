@@ -1,4 +1,5 @@
 /** Reading marker values into the parts the guard orders (pure). */
+import { splitImage } from '../image/index.js';
 import type { MarkerField } from './types.js';
 
 export interface MarkerValue {
@@ -24,33 +25,14 @@ export function parseMarkerValue(field: MarkerField, value: string): MarkerValue
       return { value, tag: null, name: v, digest: null };
     case 'digest':
       return { value, tag: null, name: null, digest: v };
-    case 'image': {
-      const at = v.indexOf('@');
-      const ref = at >= 0 ? v.slice(0, at) : v;
-      const digest = at >= 0 ? v.slice(at + 1) : null;
-      const slash = ref.lastIndexOf('/');
-      const colon = ref.lastIndexOf(':');
-      if (colon > slash) return { value, name: ref.slice(0, colon), tag: ref.slice(colon + 1), digest };
-      return { value, name: ref, tag: null, digest };
-    }
+    case 'image':
+      return { value, ...splitImage(v) };
   }
 }
 
 /**
  * Docker's familiar names (`nginx`, `docker.io/nginx`, `index.docker.io/library/nginx`) name one
- * image; a retarget must not fire between spellings of the same repository.
+ * image; a retarget must not fire between spellings of the same repository. The rules are
+ * src/image/'s, the same the scanner uses.
  */
-export function canonicalImageName(name: string): string {
-  const parts = name.trim().split('/');
-  const first = parts[0] ?? '';
-  const hasHost = parts.length > 1 && (first.includes('.') || first.includes(':') || first === 'localhost');
-  let host = hasHost ? first.toLowerCase() : 'docker.io';
-  const path = hasHost ? parts.slice(1) : parts;
-  if (host === 'index.docker.io' || host === 'registry-1.docker.io') host = 'docker.io';
-  if (host === 'docker.io' && path.length === 1) path.unshift('library');
-  return `${host}/${path.join('/')}`;
-}
-
-export function sameImageName(a: string, b: string): boolean {
-  return canonicalImageName(a) === canonicalImageName(b);
-}
+export { normalizedName as canonicalImageName, sameImageName } from '../image/index.js';

@@ -2,6 +2,7 @@
  * Byte-exact rewriting: the new value replaces only the marked scalar's token; every other
  * byte of the file (comments, blank lines, indentation, line endings, BOM) is kept.
  */
+import { splitImage } from '../../image/index.js';
 import { yamlLibrary } from './yaml.js';
 import type { Marker } from './markers.js';
 
@@ -45,22 +46,14 @@ export function parseImage(s: string): ImageValue {
     throw new Error(`invalid image "${s}": ${why} (expected NAME:TAG or NAME:TAG@ALGORITHM:HEX)`);
   };
   if (s.trim() !== s || s === '' || /\s/.test(s)) bad('empty or contains white space');
-  let rest = s;
-  let digest: string | undefined;
-  const at = rest.lastIndexOf('@');
-  if (at >= 0) {
-    digest = rest.slice(at + 1);
-    rest = rest.slice(0, at);
-    if (!/^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/.test(digest))
-      bad(`digest "${digest}" is not ALGORITHM:HEX`);
-  }
-  const colon = rest.lastIndexOf(':');
-  if (colon < 0 || colon < rest.lastIndexOf('/')) bad('no tag');
-  const name = rest.slice(0, colon);
-  const tag = rest.slice(colon + 1);
+  const { name, tag, digest } = splitImage(s);
+  // Flux's ImageToRef accepts any ALGORITHM:ENCODED digest, not only Docker's 32+ hex digits.
+  if (digest !== null && !/^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/.test(digest))
+    bad(`digest "${digest}" is not ALGORITHM:HEX`);
+  if (tag === null) bad('no tag');
   if (name === '') bad('no name');
   if (tag === '') bad('empty tag');
-  return digest === undefined ? { name, tag } : { name, tag, digest };
+  return digest === null ? { name, tag: tag! } : { name, tag: tag!, digest };
 }
 
 const plainCache = new Map<string, boolean>();
