@@ -16,6 +16,7 @@ import { mkdir, readFile, rename, rm, writeFile, chmod } from 'node:fs/promises'
 import { join } from 'node:path';
 import type { Secret } from '../config/index.js';
 import { ConfigError, type Problem } from '../util/index.js';
+import { redact } from './exec.js';
 
 export type Transport = 'https' | 'http' | 'ssh' | 'git' | 'file' | 'local';
 
@@ -114,8 +115,9 @@ export function checkAuthSecret(url: string, secret: Secret): Problem[] {
   return problems;
 }
 
+/** A URL for messages: its userinfo masked (`https://***@host/…`). */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]+@/i, '$1***@');
+  return redact(url);
 }
 
 /** Writes the askpass script once (or again when pawl's version of it changed); returns its path. */

@@ -4,7 +4,7 @@
  * credential reach an error message.
  */
 import { spawn } from 'node:child_process';
-import { RuntimeError } from '../util/index.js';
+import { redactText, RuntimeError } from '../util/index.js';
 
 export interface GitOptions {
   cwd: string;
@@ -72,20 +72,12 @@ export function baseEnv(): Record<string, string> {
   return env;
 }
 
-/** Remove URL userinfo, auth headers and well-known token shapes from text. */
+/** git's messages mask with `***`, as git itself prints `https://***@host`. */
+export const GIT_MASK = '***';
+
+/** Credentials removed from git's output, commands and URLs (src/util/redact.ts, git's mask). */
 export function redact(text: string, secrets: readonly string[] = []): string {
-  let out = text;
-  for (const s of secrets) {
-    if (s.length >= 4) out = out.split(s).join('***');
-  }
-  return out
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@'"]+@/gi, '$1***@')
-    .replace(/(authorization:\s*(?:basic|bearer|token)\s+)\S+/gi, '$1***')
-    .replace(/(extraheader\s*=?\s*)(["']?)[^\n"']*/gi, '$1$2***')
-    .replace(
-      /\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]+)\b/g,
-      '***',
-    );
+  return redactText(text, { secrets, mask: GIT_MASK });
 }
 
 /** Drop git's advice lines and progress noise; keep what tells the user what happened. */

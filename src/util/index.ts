@@ -1,3 +1,4 @@
 /** Leaf helpers every layer may use: errors that reach the user, and the logger. */
 export * from './errors.js';
 export * from './log.js';
+export * from './redact.js';

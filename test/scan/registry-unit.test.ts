@@ -17,7 +17,7 @@ import {
   sameRepository,
 } from '../../src/scan/registry/client.js';
 import { parseRetryAfter, parseRateLimit, backoffMs, RegistryPool } from '../../src/scan/registry/pool.js';
-import { Redactor } from '../../src/scan/registry/redact.js';
+import { Redactor } from '../../src/util/index.js';
 import { credentialsFromSecret, credentialsFromDockerConfig } from '../../src/scan/registry/credentials.js';
 import { dockerConfigSecret, opaqueSecret } from '../helpers/registry.js';
 

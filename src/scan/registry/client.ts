@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Secret, refKey } from '../../config/index.js';
-import { RuntimeError, silentLogger, type Logger } from '../../util/index.js';
+import { Redactor, RuntimeError, silentLogger, type Logger } from '../../util/index.js';
 import {
   credentialsFromDockerConfig,
   credentialsFromSecret,
@@ -33,7 +33,6 @@ import {
   type Sleep,
 } from './pool.js';
 import { familiarName } from './reference.js';
-import { Redactor } from './redact.js';
 import type {
   BuildTime,
   BuildTimeCache,

@@ -46,4 +46,4 @@ export {
   type Credentials,
   type HelperRunner,
 } from './credentials.js';
-export { Redactor, REDACTED } from './redact.js';
+export { Redactor, REDACTED } from '../../util/index.js';

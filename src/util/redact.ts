@@ -1,0 +1,170 @@
+/**
+ * Redaction: the one place that knows what a credential looks like. Everything that logs, stores
+ * or reports text that may carry one (registry responses and errors, git's output and commands,
+ * URLs in messages, recorded responses in the store) passes it through here.
+ *
+ * Two layers: by shape (credential headers, token fields in JSON, token-like query parameters,
+ * URL userinfo, `Bearer`/`Basic` credentials, well-known token formats) and by value (every
+ * password and token the caller knows is replaced wherever it appears).
+ */
+
+/** The mask in records and registry messages. git's messages use `***`, as git users expect. */
+export const REDACTED = '[redacted]';
+
+/** HTTP headers whose whole value is a credential. */
+export const SECRET_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-registry-auth',
+  'x-amz-security-token',
+]);
+
+/** Names whose value is a credential, as a JSON field or a URL query parameter (any case). */
+export const SECRET_FIELDS: readonly string[] = [
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'identitytoken',
+  'registrytoken',
+  'password',
+  'passwd',
+  'secret',
+  'client_secret',
+  'auth',
+];
+
+/** Query parameters that sign or authorise a URL (object-store redirects, OAuth callbacks). */
+export const SECRET_PARAMS: readonly string[] = [
+  ...SECRET_FIELDS,
+  'sig',
+  'signature',
+  'x-amz-signature',
+  'x-amz-credential',
+  'x-amz-security-token',
+  'x-goog-signature',
+  'x-goog-credential',
+  'code',
+  'key',
+];
+
+/** Headers whose value holds URLs (pagination, redirects). */
+const URL_HEADERS = new Set(['link', 'location', 'content-location']);
+
+const PARAM_IN_TEXT = new RegExp(`([?&;])(${SECRET_PARAMS.join('|')})=[^&\\s#"'<>]*`, 'gi');
+const JSON_FIELD = new RegExp(`("(?:${SECRET_FIELDS.join('|')})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'gi');
+const USERINFO = /([a-z][a-z0-9+.-]*:\/\/)[^/\s@'"]+@/gi;
+const AUTHORIZATION = /(authorization:\s*(?:basic|bearer|token)\s+)[^\s"'\\]+/gi;
+// A token68 credential after a scheme; `Bearer realm="…"` (a challenge) is not one.
+const SCHEME_CREDENTIAL = /\b(Bearer|Basic)\s+(?![A-Za-z0-9_-]+=")[A-Za-z0-9._~+/-]{8,}=*/g;
+const EXTRAHEADER = /(extraheader\s*=?\s*)(["']?)[^\n"']*/gi;
+const TOKEN_FORMATS =
+  /\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]+)\b/g;
+
+export interface RedactOptions {
+  /** Values to remove wherever they appear (shorter than 4 characters: ignored). */
+  secrets?: Iterable<string>;
+  /** What replaces a secret (default `[redacted]`). */
+  mask?: string;
+}
+
+/** Text of any kind: log lines, error messages, response bodies, git's stderr. */
+export function redactText(text: string, opts: RedactOptions = {}): string {
+  const mask = opts.mask ?? REDACTED;
+  let out = text;
+  for (const s of opts.secrets ?? []) if (s.length >= 4 && out.includes(s)) out = out.split(s).join(mask);
+  return out
+    .replace(USERINFO, `$1${mask}@`)
+    .replace(AUTHORIZATION, `$1${mask}`)
+    .replace(SCHEME_CREDENTIAL, `$1 ${mask}`)
+    .replace(EXTRAHEADER, `$1$2${mask}`)
+    .replace(TOKEN_FORMATS, mask)
+    .replace(JSON_FIELD, `$1"${mask}"`)
+    .replace(PARAM_IN_TEXT, `$1$2=${mask}`);
+}
+
+/** A URL on its own: userinfo removed, secret query parameters masked. */
+export function redactUrl(url: string, opts: RedactOptions = {}): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return redactText(url, opts);
+  }
+  if (u.username || u.password) {
+    u.username = '';
+    u.password = '';
+  }
+  // Secret query parameters are masked by redactText, unencoded, as in any other text.
+  return redactText(u.toString(), opts);
+}
+
+export interface HeaderOptions extends RedactOptions {
+  /** Leave credential headers out instead of masking them (what the store keeps). */
+  drop?: boolean;
+}
+
+/** Response or request headers, keys lower-cased. */
+export function redactHeaders(
+  headers: Headers | Readonly<Record<string, string>>,
+  opts: HeaderOptions = {},
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  const entries: [string, string][] = [];
+  if (headers instanceof Headers) headers.forEach((v, k) => entries.push([k, v]));
+  else entries.push(...Object.entries(headers));
+  for (const [name, value] of entries) {
+    const k = name.toLowerCase();
+    if (SECRET_HEADERS.has(k)) {
+      if (!opts.drop) out[k] = opts.mask ?? REDACTED;
+    } else if (URL_HEADERS.has(k)) {
+      out[k] = redactText(
+        value.replace(/https?:\/\/[^\s<>"]+/g, (m) => redactUrl(m, opts)),
+        opts,
+      );
+    } else out[k] = redactText(value, opts);
+  }
+  return out;
+}
+
+/** A recorded HTTP exchange: its URL, headers and body. */
+export function redactExchange<
+  T extends { url: string; headers: Readonly<Record<string, string>>; body: string },
+>(r: T, opts: HeaderOptions = {}): T {
+  return {
+    ...r,
+    url: redactUrl(r.url, opts),
+    headers: redactHeaders(r.headers, opts),
+    body: redactText(r.body, opts),
+  };
+}
+
+/** Remembers the secrets one client has seen (passwords, tokens) and redacts with them. */
+export class Redactor {
+  private readonly values = new Set<string>();
+
+  constructor(private readonly mask: string = REDACTED) {}
+
+  /** Remember a secret value (a password, a token) to scrub from any text. */
+  add(value: string | undefined): void {
+    if (value && value.length >= 4) this.values.add(value);
+  }
+
+  private get opts(): RedactOptions {
+    return { secrets: this.values, mask: this.mask };
+  }
+
+  text(s: string): string {
+    return redactText(s, this.opts);
+  }
+
+  url(u: string): string {
+    return redactUrl(u, this.opts);
+  }
+
+  headers(h: Headers | Readonly<Record<string, string>>): Record<string, string> {
+    return redactHeaders(h, this.opts);
+  }
+}
