@@ -4,6 +4,7 @@
  * credential reach an error message.
  */
 import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import { redactText, RuntimeError } from '../util/index.js';
 
 export interface GitOptions {
@@ -153,11 +154,46 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** How a run consumes git's standard output. */
+type Sink = { kind: 'buffer' } | { kind: 'stream'; onStdout: (chunk: Buffer) => boolean };
+
 /**
  * Run git. It runs in its own process group so that a timeout or an abort also stops the
  * helpers git starts (git-remote-http, ssh), which would otherwise linger as orphans.
  */
-export function git(args: string[], opts: GitOptions): Promise<GitResult> {
+export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
+  const r = await run(args, opts, { kind: 'buffer' });
+  return { stdout: r.stdout.toString('utf8'), stderr: r.stderr };
+}
+
+/** `git()` with standard output as bytes (`cat-file --batch` sizes are bytes, and blobs may be binary). */
+export function gitBuffer(args: string[], opts: GitOptions): Promise<{ stdout: Buffer; stderr: string }> {
+  return run(args, opts, { kind: 'buffer' });
+}
+
+/**
+ * `git()` with standard output handed over as it arrives (UTF-8, never split inside a character).
+ * `onStdout` returns true when it has read enough: git is stopped then, and that is no failure.
+ */
+export async function gitStream(
+  args: string[],
+  opts: GitOptions & { onStdout: (text: string) => boolean },
+): Promise<{ stderr: string }> {
+  const decoder = new StringDecoder('utf8');
+  let done = false;
+  const r = await run(args, opts, {
+    kind: 'stream',
+    onStdout: (chunk) => {
+      if (!done) done = opts.onStdout(decoder.write(chunk));
+      return done;
+    },
+  });
+  const tail = decoder.end();
+  if (!done && tail) opts.onStdout(tail);
+  return { stderr: r.stderr };
+}
+
+function run(args: string[], opts: GitOptions, sink: Sink): Promise<{ stdout: Buffer; stderr: string }> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const secrets = opts.secrets ?? [];
   const env = { ...baseEnv(), ...(opts.env ?? {}) };
@@ -183,10 +219,10 @@ export function git(args: string[], opts: GitOptions): Promise<GitResult> {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let size = 0;
-    let ended: 'timeout' | 'abort' | 'overflow' | null = null;
+    let ended: 'timeout' | 'abort' | 'overflow' | 'enough' | null = null;
     const pid = child.pid;
     if (pid !== undefined) running.add(pid);
-    const stop = (why: 'timeout' | 'abort' | 'overflow'): void => {
+    const stop = (why: 'timeout' | 'abort' | 'overflow' | 'enough'): void => {
       if (ended || pid === undefined) return;
       ended = why;
       killGroup(pid, 'SIGTERM');
@@ -200,7 +236,11 @@ export function git(args: string[], opts: GitOptions): Promise<GitResult> {
       if (size > MAX_BUFFER) stop('overflow');
       else into.push(chunk);
     };
-    child.stdout.on('data', collect(out));
+    if (sink.kind === 'stream')
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (!ended && sink.onStdout(chunk)) stop('enough');
+      });
+    else child.stdout.on('data', collect(out));
     child.stderr.on('data', collect(err));
     child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
@@ -224,9 +264,9 @@ export function git(args: string[], opts: GitOptions): Promise<GitResult> {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       if (pid !== undefined) running.delete(pid);
-      const stdout = Buffer.concat(out).toString('utf8');
+      const stdout = Buffer.concat(out);
       const stderr = Buffer.concat(err).toString('utf8');
-      if (!ended && code === 0) {
+      if (ended === 'enough' || (!ended && code === 0)) {
         resolve({ stdout, stderr });
         return;
       }
@@ -254,7 +294,7 @@ export function git(args: string[], opts: GitOptions): Promise<GitResult> {
           ended ? null : code,
           cleaned,
           failure,
-          redact(stdout, secrets),
+          redact(stdout.toString('utf8'), secrets),
         ),
       );
     });

@@ -9,8 +9,8 @@
  */
 import { findMarkers } from '../write/index.js';
 import { parseTrailerLines, TRAILER_RELEASE, type LineChange, type MarkerField } from '../guard/index.js';
-import { spawn } from 'node:child_process';
-import { baseEnv, git, GitError } from './exec.js';
+import { pool } from '../util/index.js';
+import { git, gitBuffer, GitError, gitStream } from './exec.js';
 
 export type { LineChange };
 
@@ -228,38 +228,21 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
     }
   };
 
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn('git', args, { cwd, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let buf = '';
-    let stderr = '';
-    let stopped = false;
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (d: string) => {
-      if (stopped) return;
+  // Through the one runner (timeout, process-group kill, redaction); stopped once every range is met.
+  let buf = '';
+  await gitStream(args, {
+    cwd,
+    onStdout: (d) => {
       buf += d;
       const cut = buf.lastIndexOf('\x1e');
-      if (cut <= 0) return;
+      if (cut <= 0) return false;
       const complete = buf.slice(0, cut);
       buf = buf.slice(cut);
       for (const c of complete.split('\x1e')) if (c) handle(c);
-      if (open <= 0) {
-        stopped = true;
-        child.kill('SIGTERM');
-      }
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (!stopped) {
-        for (const c of buf.split('\x1e')) if (c) handle(c);
-        if (code !== 0) {
-          reject(new GitError(`git log -L failed: ${stderr.trim()}`, 'git log -L …', code, stderr.trim()));
-          return;
-        }
-      }
-      resolve();
-    });
+      return open <= 0;
+    },
   });
+  if (open > 0) for (const c of buf.split('\x1e')) if (c) handle(c);
 }
 
 /** Per file, the hunks of a line-log patch with their removed and added lines (CR stripped). */
@@ -663,7 +646,11 @@ async function catFiles(cwd: string, specs: string[]): Promise<Map<string, strin
   // Paths with newlines cannot be asked for on a line-based protocol.
   const asked = specs.filter((s) => !s.includes('\n'));
   for (const s of specs) if (s.includes('\n')) out.set(s, null);
-  const buf = await gitBuffer(cwd, ['cat-file', '--batch'], asked.map((s) => `${s}\n`).join(''));
+  // Bytes, not a string: the sizes in cat-file's headers count bytes.
+  const { stdout: buf } = await gitBuffer(['cat-file', '--batch'], {
+    cwd,
+    input: asked.map((s) => `${s}\n`).join(''),
+  });
   let pos = 0;
   for (const spec of asked) {
     const nl = buf.indexOf(0x0a, pos);
@@ -710,31 +697,6 @@ async function commitTrailers(
   return out;
 }
 
-// Binary-safe output (sizes in cat-file headers are bytes), so not through the string `git()`.
-async function gitBuffer(cwd: string, args: string[], input: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, env: baseEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(chunks));
-      else
-        reject(
-          new GitError(
-            `git ${args.join(' ')} failed: ${stderr.trim()}`,
-            `git ${args.join(' ')}`,
-            code,
-            stderr.trim(),
-          ),
-        );
-    });
-    child.stdin.end(input);
-  });
-}
-
 function stripPrefix(p: string): string {
   const s = unquote(p.trim());
   return s.startsWith('a/') || s.startsWith('b/') ? s.slice(2) : s;
@@ -762,12 +724,4 @@ function unquote(p: string): string {
       );
   }
   return Buffer.from(bytes).toString('utf8');
-}
-
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  });
-  await Promise.all(workers);
 }

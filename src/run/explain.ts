@@ -6,7 +6,7 @@
  */
 import { refKey, type ImagePolicy } from '../config/index.js';
 import { adviceFor, explainPin, explainRatchet, REASON_LABELS, type Reason } from '../guard/index.js';
-import { describeAnomaly } from '../store/index.js';
+import { describeAnomaly } from '../scan/index.js';
 import { errorMessage } from '../util/index.js';
 import { withAutomationWorkspace } from './automation.js';
 import { automationsFor, type PeopleDeps } from './people.js';

@@ -8,6 +8,7 @@ import type { ImageRepository } from '../config/index.js';
 import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/index.js';
 import type { Store } from '../store/index.js';
 import type { Order } from '../guard/index.js';
+import { pool } from '../util/index.js';
 
 export class ImageFacts {
   private readonly heads = new Map<string, Promise<ManifestHead>>();
@@ -110,19 +111,4 @@ export class ImageFacts {
     const info = this.store.tagInfo(this.repoKey, tag);
     return { firstSeen: info?.firstSeen ?? null, initial: info?.initial ?? false };
   }
-}
-
-export async function pool<T>(
-  items: readonly T[],
-  width: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }

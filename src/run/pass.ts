@@ -11,9 +11,8 @@ import {
 } from '../config/index.js';
 import { isScanDue, scanRepositories, type ScanReport, type ScanClients } from '../scan/index.js';
 import type { Store } from '../store/index.js';
-import type { Logger } from '../util/index.js';
+import { pool, type Logger } from '../util/index.js';
 import { evaluatePolicy, FactsBook, policyReport, type PolicyOutcome } from './policies.js';
-import { pool } from './facts.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
 import type { RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';

@@ -1,8 +1,7 @@
 /** Text for people: shared by `pawl scan`, `pawl tags` and (later) `pawl run`. */
-import { abbreviate, type Anomaly } from '../store/index.js';
+import type { Anomaly } from '../store/index.js';
+import { abbreviate } from './diff.js';
 import type { RecordedResponse } from './registry/types.js';
-
-export { abbreviate };
 
 /** `2026-03-01 12:00:05Z`: sortable, unambiguous, and short enough for a table. */
 export function formatTime(d: Date | null): string {

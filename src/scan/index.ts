@@ -3,3 +3,4 @@ export * from './scanner.js';
 export * from './clients.js';
 export * from './format.js';
 export * from './registry/index.js';
+export * from './diff.js';

@@ -5,7 +5,8 @@
  */
 import { compileRegex } from '../go/index.js';
 import { type ImageRepository, refKey } from '../config/index.js';
-import { type Store, type Anomaly, describeAnomaly } from '../store/index.js';
+import type { Store, Anomaly } from '../store/index.js';
+import { describeAnomaly, diffTags } from './diff.js';
 import { type Logger, errorMessage } from '../util/index.js';
 import type { RecordedResponse, RegistryClient, RepositoryRef } from './registry/types.js';
 import { parseRepositoryRef } from './registry/reference.js';
@@ -118,13 +119,17 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
     if (signal.aborted) throw signal.reason;
     const keep = exclusionFilter(repo.spec.exclusionList);
     const tags = list.tags.filter(keep);
-    const rec = deps.store.finishScan(id, {
-      outcome: 'ok',
-      tags,
-      requests: list.requests,
-      responses: list.responses,
-      endedAt: now(),
-    });
+    const rec = deps.store.finishScan(
+      id,
+      {
+        outcome: 'ok',
+        tags,
+        requests: list.requests,
+        responses: list.responses,
+        endedAt: now(),
+      },
+      diffTags,
+    );
     const ms = Math.round(performance.now() - started);
     deps.log.info(
       {
@@ -160,13 +165,17 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
       message = errorMessage(err);
     }
     const details = failureDetails(err);
-    deps.store.finishScan(id, {
-      outcome: 'failed',
-      error: message,
-      requests: details.requests,
-      responses: details.responses,
-      endedAt: now(),
-    });
+    deps.store.finishScan(
+      id,
+      {
+        outcome: 'failed',
+        error: message,
+        requests: details.requests,
+        responses: details.responses,
+        endedAt: now(),
+      },
+      diffTags,
+    );
     deps.log.info({ repository: name, error: message }, 'scan failed; the previous tags stay current');
     return {
       ...base,

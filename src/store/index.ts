@@ -6,13 +6,5 @@ export {
   SCHEMA_VERSION,
   STALE_RUNNING_SCAN_MS,
 } from './store.js';
-export {
-  diffTags,
-  tagListChecksum,
-  sortTags,
-  describeAnomaly,
-  abbreviate,
-  COUNT_DROP_MIN_RATIO,
-  COUNT_DROP_MIN_TAGS,
-} from './diff.js';
+export { sortTags, tagListChecksum } from './tags.js';
 export type * from './types.js';

@@ -1,13 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import type { BuildTime, BuildTimeCache, RecordedResponse } from './types.js';
 import { RuntimeError, UsageError, errorMessage } from '../util/index.js';
-import { diffTags, tagListChecksum, sortTags } from './diff.js';
+import { tagListChecksum, sortTags } from './tags.js';
 import { MIGRATIONS } from './migrations.js';
 import { sanitizeResponses } from './redact.js';
 import type {
   Anomaly,
+  BuildTime,
+  BuildTimeCache,
+  CompareTags,
+  RecordedResponse,
   Decision,
   DecisionFilter,
   DecisionRecord,
@@ -214,11 +217,12 @@ export class Store {
   }
 
   /**
-   * Records how a scan ended. `ok`: compares with the previous good scan of the same image, stores
-   * the diff, anomalies and checksum and moves each tag's last-seen time, all in one transaction.
-   * `failed`: only the scan row changes; the previous good data stays current.
+   * Records how a scan ended. `ok`: compares with the previous good scan of the same image (by
+   * `compare`, the scanner's rule), stores the diff, anomalies and checksum and moves each tag's
+   * last-seen time, all in one transaction. `failed`: only the scan row changes; the previous good
+   * data stays current.
    */
-  finishScan(id: number, result: ScanResult): ScanRecord {
+  finishScan(id: number, result: ScanResult, compare: CompareTags): ScanRecord {
     const db = this.#db;
     return db
       .transaction((): ScanRecord => {
@@ -236,7 +240,7 @@ export class Store {
           const tags = sortTags(result.tags);
           const prev = this.#previousGood(row.repository, row.image, id);
           const previousTags = prev === null ? null : this.#tagsOfScan(row.repository, row.image, prev);
-          const diff = diffTags(previousTags, tags);
+          const diff = compare(previousTags, tags);
           db.prepare(
             `UPDATE scans SET outcome = 'ok', ended_at = ?, error = NULL, tag_count = ?, checksum = ?,
              added = ?, removed = ?, anomalies = ?, requests = ? WHERE id = ?`,

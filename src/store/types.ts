@@ -11,6 +11,16 @@ export type Anomaly =
   /** The count fell by at least COUNT_DROP_MIN_TAGS and at least COUNT_DROP_MIN_RATIO of the previous count. */
   | { kind: 'count-drop'; from: number; to: number };
 
+/** What a scan's tag list changed since the previous good one (the rule is scan's: scan/diff.ts). */
+export interface TagDiff {
+  added: string[];
+  removed: string[];
+  anomalies: Anomaly[];
+}
+
+/** Compares a tag list with the previous good one (null: there is none). */
+export type CompareTags = (previous: readonly string[] | null, current: readonly string[]) => TagDiff;
+
 export type ScanOutcome = 'ok' | 'failed' | 'running';
 
 export interface ScanRecord {

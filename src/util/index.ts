@@ -2,3 +2,4 @@
 export * from './errors.js';
 export * from './log.js';
 export * from './redact.js';
+export * from './pool.js';

@@ -9,9 +9,9 @@ import {
   storeOptionsFromEnv,
   SCHEMA_VERSION,
   tagListChecksum,
-  diffTags,
   type Store,
 } from '../../src/store/index.js';
+import { diffTags } from '../../src/scan/index.js';
 import type { RecordedResponse } from '../../src/scan/registry/types.js';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -19,7 +19,7 @@ const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
 
 function scan(store: Store, repo: string, tags: string[], minute: number, image = 'example.com/app') {
   const id = store.beginScan(repo, image, at(minute));
-  return store.finishScan(id, { outcome: 'ok', tags, requests: 2, endedAt: at(minute) });
+  return store.finishScan(id, { outcome: 'ok', tags, requests: 2, endedAt: at(minute) }, diffTags);
 }
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
@@ -136,12 +136,16 @@ describe('scans', () => {
     const s = openStore(':memory:');
     scan(s, 'ns/app', ['1', '2'], 0);
     const id = s.beginScan('ns/app', 'example.com/app', at(5));
-    const r = s.finishScan(id, {
-      outcome: 'failed',
-      error: 'registry said 503',
-      requests: 4,
-      endedAt: at(6),
-    });
+    const r = s.finishScan(
+      id,
+      {
+        outcome: 'failed',
+        error: 'registry said 503',
+        requests: 4,
+        endedAt: at(6),
+      },
+      diffTags,
+    );
     assert.equal(r.outcome, 'failed');
     assert.equal(r.tagCount, null);
     assert.deepEqual(s.currentTags('ns/app'), ['1', '2']);
@@ -154,7 +158,7 @@ describe('scans', () => {
     assert.deepEqual(next.added, ['3']);
     assert.deepEqual(next.removed, []);
     assert.throws(
-      () => s.finishScan(id, { outcome: 'ok', tags: [], requests: 0, endedAt: at(11) }),
+      () => s.finishScan(id, { outcome: 'ok', tags: [], requests: 0, endedAt: at(11) }, diffTags),
       /already finished/,
     );
   });
@@ -222,23 +226,31 @@ describe('raw responses', () => {
     const ids: number[] = [];
     for (let i = 0; i < 4; i++) {
       const id = s.beginScan('ns/app', 'example.com/app', at(i));
-      s.finishScan(id, {
-        outcome: 'ok',
-        tags: [`t${i}`],
-        requests: 1,
-        responses: [response(i)],
-        endedAt: at(i),
-      });
+      s.finishScan(
+        id,
+        {
+          outcome: 'ok',
+          tags: [`t${i}`],
+          requests: 1,
+          responses: [response(i)],
+          endedAt: at(i),
+        },
+        diffTags,
+      );
       ids.push(id);
     }
     const other = s.beginScan('ns/other', 'example.com/other', at(9));
-    s.finishScan(other, {
-      outcome: 'failed',
-      error: 'x',
-      requests: 1,
-      responses: [response(9)],
-      endedAt: at(9),
-    });
+    s.finishScan(
+      other,
+      {
+        outcome: 'failed',
+        error: 'x',
+        requests: 1,
+        responses: [response(9)],
+        endedAt: at(9),
+      },
+      diffTags,
+    );
     const raw = s.rawResponses('ns/app');
     assert.deepEqual(
       raw.map((r) => r.scanId),
@@ -258,13 +270,17 @@ describe('raw responses', () => {
     const s = openStore(':memory:', { rawBytesPerScan: 4096 });
     const id = s.beginScan('ns/app', 'example.com/app', at(0));
     const big = JSON.stringify({ name: 'app', tags: Array.from({ length: 2000 }, (_, i) => `tag-${i}`) });
-    s.finishScan(id, {
-      outcome: 'ok',
-      tags: ['a'],
-      requests: 3,
-      responses: [response(0, big), response(1, big), response(2, big)],
-      endedAt: at(0),
-    });
+    s.finishScan(
+      id,
+      {
+        outcome: 'ok',
+        tags: ['a'],
+        requests: 3,
+        responses: [response(0, big), response(1, big), response(2, big)],
+        endedAt: at(0),
+      },
+      diffTags,
+    );
     const [r] = s.rawResponses('ns/app');
     assert.equal(r!.truncated, true);
     assert.ok(Buffer.byteLength(JSON.stringify(r!.responses)) <= 4096);
@@ -274,13 +290,17 @@ describe('raw responses', () => {
   test('token fields in a body are redacted', () => {
     const s = openStore(':memory:');
     const id = s.beginScan('ns/app', 'example.com/app', at(0));
-    s.finishScan(id, {
-      outcome: 'failed',
-      error: 'x',
-      requests: 1,
-      responses: [response(0, '{"token":"abcdefgh123","expires_in":300}')],
-      endedAt: at(0),
-    });
+    s.finishScan(
+      id,
+      {
+        outcome: 'failed',
+        error: 'x',
+        requests: 1,
+        responses: [response(0, '{"token":"abcdefgh123","expires_in":300}')],
+        endedAt: at(0),
+      },
+      diffTags,
+    );
     const body = s.rawResponses('ns/app')[0]!.responses[0]!.body;
     assert.ok(!body.includes('abcdefgh123'));
     assert.match(body, /"expires_in":300/);
@@ -440,6 +460,10 @@ test('raw-response bounds from the environment', () => {
   );
   const s = openStore(':memory:', storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: '0' }));
   const id = s.beginScan('ns/app', 'x', at(0));
-  s.finishScan(id, { outcome: 'ok', tags: ['a'], requests: 1, responses: [response(0)], endedAt: at(0) });
+  s.finishScan(
+    id,
+    { outcome: 'ok', tags: ['a'], requests: 1, responses: [response(0)], endedAt: at(0) },
+    diffTags,
+  );
   assert.deepEqual(s.rawResponses('ns/app'), []);
 });

@@ -1,26 +1,13 @@
-/** Pure comparison of a scan's tag list with the previous good one (no I/O). */
-import { createHash } from 'node:crypto';
-import type { Anomaly } from './types.js';
+/**
+ * The scan's rule for what is unusual about a tag list (no I/O): compared with the previous good
+ * list of the same image, which tags were added and removed, and which anomalies that shows.
+ * The store calls it inside the transaction that records the scan.
+ */
+import { sortTags, type Anomaly, type TagDiff } from '../store/index.js';
 
 /** A count drop is an anomaly only when it is both large in proportion and in absolute terms. */
 export const COUNT_DROP_MIN_RATIO = 0.1;
 export const COUNT_DROP_MIN_TAGS = 5;
-
-/** Code-unit order: stable across locales, and what the checksum is defined over. */
-export function sortTags(tags: Iterable<string>): string[] {
-  return [...new Set(tags)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-/** sha256 (hex) of the sorted, de-duplicated tags joined by `\n`. */
-export function tagListChecksum(tags: Iterable<string>): string {
-  return createHash('sha256').update(sortTags(tags).join('\n')).digest('hex');
-}
-
-export interface TagDiff {
-  added: string[];
-  removed: string[];
-  anomalies: Anomaly[];
-}
 
 /** `previous` is null when there is no earlier good scan: nothing can be missing then. */
 export function diffTags(previous: readonly string[] | null, current: readonly string[]): TagDiff {
