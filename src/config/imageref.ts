@@ -6,7 +6,7 @@ const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?`;
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
 const NAME = new RegExp(`^(?:(${DOMAIN})/)?(${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)$`);
-const TAG = /^[\w][\w.-]{0,127}$/;
+const TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
 
 /** Why `image` is not a valid repository name, with what to write instead; undefined when it is fine. */
@@ -43,4 +43,17 @@ export function imageRepositoryProblem(image: string): string | undefined {
 /** True for a digest like `sha256:…`. */
 export function isDigest(s: string): boolean {
   return DIGEST.test(s);
+}
+
+/** The OCI distribution tag grammar, in words for error messages. */
+export const TAG_RULE =
+  'a tag is 1 to 128 characters: letters, digits and "_" first, then letters, digits, "_", "." and "-"';
+
+/**
+ * True when `tag` is a tag under the OCI distribution grammar `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`.
+ * Anything else — `../x`, white space, control characters, YAML — is not a tag, wherever it comes
+ * from (a person or a registry).
+ */
+export function isValidTag(tag: string): boolean {
+  return TAG.test(tag);
 }

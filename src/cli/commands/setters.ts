@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
 import { UsageError } from '../../util/errors.js';
+import { isValidTag, TAG_RULE } from '../../config/imageref.js';
 import { applySetters, parseImage, type ImageValue } from '../../write/setters/apply.js';
 
 /** `--image NS:POLICY=NAME:TAG[@DIGEST]`, repeatable; a policy given twice with different images is bad usage. */
@@ -25,6 +26,11 @@ export function parseImageOptions(values: readonly string[]): Map<string, ImageV
       image = parseImage(ref);
     } catch (err) {
       throw new UsageError(`--image "${v}": ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (image.tag !== undefined && !isValidTag(image.tag)) {
+      throw new UsageError(
+        `--image ${JSON.stringify(v)}: ${JSON.stringify(image.tag)} is not a tag; ${TAG_RULE}`,
+      );
     }
     const prev = given.get(policy);
     if (prev !== undefined && prev !== ref) {
