@@ -5,7 +5,7 @@
  */
 import type { GuardSpec } from '../config/types.js';
 import type { Decision, MarkerField, Order, OrderedBy, Pin, Reason } from './types.js';
-import { sameImageName } from './values.js';
+import { markerValueProblem, sameImageName } from './values.js';
 
 export interface DecideInput {
   /** Parsed from the marker value by field (see `parseMarkerValue`); `tag`/`name` may be the paired line's. */
@@ -60,6 +60,16 @@ export function decideMarker(input: DecideInput): Decision {
     return keep('no-candidate', `${capital(why)}; keeping ${V}.`);
   }
   const C = candidateValue(field, c);
+
+  // A value that is not an image reference (a tag with white space, `../`, YAML in it) can be
+  // neither ordered nor trusted to name another image: retargeting it would write without any check.
+  const invalid = markerValueProblem(field, V);
+  if (invalid !== null) {
+    return keep(
+      'invalid-value',
+      `The line's value ${JSON.stringify(V)} is not a valid ${field === 'image' ? 'image reference' : field} (${invalid}); keeping it rather than guess. Fix the line by hand, or pawl rollback to a tag.`,
+    );
+  }
 
   // A line naming (or paired with a line naming) another image is rewritten, as Flux does: tags
   // of another repository cannot be ordered against this policy's.

@@ -375,3 +375,39 @@ describe('pinCouldMatter: history is only needed where a pin changes the action'
     }
   });
 });
+
+describe('a marked value that is not an image reference is kept, never retargeted', () => {
+  const bad: [MarkerField, string][] = [
+    ['image', `${IMG}:../../x`],
+    ['image', `${IMG}:1.0.0\nimage: evil`],
+    ['image', `${IMG}:a b`],
+    ['image', `${IMG}:${'x'.repeat(129)}`],
+    ['image', `${IMG}:1.0.0@not-a-digest`],
+    ['tag', '-1.0.0'],
+    ['name', 'ghcr.io/Org/App'],
+    ['digest', 'sha256:xyz'],
+  ];
+  for (const [field, value] of bad) {
+    test(`${field} ${JSON.stringify(value)} → keep invalid-value (Block and Allow)`, () => {
+      for (const downgrades of ['Block', 'Allow'] as const) {
+        const d = decideMarker({
+          ...input(field, value, '1.2.3', { guard: guard({ downgrades }) }),
+          candidate: { tag: '1.2.3', name: IMG, digest: `sha256:${'a'.repeat(64)}` },
+        });
+        assert.deepEqual([d.action, d.reason], ['keep', 'invalid-value'], `${downgrades}: ${d.detail}`);
+        assert.match(d.detail, /is not a valid/);
+      }
+    });
+  }
+
+  test('valid values of every field still go through the table', () => {
+    assert.equal(decideMarker(input('image', `${IMG}:1.0.0`, '1.2.3')).reason, 'upgrade');
+    assert.equal(decideMarker(input('image', 'localhost:5000/org/app:1.0.0', '1.2.3')).reason, 'retarget');
+    assert.equal(decideMarker(input('tag', '1.0.0', '1.2.3')).reason, 'upgrade');
+    assert.equal(
+      decideMarker(input('image', '', '1.2.3')).action,
+      'write',
+      'an empty line receives the candidate',
+    );
+  });
+});
