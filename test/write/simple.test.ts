@@ -266,6 +266,62 @@ describe('simple reader', () => {
     );
   });
 
+  test('linear work: the characters its searches examine stay within a small multiple of the document', () => {
+    // Work counted, not time: every String search the reader makes is measured by how far it
+    // looked. A search per quoted scalar that runs to the end of the file (the quadratic bug)
+    // examines about lines × size characters.
+    const lines = ['data:'];
+    for (let i = 0; i < 4000; i++)
+      lines.push(i % 2 === 0 ? `  k${i}: "double quoted ${i}"` : `  k${i}: 'single ''quoted'' ${i}'`);
+    lines.push(`  image: app:1.0.0${MARK}`);
+    const text = lines.join('\n') + '\n';
+    const proto = String.prototype;
+    const indexOf = proto.indexOf;
+    let examined = 0;
+    proto.indexOf = function (this: string, search: string, from?: number): number {
+      const start = from ?? 0;
+      const r = indexOf.call(this, search, from);
+      examined += (r < 0 ? this.length : r) - start;
+      return r;
+    };
+    let values = 0;
+    let ok: boolean;
+    try {
+      ok = readSimple(text, () => values++);
+    } finally {
+      proto.indexOf = indexOf;
+    }
+    assert.equal(ok, true);
+    assert.equal(values, 4001);
+    assert.ok(
+      examined <= 2 * text.length,
+      `${examined} characters examined for a ${text.length}-character document`,
+    );
+  });
+
+  test('quoted scalars end on their own line: a quote on a later line does not close them', () => {
+    assert.equal(
+      readSimple('a: "open\nb: "x"\n', () => undefined),
+      false,
+    );
+    assert.equal(
+      readSimple("a: 'open\nb: 'x'\n", () => undefined),
+      false,
+    );
+    const seen: string[] = [];
+    const t = `a: 'it''s'\nb: "x" # c\nc: ''''${MARK}\n`;
+    assert.equal(
+      readSimple(t, (s, e) => seen.push(t.slice(s, e))),
+      true,
+    );
+    assert.deepEqual(seen, ["'it''s'", '"x"', "''''"]);
+    assert.equal(
+      readSimple('a: "x\\"y"\n', () => undefined),
+      false,
+      'escapes are left to the library',
+    );
+  });
+
   test('reads plain Kubernetes manifests itself, reporting value scalars only', () => {
     const text = [
       '---',
