@@ -78,7 +78,7 @@ export function register(program: Command): void {
       // A single file is updated as the tree of its directory restricted to that file.
       const [root, updatePath] = st.isDirectory() ? [target, '.'] : [dirname(target), basename(target)];
       const result = await applySetters(root, updatePath, images, { dryRun: opts.dryRun === true });
-      for (const w of result.warnings) ctx.log.warn({ file: w.file }, w.message);
+      for (const w of result.warnings) ctx.stderr.write(`pawl: warning: ${w.file}: ${w.message}\n`);
       if (ctx.options.json) {
         writeJson(ctx, {
           changes: result.changes,

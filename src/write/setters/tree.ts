@@ -244,7 +244,7 @@ async function followLink(
   if (!inside(realRoot, target)) {
     result.warnings.push({
       file: found,
-      message: `symlink points outside the repository (${target}); skipped`,
+      message: `is a symbolic link to ${target}, outside the repository; pawl does not follow it, so its markers are not updated`,
     });
     return;
   }
