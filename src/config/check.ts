@@ -101,6 +101,11 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
       const url = str(raw, ['spec', 'url']) ?? '';
       const ssh = /^ssh:\/\//i.test(url) || /^[^@/:]+@[^:/]+:/.test(url);
       const http = /^https?:\/\//i.test(url);
+      if (http && /^https?:\/\/[^/?#@]*:[^/?#@]*@/i.test(url))
+        warn(
+          ['spec', 'url'],
+          "spec.url has a password written into the URL; pawl keeps it out of the workspace's .git/config and out of messages, but it stays in this file: put username and password in a Secret named by spec.secretRef instead",
+        );
       add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) => {
         const k = keys(s);
         const name = secretName(['spec', 'secretRef', 'name']);
