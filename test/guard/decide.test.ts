@@ -411,3 +411,32 @@ describe('a marked value that is not an image reference is kept, never retargete
     );
   });
 });
+
+describe('a tag-less name@digest value under alphabetical and numerical policies', () => {
+  const D = `sha256:${'d'.repeat(64)}`;
+  const policies = {
+    alphabetical: policyOrder({ policy: { strategy: 'alphabetical', order: 'asc' } }),
+    numerical: policyOrder({ policy: { strategy: 'numerical', order: 'asc' } }),
+  };
+  for (const [label, p] of Object.entries(policies)) {
+    const tag = label === 'alphabetical' ? 'v2' : '20';
+    const at = (over: Partial<DecideInput>) =>
+      decideMarker({ ...input('image', `${IMG}@${D}`, tag), order: p.order, orderLabel: label, ...over });
+
+    test(`${label}: the digest is never ordered as if it were a tag; build times decide`, () => {
+      const unknown = at({});
+      assert.equal(unknown.reason, 'undecidable', unknown.detail);
+      const older = at({
+        buildTimeOrder: buildTimes({ [D]: '2026-01-01T00:00:00Z', [tag]: '2026-02-01T00:00:00Z' }),
+      });
+      assert.deepEqual([older.action, older.reason, older.orderedBy], ['write', 'upgrade', 'build-time']);
+      const newer = at({
+        buildTimeOrder: buildTimes({ [D]: '2026-03-01T00:00:00Z', [tag]: '2026-02-01T00:00:00Z' }),
+      });
+      assert.deepEqual(
+        [newer.action, newer.reason, newer.orderedBy],
+        ['keep', 'downgrade-blocked', 'build-time'],
+      );
+    });
+  }
+});
