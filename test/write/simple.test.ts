@@ -257,12 +257,12 @@ describe('simple reader', () => {
     assert.ok(accepted > chunks / 4, `only ${accepted} of ${chunks} documents accepted`);
   });
 
-  test('agrees on random seeds too', () => {
+  test('agrees on a second fixed seed too', () => {
     fc.assert(
       fc.property(docArb, (text) => {
         assert.deepEqual(findMarkers(text, 'f.yaml'), findMarkersByLibrary(text, 'f.yaml'));
       }),
-      { numRuns: 2000 },
+      { numRuns: 2000, seed: 20261130 },
     );
   });
 
