@@ -239,13 +239,3 @@ function keep(reason: Reason, detail: string, orderedBy?: OrderedBy): Decision {
 function capital(s: string): string {
   return s.length === 0 ? s : s[0]!.toUpperCase() + s.slice(1);
 }
-
-/**
- * Whether a pin could change what happens to this line. Deciding first with `pin: null` and
- * reading Git history only for these lines keeps steady-state runs free of history reads. The
- * action is then exact; only the reason of a kept line may read `downgrade-blocked`, `equivalent`
- * or `undecidable` where full history would have said `pinned`.
- */
-export function pinCouldMatter(d: Decision): boolean {
-  return d.action === 'write' || d.reason === 'candidate-missing';
-}

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideMarker, candidateValue, pinCouldMatter, type DecideInput } from '../../src/guard/decide.js';
+import { decideMarker, candidateValue, type DecideInput } from '../../src/guard/decide.js';
 import { parseMarkerValue } from '../../src/guard/values.js';
 import type { MarkerField, Pin } from '../../src/guard/types.js';
 import { buildTimes, guard, noBuildTimes, policyOrder, release, semver, serviceMain } from './helpers.js';
@@ -352,27 +352,6 @@ describe('parseMarkerValue', () => {
       tag: '1.0',
       digest: 'sha256:x',
     });
-  });
-});
-
-describe('pinCouldMatter: history is only needed where a pin changes the action', () => {
-  test('for every row, deciding without the pin and then with it only changes the action when pinCouldMatter', () => {
-    const cases: [string, string | null, boolean | null][] = [
-      ['1.0.0', null, true],
-      ['1.0.0', '1.0.0', true],
-      ['2.0.0', '1.0.0', true],
-      ['v1.0.0', '1.0.0', true],
-      ['latest', '1.0.0', true],
-      ['1.0.0', '1.1.0', false],
-      ['1.0.0', '1.1.0', true],
-      ['1.0.0', '1.1.0', null],
-    ];
-    for (const [v, c, exists] of cases) {
-      const without = decideMarker(input('tag', v, c, { candidateExists: exists }));
-      const withPin = decideMarker(input('tag', v, c, { candidateExists: exists, pin }));
-      if (!pinCouldMatter(without)) assert.equal(withPin.action, without.action, `${v} → ${c}`);
-      else if (without.action === 'write') assert.equal(withPin.reason, 'pinned', `${v} → ${c}`);
-    }
   });
 });
 
