@@ -1,9 +1,14 @@
+import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { LOG_LEVELS, createLogger, type LogLevel, type Logger } from '../util/index.js';
 
 /** Options every command takes (SPEC §5). */
 export interface GlobalOptions {
   config: string[];
+  /**
+   * Absolute: resolved once here, because git runs in other directories and is handed files
+   * in the state directory (askpass script, CA bundle, SSH key and known_hosts).
+   */
   stateDir: string;
   logLevel: LogLevel;
   json: boolean;
@@ -47,7 +52,7 @@ export function contextFrom(cmd: Command): CommandContext {
   }
   const options: GlobalOptions = {
     config: raw.config,
-    stateDir: raw.stateDir ?? process.env.PAWL_STATE_DIR ?? './.pawl',
+    stateDir: resolve(raw.stateDir ?? (process.env.PAWL_STATE_DIR || './.pawl')),
     logLevel: raw.logLevel ?? (process.env.PAWL_LOG_LEVEL as LogLevel | undefined) ?? 'warn',
     json: raw.json === true,
   };

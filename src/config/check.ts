@@ -63,11 +63,13 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
   const secretName = (path: PropertyKey[]): string => `${ns}/${str(raw, path) ?? ''}`;
   switch (l.kind) {
     case 'ImageRepository':
-      add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) =>
-        '.dockerconfigjson' in keys(s)
+      // What the registry client reads (credentialsFromSecret): a Docker config, or basic-auth.
+      add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) => {
+        const k = keys(s);
+        return '.dockerconfigjson' in k || '.dockercfg' in k || ('username' in k && 'password' in k)
           ? undefined
-          : `Secret ${secretName(['spec', 'secretRef', 'name'])} has no ".dockerconfigjson" key; registry credentials must be a Docker config (kubectl create secret docker-registry)`,
-      );
+          : `Secret ${secretName(['spec', 'secretRef', 'name'])} has neither a ".dockerconfigjson" key nor "username" and "password"; registry credentials are a Docker config (kubectl create secret docker-registry) or a kubernetes.io/basic-auth Secret`;
+      });
       add(['spec', 'certSecretRef', 'name'], 'Secret', undefined, (s) => {
         const k = keys(s);
         return 'ca.crt' in k || 'tls.crt' in k || 'caFile' in k || 'certFile' in k
@@ -99,6 +101,11 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
       const url = str(raw, ['spec', 'url']) ?? '';
       const ssh = /^ssh:\/\//i.test(url) || /^[^@/:]+@[^:/]+:/.test(url);
       const http = /^https?:\/\//i.test(url);
+      if (http && /^https?:\/\/[^/?#@]*:[^/?#@]*@/i.test(url))
+        warn(
+          ['spec', 'url'],
+          "spec.url has a password written into the URL; pawl keeps it out of the workspace's .git/config and out of messages, but it stays in this file: put username and password in a Secret named by spec.secretRef instead",
+        );
       add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) => {
         const k = keys(s);
         const name = secretName(['spec', 'secretRef', 'name']);

@@ -115,6 +115,31 @@ export function checkAuthSecret(url: string, secret: Secret): Problem[] {
   return problems;
 }
 
+/**
+ * The user name and password written into an HTTP(S) URL (`https://user:pass@host/…`), decoded;
+ * null when it has no password. They are handed to git like a Secret's, never left in the URL.
+ */
+export function credentialsInUrl(url: string): { username: string; password: string } | null {
+  const t = transportOf(url);
+  if (t !== 'https' && t !== 'http') return null;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.password === '') return null;
+  return { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+}
+
+/** An HTTP(S) URL without the credentials written into it; any other URL as it is. */
+export function withoutUrlCredentials(url: string): string {
+  const t = transportOf(url);
+  if ((t !== 'https' && t !== 'http') || credentialsInUrl(url) === null) return url;
+  // Only the userinfo is cut: the rest stays byte for byte as the person wrote it.
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
+}
+
 /** A URL for messages: its userinfo masked (`https://***@host/…`). */
 export function redactUrl(url: string): string {
   return redact(url);
@@ -160,17 +185,33 @@ export function shellQuote(s: string): string {
 
 export interface PrepareAuthOptions {
   stateDir: string;
+  /** The URL git is given (without credentials in it). */
   url: string;
   secret?: Secret;
+  /** A user name and password that were written into the configured URL (`credentialsInUrl`). */
+  urlCredentials?: { username: string; password: string } | null;
 }
 
 /** Environment and temporary files for one git operation against `url`; call `dispose()` afterwards. */
 export async function prepareAuth(opts: PrepareAuthOptions): Promise<GitAuth> {
-  const { secret, url, stateDir } = opts;
+  const { url, stateDir } = opts;
   const t = transportOf(url);
-  if (!secret || t === 'file' || t === 'local' || t === 'git') return NO_AUTH;
-  const problems = checkAuthSecret(url, secret);
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (t === 'file' || t === 'local' || t === 'git') return NO_AUTH;
+  const fromUrl = t === 'https' || t === 'http' ? (opts.urlCredentials ?? null) : null;
+  if (!opts.secret && !fromUrl) return NO_AUTH;
+  // A URL's own credentials behave as a basic-auth Secret; a Secret's user name and password win.
+  const secret: Secret = opts.secret ?? {
+    kind: 'Secret',
+    apiVersion: 'v1',
+    metadata: { namespace: '', name: '(credentials in the URL)', labels: {}, annotations: {} },
+    source: { file: '' },
+    type: 'kubernetes.io/basic-auth',
+    data: {},
+  };
+  if (opts.secret) {
+    const problems = checkAuthSecret(url, secret);
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
 
   const env: Record<string, string> = {};
   const secrets: string[] = [];
@@ -183,8 +224,9 @@ export async function prepareAuth(opts: PrepareAuthOptions): Promise<GitAuth> {
 
   try {
     if (t === 'https' || t === 'http') {
-      const username = value(secret, 'username');
-      const password = value(secret, 'password');
+      const fromSecret = value(secret, 'username') !== undefined && value(secret, 'password') !== undefined;
+      const username = fromSecret ? value(secret, 'username') : fromUrl?.username;
+      const password = fromSecret ? value(secret, 'password') : fromUrl?.password;
       const token = value(secret, 'bearerToken');
       const ca = value(secret, 'ca.crt') ?? value(secret, 'caFile');
       if (username !== undefined && password !== undefined) {

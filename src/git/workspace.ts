@@ -21,7 +21,14 @@ import {
   type SemverVersion,
 } from '../go/index.js';
 import { git, GitError, type GitOptions, type GitResult } from './exec.js';
-import { prepareAuth, redactUrl, tempRoot, transportOf } from './auth.js';
+import {
+  credentialsInUrl,
+  prepareAuth,
+  redactUrl,
+  tempRoot,
+  transportOf,
+  withoutUrlCredentials,
+} from './auth.js';
 
 /** The ref actually checked out, after defaults and semver resolution. */
 export type ResolvedRef =
@@ -114,9 +121,13 @@ function workspaceDir(stateDir: string, repo: GitRepository): string {
   return join(resolve(stateDir), 'git', namespace, name);
 }
 
-/** The URL git is given: local paths absolute, everything else as written. */
+/**
+ * The URL git is given, and so what `.git/config` keeps: local paths absolute, credentials written
+ * into an HTTP(S) URL taken out (they go to git through GIT_ASKPASS, as a Secret's do), everything
+ * else as written.
+ */
 export function remoteUrl(url: string): string {
-  return transportOf(url) === 'local' && !isAbsolute(url) ? resolve(url) : url;
+  return transportOf(url) === 'local' && !isAbsolute(url) ? resolve(url) : withoutUrlCredentials(url);
 }
 
 /** Which ref to check out, with Flux's precedence: commit, name, semver, tag, branch. */
@@ -442,6 +453,7 @@ async function runRemote(
     stateDir: opts.stateDir,
     url,
     ...(opts.secret ? { secret: opts.secret } : {}),
+    urlCredentials: credentialsInUrl(opts.repo.spec.url),
   });
   try {
     return await git(args, {

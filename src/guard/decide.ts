@@ -5,7 +5,7 @@
  */
 import type { GuardSpec } from '../config/index.js';
 import type { Decision, MarkerField, Order, OrderedBy, Pin, Reason } from './types.js';
-import { sameImageName } from './values.js';
+import { markerValueProblem, sameImageName } from './values.js';
 
 export interface DecideInput {
   /** Parsed from the marker value by field (see `parseMarkerValue`); `tag`/`name` may be the paired line's. */
@@ -60,6 +60,16 @@ export function decideMarker(input: DecideInput): Decision {
     return keep('no-candidate', `${capital(why)}; keeping ${V}.`);
   }
   const C = candidateValue(field, c);
+
+  // A value that is not an image reference (a tag with white space, `../`, YAML in it) can be
+  // neither ordered nor trusted to name another image: retargeting it would write without any check.
+  const invalid = markerValueProblem(field, V);
+  if (invalid !== null) {
+    return keep(
+      'invalid-value',
+      `The line's value ${JSON.stringify(V)} is not a valid ${field === 'image' ? 'image reference' : field} (${invalid}); keeping it rather than guess. Fix the line by hand, or pawl rollback to a tag.`,
+    );
+  }
 
   // A line naming (or paired with a line naming) another image is rewritten, as Flux does: tags
   // of another repository cannot be ordered against this policy's.
@@ -228,14 +238,4 @@ function keep(reason: Reason, detail: string, orderedBy?: OrderedBy): Decision {
 
 function capital(s: string): string {
   return s.length === 0 ? s : s[0]!.toUpperCase() + s.slice(1);
-}
-
-/**
- * Whether a pin could change what happens to this line. Deciding first with `pin: null` and
- * reading Git history only for these lines keeps steady-state runs free of history reads. The
- * action is then exact; only the reason of a kept line may read `downgrade-blocked`, `equivalent`
- * or `undecidable` where full history would have said `pinned`.
- */
-export function pinCouldMatter(d: Decision): boolean {
-  return d.action === 'write' || d.reason === 'candidate-missing';
 }

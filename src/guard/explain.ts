@@ -14,6 +14,7 @@ export const REASON_LABELS: Readonly<Record<Reason, string>> = {
   'downgrade-blocked': 'downgrade blocked',
   equivalent: 'equally new',
   undecidable: 'cannot be ordered',
+  'invalid-value': 'not a valid value',
   'candidate-missing': 'candidate missing from the registry',
   upgrade: 'upgrade',
   retarget: 'retarget to the policy’s image',
@@ -34,6 +35,8 @@ export function reasonMeaning(reason: Reason): string {
       return 'The line and the candidate are equally new (for example 1.0.0 and v1.0.0); nothing to gain by writing.';
     case 'undecidable':
       return 'The line’s value cannot be ordered by the policy and the registry has no build times for it; pawl keeps it rather than guess.';
+    case 'invalid-value':
+      return 'The line’s value is not a valid image reference, tag, name or digest; pawl keeps it rather than guess or rewrite it as another image.';
     case 'candidate-missing':
       return 'The registry has no manifest for the candidate now (HEAD), so writing it could break a deployment.';
     case 'upgrade':
@@ -71,6 +74,8 @@ export function adviceFor(reason: Reason, ctx: ExplainContext): string | null {
       return `To upgrade now: pawl release ${policy}. A release first seen after the pin lifts it by itself.`;
     case 'undecidable':
       return `Make the value pass the policy’s filterTags, or publish build times (the org.opencontainers.image.created annotation or label); to replace it anyway: pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
+    case 'invalid-value':
+      return `Fix the line by hand, or write a tag on purpose: pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
     case 'candidate-missing':
       return `pawl tries again at the next run; pawl tags <repository> --history shows what the registry listed.`;
     case 'no-candidate':

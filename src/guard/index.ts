@@ -1,4 +1,4 @@
-export { decideMarker, candidateValue, pinCouldMatter, type DecideInput } from './decide.js';
+export { decideMarker, candidateValue, type DecideInput } from './decide.js';
 export {
   ratchetStep,
   runRatchet,

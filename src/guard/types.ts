@@ -9,6 +9,7 @@ export type Reason =
   | 'downgrade-blocked'
   | 'equivalent'
   | 'undecidable'
+  | 'invalid-value'
   | 'candidate-missing'
   | 'upgrade'
   | 'retarget';

@@ -1,5 +1,10 @@
 /** Reading marker values into the parts the guard orders (pure). */
-import { splitImage } from '../image/index.js';
+import {
+  isDigest,
+  isValidTag,
+  repositoryProblem as imageRepositoryProblem,
+  splitImage,
+} from '../image/index.js';
 import type { MarkerField } from './types.js';
 
 export interface MarkerValue {
@@ -36,3 +41,34 @@ export function parseMarkerValue(field: MarkerField, value: string): MarkerValue
  * src/image/'s, the same the scanner uses.
  */
 export { normalizedName as canonicalImageName, sameImageName } from '../image/index.js';
+
+/**
+ * Why the value of a marked line is not what its field holds (an image reference, a tag, a
+ * repository name, a digest); null when it is, or when the line is empty (nothing there yet).
+ * A value like `app:a b` or `app:../../x` cannot be ordered, and must not be mistaken for the
+ * name of another image either.
+ */
+export function markerValueProblem(field: MarkerField, value: string): string | null {
+  const v = value.trim();
+  if (v === '') return null;
+  const tagProblem = (t: string) => (isValidTag(t) ? null : `${JSON.stringify(t)} is not a tag`);
+  const nameProblem = (n: string) =>
+    imageRepositoryProblem(n) === undefined ? null : `${JSON.stringify(n)} is not an image name`;
+  const digestProblem = (d: string) => (isDigest(d) ? null : `${JSON.stringify(d)} is not a digest`);
+  switch (field) {
+    case 'tag':
+      return tagProblem(v);
+    case 'name':
+      return nameProblem(v);
+    case 'digest':
+      return digestProblem(v);
+    case 'image': {
+      const p = parseMarkerValue('image', v);
+      return (
+        nameProblem(p.name ?? '') ??
+        (p.tag === null ? null : tagProblem(p.tag)) ??
+        (p.digest ? digestProblem(p.digest) : p.digest === '' ? 'the digest after "@" is empty' : null)
+      );
+    }
+  }
+}

@@ -33,6 +33,10 @@ export class ImageReferenceError extends Error {
   override name = 'ImageReferenceError';
 }
 
+/** The OCI distribution tag grammar, in words for error messages. */
+export const TAG_RULE =
+  'a tag is 1 to 128 characters: letters, digits and "_" first, then letters, digits, "_", "." and "-"';
+
 /** A valid tag: letters, digits, `_`, `.` and `-`, up to 128, not starting with `.` or `-`. */
 export function isValidTag(tag: string): boolean {
   return TAG.test(tag);

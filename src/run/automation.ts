@@ -122,6 +122,12 @@ export async function runAutomation(
     // Decide, write and commit; run again from scratch after a push race.
     const attempt = async (w: Workspace): Promise<string | null> => {
       plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);
+      // Once per file, however often a push race makes the pass plan again.
+      for (const warning of plan.warnings) {
+        const warnings = (report.warnings ??= []);
+        if (!warnings.some((x) => x.file === warning.file && x.message === warning.message))
+          warnings.push(warning);
+      }
       if (plan.errors.length > 0) {
         throw new RuntimeError(
           `ImageUpdateAutomation ${name}: cannot read marked files, nothing written:\n` +

@@ -10,6 +10,7 @@ import {
   type ImageUpdateAutomation,
   selectPolicies,
 } from '../config/index.js';
+import { isValidTag, TAG_RULE } from '../image/index.js';
 import {
   candidateValue,
   TRAILER_NEW,
@@ -69,6 +70,8 @@ export async function rollback(
   opts: { to: string; reason?: string; dryRun?: boolean },
 ): Promise<RollbackResult> {
   const name = refKey(policy.metadata);
+  // Before anything asks the registry: a registry may normalise `../manifests/1.0.0` into a tag.
+  if (!isValidTag(opts.to)) throw new UsageError(`--to ${JSON.stringify(opts.to)} is not a tag; ${TAG_RULE}`);
   const repo = deps.config.imageRepositories.get(refKey(policy.spec.imageRepositoryRef));
   if (!repo) throw new UsageError(`ImagePolicy ${name}: its ImageRepository is not in the configuration`);
   const client = deps.clients.client(repo);

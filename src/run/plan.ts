@@ -75,7 +75,8 @@ export async function planTree(
   // batch per file, so a steady-state pass runs no blame at all.
   const needHistory = plans.filter(
     (p) =>
-      !['no-candidate', 'up-to-date'].includes(p.decision.reason) &&
+      // Rows the table checks before `pinned`: a pin cannot change them.
+      !['no-candidate', 'invalid-value', 'up-to-date'].includes(p.decision.reason) &&
       p.outcome.policy.spec.guard.manualEdits === 'Respect' &&
       p.outcome.policy.spec.guard.downgrades === 'Block' &&
       !opts.release?.has(p.policy),

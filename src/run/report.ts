@@ -47,6 +47,11 @@ export interface AutomationReport {
   changes: ChangeReport[];
   kept: KeptReport[];
   error: string | null;
+  /**
+   * Files skipped on purpose (a symlink that points out of the repository), once per file;
+   * absent when there are none.
+   */
+  warnings?: { file: string; message: string }[];
   /** Unified diff of what would be (or was) written; only with --dry-run. */
   diff?: string;
 }

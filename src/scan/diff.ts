@@ -35,6 +35,8 @@ export function describeAnomaly(a: Anomaly, maxNames = 10): string {
       return `tags-missing: ${a.count} tag${a.count === 1 ? '' : 's'} gone (${abbreviate(a.tags, maxNames)})`;
     case 'count-drop':
       return `count-drop: ${a.from} → ${a.to} tags`;
+    case 'invalid-tags':
+      return `invalid-tags: ${a.count} listed name${a.count === 1 ? ' is' : 's are'} not a tag and ${a.count === 1 ? 'was' : 'were'} dropped (${abbreviate(a.examples, maxNames)}${a.count > a.examples.length ? ', …' : ''})`;
   }
 }
 

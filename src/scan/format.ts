@@ -19,8 +19,8 @@ export function anomalyKinds(anomalies: readonly Anomaly[]): string {
         .map((a) =>
           a.kind === 'count-drop'
             ? `count-drop (${a.from}→${a.to})`
-            : a.kind === 'tags-missing'
-              ? `tags-missing (${a.count})`
+            : a.kind === 'tags-missing' || a.kind === 'invalid-tags'
+              ? `${a.kind} (${a.count})`
               : a.kind,
         )
         .join(', ');

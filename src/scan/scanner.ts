@@ -124,6 +124,7 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
       {
         outcome: 'ok',
         tags,
+        ...(list.invalid ? { anomalies: [{ kind: 'invalid-tags' as const, ...list.invalid }] } : {}),
         requests: list.requests,
         responses: list.responses,
         endedAt: now(),

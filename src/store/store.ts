@@ -250,7 +250,7 @@ export class Store {
             tagListChecksum(tags),
             JSON.stringify(diff.added),
             JSON.stringify(diff.removed),
-            JSON.stringify(diff.anomalies),
+            JSON.stringify([...(result.anomalies ?? []), ...diff.anomalies]),
             result.requests,
             id,
           );

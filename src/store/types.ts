@@ -9,7 +9,12 @@ export type Anomaly =
   /** Tags of the previous good scan now absent. `tags` holds every name, sorted. */
   | { kind: 'tags-missing'; count: number; tags: string[] }
   /** The count fell by at least COUNT_DROP_MIN_TAGS and at least COUNT_DROP_MIN_RATIO of the previous count. */
-  | { kind: 'count-drop'; from: number; to: number };
+  | { kind: 'count-drop'; from: number; to: number }
+  /**
+   * The registry listed names that are not tags under the OCI grammar (`../../x`, `a b`, 300
+   * characters, a newline); they were dropped. `examples` holds a few, JSON-quoted and cut short.
+   */
+  | { kind: 'invalid-tags'; count: number; examples: string[] };
 
 /** What a scan's tag list changed since the previous good one (the rule is scan's: scan/diff.ts). */
 export interface TagDiff {
@@ -48,6 +53,8 @@ export interface ScanResult {
   error?: string;
   /** Required when outcome is `ok`. */
   tags?: string[];
+  /** Anomalies the scanner saw itself (e.g. `invalid-tags`), recorded beside the diff's. */
+  anomalies?: Anomaly[];
   requests: number;
   /** Recorded tag-list responses (already redacted by the client); failed scans may carry some too. */
   responses?: RecordedResponse[];

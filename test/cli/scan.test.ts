@@ -183,8 +183,13 @@ describe('pawl scan and pawl tags on an anonymous registry', () => {
 });
 
 describe('credentials never reach the state or the output', () => {
-  for (const auth of ['htpasswd', 'token'] as const) {
-    test(`${auth}: scan, tags, history, raw; then search the state directory and the output for the password${auth === 'token' ? ' and the tokens' : ''}`, async () => {
+  for (const [auth, secretType] of [
+    ['htpasswd', 'dockerconfigjson'],
+    ['token', 'dockerconfigjson'],
+    ['htpasswd', 'basic-auth'],
+    ['token', 'basic-auth'],
+  ] as const) {
+    test(`${auth}, ${secretType} Secret: scan, tags, history, raw; then search the state directory and the output for the password${auth === 'token' ? ' and the tokens' : ''}`, async () => {
       const password = `pawl-${auth}-s3cret-Zq9`;
       const registry = await startRegistry({ auth, users: { alice: password } });
       cleanups.push(() => registry.stop());
@@ -201,10 +206,18 @@ kind: Secret
 metadata:
   name: regcred
   namespace: apps
-type: kubernetes.io/dockerconfigjson
+${
+  secretType === 'basic-auth'
+    ? `type: kubernetes.io/basic-auth
+stringData:
+  username: alice
+  password: ${password}
+`
+    : `type: kubernetes.io/dockerconfigjson
 stringData:
   .dockerconfigjson: '{"auths": {"${registry.host}": {"username": "alice", "password": "${password}"}}}'
-`,
+`
+}`,
       );
       const outputs: string[] = [];
       const scan = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--log-level', 'debug']);

@@ -453,11 +453,37 @@ stringData: {other: x}
     assert.deepEqual(
       problems.filter((p) => p.severity === 'error').map((p) => p.message.replace(/;.*/, '')),
       [
-        'Secret apps/plain has no ".dockerconfigjson" key',
         'Secret apps/plain has no "identity" key',
         'Secret apps/plain has no "git.asc" key (the ASCII-armored OpenPGP private key)',
       ],
     );
+  });
+
+  test('ImageRepository.secretRef: a Docker config or a basic-auth Secret, nothing else', async (t) => {
+    const secret = (name: string, type: string, keys: string[]) =>
+      `apiVersion: v1\nkind: Secret\nmetadata: {name: ${name}, namespace: apps}\ntype: ${type}\nstringData:\n${keys.map((k) => `  ${k}: x\n`).join('')}`;
+    for (const [type, keys, ok] of [
+      ['kubernetes.io/basic-auth', ['username', 'password'], true],
+      ['kubernetes.io/dockercfg', ['.dockercfg'], true],
+      ['Opaque', ['password'], false],
+      ['Opaque', ['token'], false],
+    ] as const) {
+      const { dir, cleanup } = await configDir({
+        'a.yaml': [
+          REPO.replace('interval: 5m', 'interval: 5m\n  secretRef: {name: creds}'),
+          secret('creds', type, [...keys]),
+        ].join('---\n'),
+      });
+      t.after(cleanup);
+      const { problems } = await loadConfig([dir]);
+      const errors = problems.filter((p) => p.severity === 'error').map((p) => p.message);
+      if (ok) assert.deepEqual(errors, [], `${type} ${keys.join(',')}`);
+      else
+        assert.match(
+          errors.join('\n'),
+          /Secret apps\/creds has neither a "\.dockerconfigjson" key nor "username" and "password"/,
+        );
+    }
   });
 
   test('each file is read once: symlink loops and overlapping -c paths', async (t) => {

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { classifyFailure, cleanStderr, git, GitError, redact } from '../../src/git/exec.js';
-import { checkAuthSecret, transportOf } from '../../src/git/auth.js';
-import { chooseRef, selectSemverTag } from '../../src/git/workspace.js';
+import { checkAuthSecret, credentialsInUrl, transportOf } from '../../src/git/auth.js';
+import { chooseRef, remoteUrl, selectSemverTag } from '../../src/git/workspace.js';
 import { classifyRejection, parsePorcelain } from '../../src/git/push.js';
 import { trailerArgs } from '../../src/git/commit.js';
 import { secret } from './fixtures.js';
@@ -132,5 +132,23 @@ describe('push output', () => {
       'Pawl-Automation: ns/auto',
     ]);
     assert.throws(() => trailerArgs({ 'bad key': 'x' }), /invalid commit trailer key/);
+  });
+});
+
+describe('credentials written into an HTTP(S) URL', () => {
+  test('are read (decoded) and cut from the URL git is given; other URLs stay as written', () => {
+    assert.deepEqual(credentialsInUrl('https://bot:p%40ss%3Aw@git.example.com/org/r.git'), {
+      username: 'bot',
+      password: 'p@ss:w',
+    });
+    assert.equal(
+      remoteUrl('https://bot:p%40ss@git.example.com:8443/org/r.git?x=1'),
+      'https://git.example.com:8443/org/r.git?x=1',
+    );
+    assert.equal(credentialsInUrl('https://bot@git.example.com/r.git'), null);
+    assert.equal(remoteUrl('https://bot@git.example.com/r.git'), 'https://bot@git.example.com/r.git');
+    assert.equal(credentialsInUrl('ssh://git:x@git.example.com/r.git'), null);
+    assert.equal(remoteUrl('ssh://git@git.example.com/r.git'), 'ssh://git@git.example.com/r.git');
+    assert.equal(remoteUrl('git@github.com:org/r.git'), 'git@github.com:org/r.git');
   });
 });

@@ -182,7 +182,7 @@ describe('compiled templates agree with the step-by-step expansion', () => {
           assert.equal(re.expand(template, input), expandTemplate(template, input, match, names));
         },
       ),
-      { numRuns: 500 },
+      { numRuns: 500, seed: 91 },
     );
   });
 });

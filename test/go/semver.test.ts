@@ -138,6 +138,18 @@ describe('parseSemverRange (Masterminds NewConstraint + Check)', () => {
     ['>11.1', '11.2.0', true],
     ['<=1.2', '1.2.9', true],
     ['<=1.2', '1.3.0', false],
+    // `<=` with a wildcard: Masterminds' dirty <= (major and, unless it is x, minor bound the range).
+    ['<=1.x', '1.9.9', true],
+    ['<=1.x', '1.99.0', true],
+    ['<=1.x', '0.1.0', true],
+    ['<=1.x', '2.0.0', false],
+    ['<=1.2.x', '1.2.99', true],
+    ['<=1.2.x', '1.3.0', false],
+    ['<=1', '1.99.0', true],
+    ['<=1', '2.0.0', false],
+    // `<` with a wildcard is not dirty: below 1.0.0.
+    ['<1.x', '0.9.0', true],
+    ['<1.x', '1.5.0', false],
     // Prereleases only match an AND-group that names one.
     ['>=1.0.0', '1.1.0-rc.1', false],
     ['>=1.0.0-0', '1.1.0-rc.1', true],

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideMarker, candidateValue, pinCouldMatter, type DecideInput } from '../../src/guard/decide.js';
+import { decideMarker, candidateValue, type DecideInput } from '../../src/guard/decide.js';
 import { parseMarkerValue } from '../../src/guard/values.js';
 import type { MarkerField, Pin } from '../../src/guard/types.js';
 import { buildTimes, guard, noBuildTimes, policyOrder, release, semver, serviceMain } from './helpers.js';
@@ -355,23 +355,67 @@ describe('parseMarkerValue', () => {
   });
 });
 
-describe('pinCouldMatter: history is only needed where a pin changes the action', () => {
-  test('for every row, deciding without the pin and then with it only changes the action when pinCouldMatter', () => {
-    const cases: [string, string | null, boolean | null][] = [
-      ['1.0.0', null, true],
-      ['1.0.0', '1.0.0', true],
-      ['2.0.0', '1.0.0', true],
-      ['v1.0.0', '1.0.0', true],
-      ['latest', '1.0.0', true],
-      ['1.0.0', '1.1.0', false],
-      ['1.0.0', '1.1.0', true],
-      ['1.0.0', '1.1.0', null],
-    ];
-    for (const [v, c, exists] of cases) {
-      const without = decideMarker(input('tag', v, c, { candidateExists: exists }));
-      const withPin = decideMarker(input('tag', v, c, { candidateExists: exists, pin }));
-      if (!pinCouldMatter(without)) assert.equal(withPin.action, without.action, `${v} → ${c}`);
-      else if (without.action === 'write') assert.equal(withPin.reason, 'pinned', `${v} → ${c}`);
-    }
+describe('a marked value that is not an image reference is kept, never retargeted', () => {
+  const bad: [MarkerField, string][] = [
+    ['image', `${IMG}:../../x`],
+    ['image', `${IMG}:1.0.0\nimage: evil`],
+    ['image', `${IMG}:a b`],
+    ['image', `${IMG}:${'x'.repeat(129)}`],
+    ['image', `${IMG}:1.0.0@not-a-digest`],
+    ['tag', '-1.0.0'],
+    ['name', 'ghcr.io/Org/App'],
+    ['digest', 'sha256:xyz'],
+  ];
+  for (const [field, value] of bad) {
+    test(`${field} ${JSON.stringify(value)} → keep invalid-value (Block and Allow)`, () => {
+      for (const downgrades of ['Block', 'Allow'] as const) {
+        const d = decideMarker({
+          ...input(field, value, '1.2.3', { guard: guard({ downgrades }) }),
+          candidate: { tag: '1.2.3', name: IMG, digest: `sha256:${'a'.repeat(64)}` },
+        });
+        assert.deepEqual([d.action, d.reason], ['keep', 'invalid-value'], `${downgrades}: ${d.detail}`);
+        assert.match(d.detail, /is not a valid/);
+      }
+    });
+  }
+
+  test('valid values of every field still go through the table', () => {
+    assert.equal(decideMarker(input('image', `${IMG}:1.0.0`, '1.2.3')).reason, 'upgrade');
+    assert.equal(decideMarker(input('image', 'localhost:5000/org/app:1.0.0', '1.2.3')).reason, 'retarget');
+    assert.equal(decideMarker(input('tag', '1.0.0', '1.2.3')).reason, 'upgrade');
+    assert.equal(
+      decideMarker(input('image', '', '1.2.3')).action,
+      'write',
+      'an empty line receives the candidate',
+    );
   });
+});
+
+describe('a tag-less name@digest value under alphabetical and numerical policies', () => {
+  const D = `sha256:${'d'.repeat(64)}`;
+  const policies = {
+    alphabetical: policyOrder({ policy: { strategy: 'alphabetical', order: 'asc' } }),
+    numerical: policyOrder({ policy: { strategy: 'numerical', order: 'asc' } }),
+  };
+  for (const [label, p] of Object.entries(policies)) {
+    const tag = label === 'alphabetical' ? 'v2' : '20';
+    const at = (over: Partial<DecideInput>) =>
+      decideMarker({ ...input('image', `${IMG}@${D}`, tag), order: p.order, orderLabel: label, ...over });
+
+    test(`${label}: the digest is never ordered as if it were a tag; build times decide`, () => {
+      const unknown = at({});
+      assert.equal(unknown.reason, 'undecidable', unknown.detail);
+      const older = at({
+        buildTimeOrder: buildTimes({ [D]: '2026-01-01T00:00:00Z', [tag]: '2026-02-01T00:00:00Z' }),
+      });
+      assert.deepEqual([older.action, older.reason, older.orderedBy], ['write', 'upgrade', 'build-time']);
+      const newer = at({
+        buildTimeOrder: buildTimes({ [D]: '2026-03-01T00:00:00Z', [tag]: '2026-02-01T00:00:00Z' }),
+      });
+      assert.deepEqual(
+        [newer.action, newer.reason, newer.orderedBy],
+        ['keep', 'downgrade-blocked', 'build-time'],
+      );
+    });
+  }
 });

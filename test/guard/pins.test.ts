@@ -202,6 +202,37 @@ describe('pins', () => {
     );
   });
 
+  test('an equally new move is not a pin: v1.0.0 → 1.0.0, or a digest added to the same tag', () => {
+    const spelling = pinStatus(input(change('v1.0.0', '1.0.0')));
+    assert.equal(spelling.state, 'not-backwards');
+    assert.match(spelling.detail, /kept it equally new/);
+    const D = `sha256:${'a'.repeat(64)}`;
+    const digestAdded = pinStatus(
+      input(
+        change('ghcr.io/org/app:1.0.0', `ghcr.io/org/app:1.0.0@${D}`, { field: 'image', setter: 'apps:app' }),
+      ),
+    );
+    assert.equal(digestAdded.state, 'not-backwards');
+    assert.match(digestAdded.detail, /kept it equally new/);
+  });
+
+  test('a :digest line moved to an older image (by build time) pins; forwards or unknown times do not', () => {
+    const OLD = `sha256:${'1'.repeat(64)}`;
+    const NEW = `sha256:${'2'.repeat(64)}`;
+    const bt = buildTimes({ [OLD]: '2026-10-01T00:00:00Z', [NEW]: '2026-11-01T00:00:00Z' });
+    const digest = (previous: string, value: string) =>
+      change(previous, value, { field: 'digest', setter: 'apps:app:digest' });
+    const back = pinFor(input(digest(NEW, OLD), { buildTimeOrder: bt }));
+    assert.ok(back);
+    assert.deepEqual([back.value, back.previous, back.orderedBy], [OLD, NEW, 'build-time']);
+    assert.equal(pinStatus(input(digest(OLD, NEW), { buildTimeOrder: bt })).state, 'not-backwards');
+    assert.equal(
+      pinStatus(input(digest(NEW, OLD))).state,
+      'not-backwards',
+      'no build times: not shown backwards',
+    );
+  });
+
   test('policyOfSetter', () => {
     assert.equal(policyOfSetter('apps:app'), 'apps/app');
     assert.equal(policyOfSetter('apps:app:tag'), 'apps/app');

@@ -154,6 +154,35 @@ describe('selection ratchet', () => {
     assert.equal((await scan(r.state, '1.5.0', at(5), gone, g)).candidate, '1.5.0');
   });
 
+  test('the pending regression resets when H is selected again: scans not in a row never add up', async () => {
+    const g = guard({ staleScan: { confirmations: 2, window: 0 } });
+    let s = (await scan(null, '2.0.0', at(0), new Set(['2.0.0']), g)).state;
+    const gone = new Set<string>();
+    s = (await scan(s, '1.0.0', at(1), gone, g)).state;
+    assert.equal(s.pending?.count, 1);
+    // H listed and selected again (no HEAD needed): the row of agreeing scans is broken.
+    const again = await scan(s, '2.0.0', at(2), gone, g);
+    assert.equal(again.candidate, '2.0.0');
+    assert.equal(again.state.pending, null);
+    const r = await scan(again.state, '1.0.0', at(3), gone, g);
+    assert.equal(r.candidate, null, 'one scan since the break is not two in a row');
+    assert.equal(r.state.pending?.count, 1);
+  });
+
+  test('the pending regression resets when the HEAD of H succeeds again', async () => {
+    const g = guard({ staleScan: { confirmations: 2, window: 0 } });
+    let s = (await scan(null, '2.0.0', at(0), new Set(['2.0.0']), g)).state;
+    s = (await scan(s, '1.0.0', at(1), new Set(), g)).state;
+    assert.equal(s.pending?.count, 1);
+    // The same regression selected, but H answers HEAD this time: a stale list, not a loss.
+    const back = await scan(s, '1.0.0', at(2), new Set(['2.0.0']), g);
+    assert.equal(back.candidate, '2.0.0');
+    assert.equal(back.state.pending, null);
+    const r = await scan(back.state, '1.0.0', at(3), new Set(), g);
+    assert.equal(r.candidate, null, 'one scan since H was seen is not two in a row');
+    assert.equal(r.state.pending?.count, 1);
+  });
+
   test('an empty list, a failed scan or no selection never yields a candidate and keep H', async () => {
     const s = (await scan(null, '2.0.0', at(0), new Set(['2.0.0']))).state;
     for (const [sel, ok] of [

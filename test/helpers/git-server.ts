@@ -91,7 +91,7 @@ export interface GitServer {
   commitFiles(
     name: string,
     branch: string,
-    files: Record<string, string | null>,
+    files: Record<string, string | Buffer | null>,
     opts?: { message?: string; author?: { name: string; email: string }; from?: string },
   ): Promise<string>;
   /** Create a lightweight tag pointing at `rev`. */
@@ -290,7 +290,7 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
   async function commitFiles(
     name: string,
     branch: string,
-    files: Record<string, string | null>,
+    files: Record<string, string | Buffer | null>,
     o: { message?: string; author?: { name: string; email: string }; from?: string } = {},
   ): Promise<string> {
     const dir = repoPath(name);

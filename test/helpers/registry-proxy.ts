@@ -26,7 +26,7 @@ export type RequestKind = 'ping' | 'tags' | 'manifest-head' | 'manifest-get' | '
 
 export type FaultAction =
   /** Answer with this status (body: a registry error JSON unless given). */
-  | { status: number; retryAfter?: string; headers?: Record<string, string>; body?: string }
+  | { status: number; retryAfter?: string; headers?: Record<string, string>; body?: string | Buffer }
   /** Never answer (the client's timeout must fire). */
   | { hang: true }
   /** 200 with a Content-Length for the whole body, half of it sent, then the socket destroyed. */

@@ -14,6 +14,8 @@ import { startGitServer, type GitServer } from './git-server.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = join(ROOT, 'src', 'cli', 'main.ts');
+/** tsx by its full URL, so that pawl can be started in any directory (`cwd`). */
+const TSX = import.meta.resolve('tsx');
 
 export const GIT_USER = 'flux';
 export const GIT_PASSWORD = 'git-secret-pass-42';
@@ -48,7 +50,7 @@ export function runCli(
   return new Promise((resolvePromise) => {
     const child = execFile(
       process.execPath,
-      ['--import', 'tsx', CLI, ...args],
+      ['--import', TSX, CLI, ...args],
       {
         cwd: opts.cwd ?? ROOT,
         env: { ...process.env, PAWL_LOG_LEVEL: 'warn', ...opts.env },

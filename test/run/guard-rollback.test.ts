@@ -98,6 +98,17 @@ describe('pawl rollback', () => {
     assert.match(r.stderr, /0\.0\.9 does not exist/);
     assert.equal((await w.git.log(w.repoName, 'main')).length, before);
   });
+
+  test('--to that is not a tag is bad usage (exit 2, with the rule), even where the registry would find it', async () => {
+    const before = (await w.git.log(w.repoName, 'main')).length;
+    for (const bad of ['../manifests/1.0.0', '1.0.0 ', 'a b', '-1.0.0', 'x'.repeat(129)]) {
+      const r = await w.pawl(['rollback', 'app', '--to', bad]);
+      assert.equal(r.code, 2, `${bad}: ${r.stderr}`);
+      assert.match(r.stderr, /is not a tag; a tag is 1 to 128 characters/);
+    }
+    assert.equal((await w.git.log(w.repoName, 'main')).length, before);
+    assert.doesNotMatch(await fileAt(w), /manifests/);
+  });
 });
 
 describe('a person edits by hand', () => {

@@ -153,6 +153,51 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
     assert.match(err.message, /page 4 is not a tag list/);
   });
 
+  test('names that are not tags are dropped and counted, with a few quoted examples', async () => {
+    const long = 'x'.repeat(300);
+    proxy.setTagList('org/app', [
+      'seed',
+      '../../x',
+      'a b',
+      long,
+      '1.0.0\nimage: evil',
+      '-dash',
+      '1.0.1',
+      'seed',
+    ]);
+    const list = await client().listTags(ref);
+    assert.deepEqual([...list.tags].sort(), ['1.0.1', 'seed']);
+    assert.equal(list.invalid?.count, 5);
+    const ex = list.invalid!.examples;
+    assert.equal(ex.length, 5);
+    for (const e of ['"../../x"', '"a b"', '"-dash"', '"1.0.0\\nimage: evil"'])
+      assert.ok(ex.includes(e), `${e} in ${JSON.stringify(ex)} (a newline escaped, not printed)`);
+    assert.ok(
+      ex.some((e) => e.length === 61 && e.endsWith('…')),
+      'the 300-character name is cut short',
+    );
+  });
+
+  test('a valid JSON page with entries that are not strings: those entries are dropped as invalid tags', async () => {
+    proxy.addFault({
+      page: 1,
+      action: { status: 200, body: JSON.stringify({ name: 'org/app', tags: ['seed', 42, null, { a: 1 }] }) },
+    });
+    const list = await client().listTags(ref);
+    assert.deepEqual(list.tags, ['seed']);
+    assert.deepEqual(list.invalid, { count: 3, examples: ['42', 'null', '{"a":1}'] });
+  });
+
+  test('valid JSON that is not a tag list is called that, not "malformed JSON"', async () => {
+    proxy.addFault({
+      page: 2,
+      action: { status: 200, body: JSON.stringify({ name: 'org/app', tags: 'seed' }) },
+    });
+    const err = await rejection(client().listTags(ref));
+    assert.match(err.message, /page 2 is JSON but not a tag list \("tags": .*\); nothing was kept/);
+    assert.doesNotMatch(err.message, /malformed/);
+  });
+
   test('a page naming another repository fails the listing', async () => {
     proxy.addFault({
       page: 2,
@@ -166,6 +211,14 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
     const c = client({}, { timeoutMs: 2000 });
     proxy.setTagList('org/app', ['seed']); // a one-page warm-up that fits the short timeout under load
     await c.listTags(ref); // ping and token are cached: the hang is the first request of the next listing
+    proxy.addFault({ page: 1, action: { hang: true } });
+    const err = await rejection(c.listTags(ref));
+    assert.match(err.message, /timed out after 2s \(during page 1\)/);
+  });
+
+  test('a tag-list page that stalls on a fresh client is named as the page, not the /v2/ ping', async () => {
+    const c = client({}, { timeoutMs: 2000 });
+    proxy.setTagList('org/app', ['seed']);
     proxy.addFault({ page: 1, action: { hang: true } });
     const err = await rejection(c.listTags(ref));
     assert.match(err.message, /timed out after 2s \(during page 1\)/);

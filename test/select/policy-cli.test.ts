@@ -117,6 +117,17 @@ spec:
     assert.match(r.stderr, /cannot read --policy/);
   });
 
+  test('exit 2 for a line that is not a tag, naming file:line and the rule', () => {
+    const r = pawl([
+      '--policy',
+      file('p.yaml', object),
+      '--tags',
+      file('bad.txt', 'release-1.0.0\n../../x\n'),
+    ]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /bad\.txt:2: "\.\.\/\.\.\/x" is not a tag; a tag is 1 to 128 characters/);
+  });
+
   test('newestBuild takes build times from a second column', () => {
     const p = file('nb.yaml', 'policy: {newestBuild: {}}\n');
     const r = pawl([

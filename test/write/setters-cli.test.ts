@@ -73,9 +73,18 @@ test('exit 1 naming the file that does not parse; nothing written', async () => 
 
 test('exit 2 for a malformed --image', async () => {
   const root = await tree({ 'a.yaml': marked });
-  for (const bad of ['apps/app=app:1', 'apps:app=app', 'apps:app']) {
+  for (const bad of [
+    'apps/app=app:1',
+    'apps:app=app',
+    'apps:app',
+    'apps:app=app:.hidden',
+    'apps:app=app:a\nb: c',
+  ]) {
     const r = pawl('setters', 'apply', root, '--image', bad);
     assert.equal(r.status, 2, bad);
     assert.match(r.stderr, /--image/);
   }
+  assert.equal(await readFile(join(root, 'a.yaml'), 'utf8'), marked);
+  const r = pawl('setters', 'apply', root, '--image', 'apps:app=app:-x');
+  assert.match(r.stderr, /"-x" is not a tag; a tag is 1 to 128 characters/);
 });

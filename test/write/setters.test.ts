@@ -209,6 +209,15 @@ describe('rewrite keeps every other byte', () => {
     assert.equal(out, `image: foo:v2 ${M('ns:p')}\nnext: 1\n`);
   });
 
+  test('block scalar headers with chomping and indentation indicators are replaced whole', () => {
+    for (const header of ['|-', '>-', '|2', '|+', '>', '>2-', '|-2']) {
+      const text = `image: ${header} ${M('ns:p')}\n  foo:v1\nnext: 1\n`;
+      const out = applyText(text, { 'ns:p': 'foo:v2' });
+      assert.equal(out, `image: foo:v2 ${M('ns:p')}\nnext: 1\n`, header);
+      assert.deepEqual(parseAllDocuments(out)[0]!.toJS(), { image: 'foo:v2', next: 1 }, header);
+    }
+  });
+
   test('Kustomization images: entries with :name, :tag and :digest markers', () => {
     const text = [
       'apiVersion: kustomize.config.k8s.io/v1beta1',

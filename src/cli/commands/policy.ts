@@ -12,6 +12,7 @@ import { action } from '../action.js';
 import { imagePolicySchema } from '../../config/index.js';
 import { compilePolicy, type PolicySpec } from '../../select/index.js';
 import { ConfigError, UsageError, errorMessage } from '../../util/index.js';
+import { isValidTag, TAG_RULE } from '../../image/index.js';
 
 /** Flux's default `ImageRepository.spec.exclusionList`. */
 export const DEFAULT_EXCLUSION_LIST = ['^.*\\.sig$'];
@@ -181,6 +182,8 @@ export function parseTags(text: string, file: string): { tags: string[]; buildTi
       throw new UsageError(
         `${file}:${i + 1}: expected "TAG" or "TAG BUILD-TIME", got ${JSON.stringify(line)}`,
       );
+    if (!isValidTag(tag!))
+      throw new UsageError(`${file}:${i + 1}: ${JSON.stringify(tag)} is not a tag; ${TAG_RULE}`);
     tags.push(tag!);
     if (time !== undefined) {
       const when = new Date(time);

@@ -46,6 +46,10 @@ export function register(program: Command): void {
             ...(automations ? { automations } : {}),
           },
         );
+        // Words for people on stderr in both modes; --json carries them in the report too.
+        for (const a of report.automations)
+          for (const w of a.warnings ?? [])
+            ctx.stderr.write(`pawl: warning: automation ${a.name}: ${w.file}: ${w.message}\n`);
         if (ctx.options.json) writeJson(ctx, report);
         else renderRun(ctx, report);
         return passExitCode(report);

@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
 import { UsageError } from '../../util/index.js';
+import { isValidTag, TAG_RULE } from '../../image/index.js';
 import { applySetters, parseImage, type ImageValue } from '../../write/index.js';
 
 /** `--image NS:POLICY=NAME:TAG[@DIGEST]`, repeatable; a policy given twice with different images is bad usage. */
@@ -25,6 +26,11 @@ export function parseImageOptions(values: readonly string[]): Map<string, ImageV
       image = parseImage(ref);
     } catch (err) {
       throw new UsageError(`--image "${v}": ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (image.tag !== undefined && !isValidTag(image.tag)) {
+      throw new UsageError(
+        `--image ${JSON.stringify(v)}: ${JSON.stringify(image.tag)} is not a tag; ${TAG_RULE}`,
+      );
     }
     const prev = given.get(policy);
     if (prev !== undefined && prev !== ref) {
@@ -72,7 +78,7 @@ export function register(program: Command): void {
       // A single file is updated as the tree of its directory restricted to that file.
       const [root, updatePath] = st.isDirectory() ? [target, '.'] : [dirname(target), basename(target)];
       const result = await applySetters(root, updatePath, images, { dryRun: opts.dryRun === true });
-      for (const w of result.warnings) ctx.log.warn({ file: w.file }, w.message);
+      for (const w of result.warnings) ctx.stderr.write(`pawl: warning: ${w.file}: ${w.message}\n`);
       if (ctx.options.json) {
         writeJson(ctx, {
           changes: result.changes,

@@ -54,10 +54,29 @@ class ContinueSignal extends Error {}
 
 const MAX_EXEC_DEPTH = 100000;
 
+/**
+ * Bounds on one rendering. A commit message template is configuration: `{{ range until
+ * 200000000 }}x{{ end }}` must be a configuration error (pawl validate renders every template over
+ * a sample change), not a process that grows to gigabytes and dies. Go has no such bounds; no
+ * commit message comes near them.
+ */
+export const TEMPLATE_LIMITS = {
+  /** Characters of output. */
+  outputChars: 1 << 20,
+  /** Nodes walked plus range iterations. */
+  steps: 5_000_000,
+  /** Characters of one value a function returns (or builds, for `repeat` and `indent`). */
+  valueChars: 1 << 20,
+  /** Items of one list a function returns (or builds, for `until`, `untilStep` and `seq`). */
+  listItems: 100_000,
+} as const;
+
 export class Executor {
   private node: Node | null = null;
   private vars: { name: string; value: unknown }[] = [];
   private out: string[] = [];
+  private outChars = 0;
+  private steps = 0;
   private depth = 0;
 
   constructor(
@@ -70,6 +89,8 @@ export class Executor {
   run(root: ListNode, data: unknown): string {
     this.vars = [{ name: '$', value: data }];
     this.out = [];
+    this.outChars = 0;
+    this.steps = 0;
     this.walk(data, root);
     return this.out.join('');
   }
@@ -93,6 +114,40 @@ export class Executor {
 
   private at(n: Node): void {
     this.node = n;
+  }
+
+  // --- bounds (TEMPLATE_LIMITS) --------------------------------------------
+
+  private emit(s: string): void {
+    this.outChars += s.length;
+    if (this.outChars > TEMPLATE_LIMITS.outputChars)
+      this.errorf(
+        `the output is longer than ${TEMPLATE_LIMITS.outputChars} characters, more than pawl writes into a commit message`,
+      );
+    this.out.push(s);
+  }
+
+  private step(): void {
+    if (++this.steps > TEMPLATE_LIMITS.steps)
+      this.errorf(
+        `the template took more than ${TEMPLATE_LIMITS.steps} steps (nodes and range iterations), more than pawl spends on a commit message`,
+      );
+  }
+
+  /** A function's result, checked against the bounds before it is used or kept in a variable. */
+  private bounded(name: string, v: unknown, node: Node): unknown {
+    const tooLong = typeof v === 'string' && v.length > TEMPLATE_LIMITS.valueChars;
+    const tooMany = Array.isArray(v) && v.length > TEMPLATE_LIMITS.listItems;
+    if (!tooLong && !tooMany) return v;
+    this.at(node);
+    if (typeof v === 'string')
+      this.errorf(
+        `${name} returned ${v.length} characters; a value may have at most ${TEMPLATE_LIMITS.valueChars}`,
+      );
+    this.errorf(
+      `${name} returned ${(v as unknown[]).length} items; a list may have at most ${TEMPLATE_LIMITS.listItems}`,
+    );
+    return v;
   }
 
   // --- variables ----------------------------------------------------------
@@ -134,6 +189,7 @@ export class Executor {
 
   private walk(dot: unknown, node: Node): void {
     this.at(node);
+    this.step();
     switch (node.kind) {
       case 'action': {
         const val = this.evalPipeline(dot, node.pipe);
@@ -158,7 +214,7 @@ export class Executor {
         this.walkTemplate(dot, node);
         return;
       case 'text':
-        this.out.push(node.text);
+        this.emit(node.text);
         return;
       default:
         this.errorf(`unknown node: ${nodeString(node)}`);
@@ -188,6 +244,7 @@ export class Executor {
       const val = this.evalPipeline(dot, r.pipe);
       const mark = this.mark();
       const oneIteration = (index: unknown, elem: unknown): 'break' | 'continue' => {
+        this.step();
         const decl = r.pipe.decl;
         if (decl.length > 0) {
           if (r.pipe.isAssign) {
@@ -264,11 +321,11 @@ export class Executor {
   private printValue(n: Node, v: unknown): void {
     this.at(n);
     if (v === undefined || v === null) {
-      this.out.push('<no value>');
+      this.emit('<no value>');
       return;
     }
     if (typeof v === 'function') this.errorf(`can't print ${nodeString(n)} of type ${typeName(v)}`);
-    this.out.push(formatValue(v, 'v'));
+    this.emit(formatValue(v, 'v'));
   }
 
   // --- evaluation ---------------------------------------------------------
@@ -458,14 +515,16 @@ export class Executor {
       argv.push(this.evalArg(dot, typeOf(i), args[i]!));
     }
     if (final !== MISSING) argv.push(this.validateType(final, typeOf(argv.length)));
+    let result: unknown;
     try {
-      return fn.call(argv);
+      result = fn.call(argv);
     } catch (e) {
       if (e instanceof TemplateError) throw e;
       this.at(node);
       const msg = e instanceof Error ? e.message : String(e);
       this.errorf(`error calling ${name}: ${msg}`);
     }
+    return this.bounded(name, result, node);
   }
 
   private evalArg(dot: unknown, typ: ParamKind | null, n: Node): unknown {

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { RE2JS } from 're2js';
 import { newVersion, parseSemverRange, type SemverVersion } from '../semver.js';
 import { FuncError } from './errors.js';
-import type { GoFunc } from './exec.js';
+import { TEMPLATE_LIMITS, type GoFunc } from './exec.js';
 import { formatValue, goQuote } from './fmt.js';
 import {
   asGoMap,
@@ -728,7 +728,27 @@ function until(count: number): unknown[] {
   return untilStep(0, count, count < 0 ? -1 : 1);
 }
 
+/** Refuses before allocating: `until 200000000` would build the list first and fail after. */
+function checkListSize(count: number): void {
+  if (count > TEMPLATE_LIMITS.listItems)
+    throw new FuncError(`${count} items is more than the ${TEMPLATE_LIMITS.listItems} a template may make`);
+}
+
+function checkStringSize(chars: number): void {
+  if (chars > TEMPLATE_LIMITS.valueChars)
+    throw new FuncError(
+      `${chars} characters is more than the ${TEMPLATE_LIMITS.valueChars} a template value may have`,
+    );
+}
+
+function checkIndentSize(width: number, str: string): void {
+  let lines = 1;
+  for (let i = str.indexOf('\n'); i >= 0; i = str.indexOf('\n', i + 1)) lines++;
+  checkStringSize(Math.max(0, width) * lines + str.length + 1);
+}
+
 function untilStep(start: number, stop: number, step: number): unknown[] {
+  if (step !== 0 && (stop - start) / step > 0) checkListSize(Math.ceil((stop - start) / step));
   const out: number[] = [];
   if (step === 0) return typedSlice(out, '[]int');
   if (stop < start) {
@@ -831,6 +851,7 @@ const SPRIG: [string, GoFunc][] = [
     'repeat',
     f(['int', 'string'], ([c, str]) => {
       if (n(c) < 0) throw new FuncError('strings: negative Repeat count');
+      checkStringSize(n(c) * s(str).length);
       return s(str).repeat(n(c));
     }),
   ],
@@ -898,24 +919,24 @@ const SPRIG: [string, GoFunc][] = [
   ],
   [
     'indent',
-    f(
-      ['int', 'string'],
-      ([c, str]) =>
+    f(['int', 'string'], ([c, str]) => {
+      checkIndentSize(n(c), s(str));
+      return (
         ' '.repeat(n(c)) +
         s(str)
           .split('\n')
-          .join(`\n${' '.repeat(n(c))}`),
-    ),
+          .join(`\n${' '.repeat(n(c))}`)
+      );
+    }),
   ],
   [
     'nindent',
-    f(
-      ['int', 'string'],
-      ([c, str]) =>
-        `\n${' '.repeat(n(c))}${s(str)
-          .split('\n')
-          .join(`\n${' '.repeat(n(c))}`)}`,
-    ),
+    f(['int', 'string'], ([c, str]) => {
+      checkIndentSize(n(c), s(str));
+      return `\n${' '.repeat(n(c))}${s(str)
+        .split('\n')
+        .join(`\n${' '.repeat(n(c))}`)}`;
+    }),
   ],
   ['replace', f(['string', 'string', 'string'], ([o, nw, src]) => goReplace(s(src), s(o), s(nw)))],
   ['plural', f(['string', 'string', 'int'], ([one, many, c]) => (n(c) === 1 ? one : many))],

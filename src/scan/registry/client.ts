@@ -13,6 +13,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Secret, refKey } from '../../config/index.js';
 import { Redactor, RuntimeError, silentLogger, type Logger } from '../../util/index.js';
+import { isValidTag } from '../../image/index.js';
 import {
   credentialsFromDockerConfig,
   credentialsFromSecret,
@@ -157,7 +158,20 @@ export function parseNextLink(header: string | null): string | undefined {
   return undefined;
 }
 
-const tagPage = z.object({ name: z.string(), tags: z.array(z.string()).nullable().optional() });
+/** Entries are checked one by one (isValidTag), so that one bad entry drops itself, not the page. */
+const tagPage = z.object({ name: z.string(), tags: z.array(z.unknown()).nullable().optional() });
+
+/** How many dropped names a scan's `invalid-tags` anomaly shows, and how much of each. */
+const INVALID_EXAMPLES = 5;
+const INVALID_EXAMPLE_CHARS = 60;
+
+/** What zod found wrong with a page that is JSON, in words ("tags" is a string, not a list). */
+function shapeProblem(err: z.ZodError): string {
+  const issue = err.issues[0];
+  if (!issue) return 'not a tag list';
+  const path = issue.path.length > 0 ? `"${issue.path.join('.')}"` : 'the page';
+  return `${path}: ${issue.message}`;
+}
 const tokenAnswer = z.object({
   token: z.string().optional(),
   access_token: z.string().optional(),
@@ -617,9 +631,10 @@ class Client implements RegistryClient {
   ): Promise<Fetched> {
     const origin = this.origin(repo);
     const host = this.pool.host(origin);
+    // The ping and the token request name their own steps while they run; the request after them is the caller's step.
+    const step = op.step;
     let challenge = await this.challenge(op, origin, host);
     for (let attempt = 0; ; attempt++) {
-      const step = op.step;
       const auth = await this.authorization(op, repo, host, challenge, attempt > 0);
       op.step = step;
       const f = await this.send(
@@ -676,6 +691,8 @@ class Client implements RegistryClient {
       const tags: string[] = [];
       const seen = new Set<string>();
       const visited = new Set<string>();
+      let invalid = 0;
+      const examples: string[] = [];
       let pages = 0;
       while (next) {
         pages++;
@@ -707,15 +724,23 @@ class Client implements RegistryClient {
             404,
           );
         if (f.status !== 200) throw this.fail(op, `page ${pages} answered ${describeStatus(f)}`, f.status);
-        let page: z.infer<typeof tagPage>;
+        let json: unknown;
         try {
-          page = tagPage.parse(JSON.parse(f.body.toString('utf8')));
+          json = JSON.parse(f.body.toString('utf8'));
         } catch {
           throw this.fail(
             op,
             `page ${pages} is not a tag list (malformed JSON, ${f.body.length} bytes); nothing was kept`,
           );
         }
+        const parsed = tagPage.safeParse(json);
+        if (!parsed.success) {
+          throw this.fail(
+            op,
+            `page ${pages} is JSON but not a tag list (${shapeProblem(parsed.error)}); nothing was kept`,
+          );
+        }
+        const page = parsed.data;
         if (!sameRepository(page.name, repo.path)) {
           throw this.fail(
             op,
@@ -723,6 +748,21 @@ class Client implements RegistryClient {
           );
         }
         for (const t of page.tags ?? []) {
+          // A name that is not a tag would be stored, selected and written into manifests.
+          if (typeof t !== 'string' || !isValidTag(t)) {
+            invalid++;
+            if (examples.length < INVALID_EXAMPLES) {
+              const quoted = JSON.stringify(t) ?? String(t);
+              examples.push(
+                this.redactor.text(
+                  quoted.length > INVALID_EXAMPLE_CHARS
+                    ? `${quoted.slice(0, INVALID_EXAMPLE_CHARS)}…`
+                    : quoted,
+                ),
+              );
+            }
+            continue;
+          }
           if (!seen.has(t)) {
             seen.add(t);
             tags.push(t);
@@ -748,7 +788,13 @@ class Client implements RegistryClient {
         { repository: repo.canonical, tags: tags.length, pages, requests: op.requests },
         'listed tags',
       );
-      return { tags, pages, requests: op.requests, responses: op.responses ?? [] };
+      return {
+        tags,
+        pages,
+        requests: op.requests,
+        responses: op.responses ?? [],
+        ...(invalid > 0 ? { invalid: { count: invalid, examples } } : {}),
+      };
     });
   }
 

@@ -21,7 +21,10 @@ export interface RepositoryRef {
 }
 
 export interface TagList {
+  /** Only names that are tags under the OCI grammar, first occurrence kept. */
   tags: string[];
+  /** Listed names that are not tags, dropped: how many, and a few (JSON-quoted, cut short, redacted). */
+  invalid?: { count: number; examples: string[] };
   pages: number;
   /** Every HTTP request made, authentication included. */
   requests: number;

@@ -214,23 +214,31 @@ class Reader {
     this.advance();
   }
 
-  /** End of a one-line quoted scalar starting at `s` (after the closing quote), or -1. */
+  /**
+   * End of a one-line quoted scalar starting at `s` (after the closing quote), or -1. Every search
+   * stops at the end of the line: a search to the end of the file for each scalar (`indexOf`)
+   * made the reader quadratic in the file's size.
+   */
   private quotedEnd(s: number): number {
     const t = this.t;
+    const eol = this.eol;
     if (t.charCodeAt(s) === DQ) {
-      const j = t.indexOf('"', s + 1);
-      if (j < 0 || j >= this.eol) return -1;
-      const b = t.indexOf('\\', s + 1);
-      if (b >= 0 && b < j) throw GIVE_UP; // escapes: left to the library
-      return j + 1;
+      for (let i = s + 1; i < eol; i++) {
+        const c = t.charCodeAt(i);
+        if (c === DQ) return i + 1;
+        if (c === BACKSLASH) throw GIVE_UP; // escapes: left to the library
+      }
+      return -1;
     }
-    let j = s;
-    for (;;) {
-      j = t.indexOf("'", j + 1);
-      if (j < 0 || j >= this.eol) return -1;
-      if (t.charCodeAt(j + 1) !== SQ) return j + 1;
-      j++;
+    for (let i = s + 1; i < eol; i++) {
+      if (t.charCodeAt(i) !== SQ) continue;
+      if (i + 1 < eol && t.charCodeAt(i + 1) === SQ) {
+        i++;
+        continue;
+      }
+      return i + 1;
     }
+    return -1;
   }
 
   /** A map key's text as the library compares keys (all keys here are strings). */

@@ -5,6 +5,7 @@
  */
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import type { Dirent } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { UsageError } from '../../util/index.js';
@@ -37,8 +38,16 @@ const TOKEN = Buffer.from(MARKER_TOKEN);
 const READ_BATCH = 128;
 const scratch = Buffer.allocUnsafe(1 << 16);
 
-/** The file's text if it contains the marker token, else null; unmarked files are never decoded. */
-function readIfMarked(path: string): string | null {
+/** What a marked file that is not UTF-8 is reported as (it is never decoded, so never rewritten). */
+export const NOT_UTF8 =
+  'not UTF-8, left untouched (pawl edits UTF-8 files only; re-encode it to UTF-8 to have it updated)';
+
+/**
+ * The file's text if it contains the marker token, else null; unmarked files are never decoded.
+ * `false` for a marked file that is not valid UTF-8: decoding would turn each stray byte (a
+ * Latin-1 `é`) into U+FFFD, and writing the text back would change bytes no marker owns.
+ */
+function readIfMarked(path: string): string | null | false {
   const fd = openSync(path, 'r');
   try {
     // Most manifests fit the scratch buffer; reading to the end without a stat first saves a
@@ -57,6 +66,7 @@ function readIfMarked(path: string): string | null {
     }
     const view = buf.subarray(0, off);
     if (view.indexOf(TOKEN) < 0) return null;
+    if (!isUtf8(view)) return false;
     return view.toString('utf8');
   } finally {
     closeSync(fd);
@@ -154,7 +164,7 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
     if (i % READ_BATCH === READ_BATCH - 1) await new Promise((r) => setImmediate(r));
     const c = unique[i]!;
     const file = c.file;
-    let text: string | null;
+    let text: string | null | false;
     try {
       text = readIfMarked(c.real);
     } catch (err) {
@@ -162,6 +172,10 @@ export async function scanTree(root: string, updatePath: string): Promise<ScanRe
       continue;
     }
     if (text === null) continue;
+    if (text === false) {
+      result.errors.push({ file, message: NOT_UTF8 });
+      continue;
+    }
     // Parsing stays on this thread: a worker thread was tried and cost more than it saved (each
     // isolate warms up the YAML parser's JIT on its own; see bench/setters.bench.ts).
     const { markers, error } = findMarkers(text, file);
@@ -230,7 +244,7 @@ async function followLink(
   if (!inside(realRoot, target)) {
     result.warnings.push({
       file: found,
-      message: `symlink points outside the repository (${target}); skipped`,
+      message: `is a symbolic link to ${target}, outside the repository; pawl does not follow it, so its markers are not updated`,
     });
     return;
   }
