@@ -13,12 +13,13 @@ import type { Secret } from '../config/index.js';
 import { ConfigError, RuntimeError } from '../util/index.js';
 import { baseEnv, GitError, redact } from './exec.js';
 import { ensureAskpass, makeTempDir, shellQuote } from './auth.js';
+import { TRAILER_AUTOMATION } from '../guard/index.js';
 import type { Workspace } from './workspace.js';
 
 const execFileP = promisify(execFile);
 
-/** Trailer that marks a commit as made by pawl; push uses it to decide what pawl may overwrite. */
-export const PAWL_AUTOMATION_TRAILER = 'Pawl-Automation';
+/** The trailer that marks a commit as made by pawl (its name is defined with the others in guard/trailers.ts). */
+export const PAWL_AUTOMATION_TRAILER = TRAILER_AUTOMATION;
 
 export interface Identity {
   name: string;

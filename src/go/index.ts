@@ -10,7 +10,6 @@ export {
   newVersion,
   compareVersions,
   versionKey,
-  semverLatest,
   type SemverRange,
   type SemverVersion,
 } from './semver.js';

@@ -378,22 +378,3 @@ function caret(v: SemverVersion, c: Constraint): boolean {
   if (v.minor !== '0') return false;
   return c.con.patch === v.patch;
 }
-
-/**
- * Flux's `SemVer.Latest`: the greatest version in range; on a tie the first in list order wins.
- * Errors in Flux's words.
- */
-export function semverLatest(
-  range: SemverRange,
-  versions: readonly string[],
-): { latest: string } | { error: string } {
-  if (versions.length === 0) return { error: 'version list argument cannot be empty' };
-  let best: SemverVersion | null = null;
-  for (const s of versions) {
-    const v = parseVersion(s);
-    if (v && range.check(v) && (best === null || compareVersions(v, best) > 0)) best = v;
-  }
-  return best
-    ? { latest: best.original }
-    : { error: 'unable to determine latest version from provided list' };
-}

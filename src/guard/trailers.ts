@@ -4,6 +4,10 @@
  * survive the loss of the state directory.
  */
 
+/** Marks a commit as made by pawl (`ns/name` of the automation); push uses it to decide what pawl may overwrite. */
+export const TRAILER_AUTOMATION = 'Pawl-Automation';
+/** `ns/name` of each policy whose markers an automation commit updated; repeatable. */
+export const TRAILER_UPDATED = 'Pawl-Updated';
 /** `ns/name` of the policy whose markers the commit rolled back. */
 export const TRAILER_POLICY = 'Pawl-Policy';
 /** The value the markers had before the rollback. */

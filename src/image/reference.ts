@@ -29,6 +29,9 @@ const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]
 const IDENTIFIER = /^[a-f0-9]{64}$/;
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
 
+/** The part of an image reference a setter marker sets: the whole `name:tag[@digest]`, or one part. */
+export type ImageField = 'image' | 'tag' | 'name' | 'digest';
+
 export class ImageReferenceError extends Error {
   override name = 'ImageReferenceError';
 }

@@ -14,15 +14,21 @@ import {
   renderCommitMessage,
   type TemplateChange,
 } from '../git/index.js';
+import { TRAILER_UPDATED } from '../guard/index.js';
 import { writeFileAtomic, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { objectsAt } from './objects.js';
 import type { PolicyOutcome } from './policies.js';
-import type { AutomationReport, ChangeReport, KeptReport } from './report.js';
+import {
+  changeRow,
+  keptRow,
+  type AutomationReport,
+  type ChangeReport,
+  type MarkerDecision,
+} from './report.js';
 
 /** Names the policies a commit moved; `Pawl-Policy` is reserved for rollbacks (pins). */
-export const TRAILER_UPDATED = 'Pawl-Updated';
 
 export interface AutomationDeps {
   config: Config;
@@ -46,6 +52,8 @@ export interface AutomationOptions extends PlanOptions {
 export interface AutomationRun {
   report: AutomationReport;
   plan: TreePlan | null;
+  /** Every marker's decision (what the store records); the report's rows are projections of it. */
+  decisions: MarkerDecision[];
 }
 
 export function secretOf(config: Config, namespace: string, name: string | undefined): Secret | undefined {
@@ -98,6 +106,7 @@ export async function runAutomation(
     error: null,
   };
   let plan: TreePlan | null = null;
+  let decisions: MarkerDecision[] = [];
   try {
     await withAutomationWorkspace(automation, deps, async (ws) => {
       try {
@@ -112,7 +121,7 @@ export async function runAutomation(
     report.result = 'failed';
     report.error = errorMessage(err);
   }
-  return { report, plan };
+  return { report, plan, decisions };
 
   async function pass(ws: Workspace): Promise<void> {
     const outcomes = typeof outcomesOf === 'function' ? await outcomesOf() : outcomesOf;
@@ -137,7 +146,9 @@ export async function runAutomation(
       const edits = opts.edits
         ? opts.edits(plan)
         : plan.plans.filter((p) => p.value !== null).map((p) => ({ plan: p, value: p.value! }));
-      Object.assign(report, summarise(plan, edits));
+      decisions = summarise(plan, edits);
+      report.changes = decisions.filter((d) => d.action === 'write').map(changeRow);
+      report.kept = decisions.filter((d) => d.action === 'keep').map(keptRow);
       if (edits.length === 0) return null;
       // Flux's default message is a constant: only a template needs the changed objects.
       const needObjects = !opts.message && !!automation.spec.git.commit.messageTemplate;
@@ -204,39 +215,31 @@ export async function runAutomation(
   }
 }
 
-function summarise(
-  plan: TreePlan,
-  edits: { plan: MarkerPlan; value: string }[],
-): { changes: ChangeReport[]; kept: KeptReport[] } {
+/** Every marker's decision, once: the report's rows and the store's records are projections of it. */
+function summarise(plan: TreePlan, edits: { plan: MarkerPlan; value: string }[]): MarkerDecision[] {
   const writing = new Map(edits.map((e) => [e.plan, e.value]));
-  const changes: ChangeReport[] = [];
-  const kept: KeptReport[] = [];
-  for (const p of plan.plans) {
+  return plan.plans.map((p): MarkerDecision => {
     const value = writing.get(p);
-    if (value !== undefined) {
-      changes.push({
-        file: p.marker.file,
-        line: p.marker.line,
-        setter: p.marker.setter,
-        policy: p.policy,
-        old: p.marker.value,
-        new: value,
-        reason: p.decision.action === 'write' ? p.decision.reason : 'rollback',
-      });
-    } else {
-      kept.push({
-        file: p.marker.file,
-        line: p.marker.line,
-        setter: p.marker.setter,
-        policy: p.policy,
-        current: p.marker.value,
-        candidate: p.outcome.candidate?.tag ?? null,
-        reason: p.decision.action === 'keep' ? p.decision.reason : 'up-to-date',
-        detail: p.decision.detail,
-      });
-    }
-  }
-  return { changes, kept };
+    const where = { file: p.marker.file, line: p.marker.line, setter: p.marker.setter, policy: p.policy };
+    const { decision } = p;
+    return value !== undefined
+      ? {
+          ...where,
+          action: 'write',
+          current: p.marker.value,
+          candidate: value,
+          reason: decision.action === 'write' ? decision.reason : 'rollback',
+          detail: '',
+        }
+      : {
+          ...where,
+          action: 'keep',
+          current: p.marker.value,
+          candidate: p.outcome.candidate?.tag ?? null,
+          reason: decision.action === 'keep' ? decision.reason : 'up-to-date',
+          detail: decision.detail,
+        };
+  });
 }
 
 /** Splices the new values into each file (only the marked scalars' bytes) and writes atomically. */

@@ -14,7 +14,7 @@ import type { Store } from '../store/index.js';
 import { pool, type Logger } from '../util/index.js';
 import { evaluatePolicy, FactsBook, policyReport, type PolicyOutcome } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
-import type { RepositoryReport, RunReport } from './report.js';
+import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';
 import { decisionEvent, toStoreEvent } from '../guard/index.js';
 
@@ -113,13 +113,12 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       }
       return mine;
     };
-    const { report: ar, plan } = await runAutomation(
-      a,
-      outcomesOf,
-      { config, stateDir: deps.stateDir, log, now },
-      automationOpts,
-    );
-    recordDecisions(store, runId, ar);
+    const {
+      report: ar,
+      plan,
+      decisions,
+    } = await runAutomation(a, outcomesOf, { config, stateDir: deps.stateDir, log, now }, automationOpts);
+    recordDecisions(store, runId, ar.name, decisions);
     if (!opts.dryRun && plan) recordGuardEvents(store, plan, now());
     automationReports[i] = ar;
   });
@@ -134,33 +133,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   return report;
 }
 
-function recordDecisions(store: Store, runId: number, ar: RunReport['automations'][number]): void {
-  for (const c of ar.changes)
-    store.recordDecision(runId, {
-      automation: ar.name,
-      file: c.file,
-      line: c.line,
-      setter: c.setter,
-      policy: c.policy,
-      current: c.old,
-      candidate: c.new,
-      reason: c.reason,
-      detail: '',
-      action: 'write',
-    });
-  for (const k of ar.kept)
-    store.recordDecision(runId, {
-      automation: ar.name,
-      file: k.file,
-      line: k.line,
-      setter: k.setter,
-      policy: k.policy,
-      current: k.current,
-      candidate: k.candidate,
-      reason: k.reason,
-      detail: k.detail,
-      action: 'keep',
-    });
+function recordDecisions(store: Store, runId: number, automation: string, decisions: MarkerDecision[]): void {
+  for (const d of decisions) store.recordDecision(runId, { automation, ...d });
 }
 
 function recordGuardEvents(store: Store, plan: TreePlan, at: Date): void {

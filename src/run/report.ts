@@ -1,5 +1,6 @@
 /** The `pawl run --json` report (SPEC §5). Field names are part of the contract. */
-import type { Anomaly } from '../store/index.js';
+import type { Reason } from '../guard/index.js';
+import type { Anomaly, Decision } from '../store/index.js';
 
 export interface RepositoryReport {
   name: string;
@@ -16,25 +17,29 @@ export interface PolicyReport {
   error: string | null;
 }
 
-export interface ChangeReport {
-  file: string;
-  line: number;
-  setter: string;
-  policy: string;
-  old: string;
+/** One marker's decision in an automation's run: the store's record (store's Decision) without the automation. */
+export type MarkerDecision = Omit<Decision<Reason | 'rollback'>, 'automation'>;
+
+/** A `changes` row: a write, under the contract's names `old` and `new`. */
+export type ChangeReport = Pick<MarkerDecision, 'file' | 'line' | 'setter' | 'policy' | 'reason'> & {
+  old: MarkerDecision['current'];
   new: string;
-  reason: string;
+};
+
+/** A `kept` row: the decision as it is. */
+export type KeptReport = Pick<
+  MarkerDecision,
+  'file' | 'line' | 'setter' | 'policy' | 'current' | 'candidate' | 'reason' | 'detail'
+>;
+
+export function changeRow(d: MarkerDecision): ChangeReport {
+  const { file, line, setter, policy, current, candidate, reason } = d;
+  return { file, line, setter, policy, old: current, new: candidate ?? '', reason };
 }
 
-export interface KeptReport {
-  file: string;
-  line: number;
-  setter: string;
-  policy: string;
-  current: string;
-  candidate: string | null;
-  reason: string;
-  detail: string;
+export function keptRow(d: MarkerDecision): KeptReport {
+  const { file, line, setter, policy, current, candidate, reason, detail } = d;
+  return { file, line, setter, policy, current, candidate, reason, detail };
 }
 
 export type AutomationResult = 'pushed' | 'up-to-date' | 'dry-run' | 'failed';

@@ -9,7 +9,10 @@ export {
   type Selection,
   type SelectOptions,
 } from './policy.js';
-export { parseSemverRange, semverLatest } from '../go/index.js';
-export { numericalLatest } from './strategies/numerical.js';
-export { alphabeticalLatest } from './strategies/alphabetical.js';
-export { compareBuildTimes } from './strategies/newestBuild.js';
+export { parseSemverRange } from '../go/index.js';
+export { semverLatest, semverStrategy } from './semver.js';
+export { numericalLatest, numericalStrategy } from './numerical.js';
+export { alphabeticalLatest, alphabeticalStrategy } from './alphabetical.js';
+export { compareBuildTimes, newestBuildStrategy } from './newestBuild.js';
+export { strategyFor } from './factory.js';
+export type { Strategy } from './strategy.js';

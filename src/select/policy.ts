@@ -7,21 +7,9 @@
  * value wins is selected.
  */
 import type { ImagePolicy } from '../config/index.js';
-import {
-  compileRegex,
-  type Re2,
-  compareGoStrings,
-  isWide,
-  parseGoFloat,
-  compareVersions,
-  parseSemverRange,
-  parseVersion,
-  versionKey,
-  type SemverVersion,
-} from '../go/index.js';
-import { alphabeticalKey } from './strategies/alphabetical.js';
-import { buildTimeKey, compareBuildTimes } from './strategies/newestBuild.js';
-import { numericalKey } from './strategies/numerical.js';
+import { compileRegex, compareGoStrings, type Re2 } from '../go/index.js';
+import { strategyFor } from './factory.js';
+import type { Counts } from './strategy.js';
 
 export type PolicySpec = Pick<ImagePolicy['spec'], 'policy' | 'filterTags'>;
 
@@ -67,138 +55,6 @@ export interface CompiledPolicy {
   compare(a: string, b: string, opts?: SelectOptions): number | null;
   /** The ordering key of one tag as a person should read it, or null when it cannot be ordered. */
   key(tag: string, opts?: SelectOptions): string | null;
-}
-
-/** How one strategy reads and orders values. */
-interface Strategy<T> {
-  parse(value: string, tag: string, opts: SelectOptions | undefined): T | null;
-  /** >0 when a is newer. */
-  newer(a: T, b: T): number;
-  /** Selection only: semver's range. */
-  eligible(v: T): boolean;
-  key(v: T): string;
-  /** Among equally new values, >0 when `a` should rank first (Flux's list order decides there). */
-  tie(a: string, b: string): number;
-  /** Numerical: one unreadable value fails the policy, as in Flux. */
-  readonly strict: boolean;
-  noCandidate(counts: Counts): string;
-}
-
-interface Counts {
-  total: number;
-  excluded: number;
-  filteredOut: number;
-  unparsable: number;
-  outOfRange: number;
-}
-
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
-function semverStrategy(range: string): Strategy<SemverVersion> {
-  let parsed;
-  try {
-    parsed = parseSemverRange(range);
-  } catch (err) {
-    throw new Error(
-      `invalid semver range ${JSON.stringify(range)}: ${err instanceof Error ? err.message : String(err)}`,
-      { cause: err },
-    );
-  }
-  const r = parsed;
-  return {
-    parse: (value) => parseVersion(value),
-    newer: compareVersions,
-    eligible: (v) => r.check(v),
-    key: (v) => `semver ${versionKey(v)}`,
-    // Flux reads tags newest-string-first and keeps the first of equal versions: `v1.0.0` before `1.0.0`.
-    tie: (a, b) => compareGoStrings(a, b),
-    strict: false,
-    noCandidate: (c) => {
-      const why: string[] = [];
-      if (c.unparsable)
-        why.push(`${plural(c.unparsable, 'is not a semantic version', 'are not semantic versions')}`);
-      if (c.outOfRange) why.push(`${c.outOfRange} outside the range ${JSON.stringify(range)}`);
-      return `unable to determine latest version from provided list (${why.join(', ') || 'no versions'})`;
-    },
-  };
-}
-
-interface Str {
-  s: string;
-  /** Needs the slow UTF-8 order comparison. */
-  wide: boolean;
-}
-
-function alphabeticalStrategy(order: 'asc' | 'desc'): Strategy<Str> {
-  const sign = order === 'asc' ? 1 : -1;
-  return {
-    parse: (value) => ({ s: value, wide: isWide(value) }),
-    newer: (a, b) => {
-      if (a.s === b.s) return 0;
-      if (a.wide || b.wide) return sign * compareGoStrings(a.s, b.s);
-      return a.s < b.s ? -sign : sign;
-    },
-    eligible: () => true,
-    key: (v) => `alphabetical ${alphabeticalKey(v.s)}`,
-    tie: () => 0,
-    strict: false,
-    noCandidate: () => 'version list argument cannot be empty',
-  };
-}
-
-function numericalStrategy(order: 'asc' | 'desc'): Strategy<number> {
-  const sign = order === 'asc' ? 1 : -1;
-  return {
-    // NaN parses in Go, but it has no order (Flux's pick would depend on list order): refuse it.
-    parse: (value) => {
-      const n = parseGoFloat(value);
-      return n === null || Number.isNaN(n) ? null : n;
-    },
-    newer: (a, b) => (a === b ? 0 : a > b ? sign : -sign),
-    eligible: () => true,
-    key: (n) => `numerical ${numericalKey(n)}`,
-    // Flux keeps the last of equal values in its newest-string-first list: `1` before `1.0`.
-    tie: (a, b) => compareGoStrings(b, a),
-    strict: true,
-    noCandidate: () => 'version list argument cannot be empty',
-  };
-}
-
-interface Timed {
-  time: Date;
-}
-
-function newestBuildStrategy(): Strategy<Timed> {
-  return {
-    parse: (_value, tag, opts) => {
-      const time = opts?.buildTimes?.get(tag);
-      return time && !Number.isNaN(time.getTime()) ? { time } : null;
-    },
-    newer: (a, b) => compareBuildTimes(a.time, b.time) ?? 0,
-    eligible: () => true,
-    key: (v) => buildTimeKey(v.time),
-    tie: (a, b) => compareGoStrings(a, b),
-    strict: false,
-    noCandidate: (c) =>
-      c.unparsable
-        ? `no build time is known for ${plural(c.unparsable, 'tag', 'tags')}`
-        : 'version list argument cannot be empty',
-  };
-}
-
-function strategyFor(policy: ImagePolicy['spec']['policy']): Strategy<unknown> {
-  switch (policy.strategy) {
-    case 'semver':
-      return semverStrategy(policy.range) as Strategy<unknown>;
-    case 'alphabetical':
-      return alphabeticalStrategy(policy.order) as Strategy<unknown>;
-    case 'numerical':
-      return numericalStrategy(policy.order) as Strategy<unknown>;
-    case 'newestBuild':
-      return newestBuildStrategy() as Strategy<unknown>;
-  }
 }
 
 /** Compiles the exclusion list; throws naming the bad pattern. */

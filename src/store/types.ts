@@ -111,15 +111,25 @@ export interface RunRecord {
   result: unknown;
 }
 
-export interface Decision {
+/**
+ * One marker's decision in one run: the one record the guard decides (action, reason, detail),
+ * `pawl run` reports (its change and kept rows are projections of it) and the store keeps.
+ */
+export interface Decision<R extends string = string> {
   automation: string;
+  /** Relative to the repository root. */
   file: string;
   line: number;
+  /** The marker's setter, `ns:name[:field]`. */
   setter: string;
+  /** `ns/name` of the policy. */
   policy: string;
+  /** The value in the file before the run. */
   current: string;
+  /** `write`: the value written; `keep`: the policy's candidate tag (null when there is none). */
   candidate: string | null;
-  reason: string;
+  reason: R;
+  /** One sentence for a person. */
   detail: string;
   action: 'write' | 'keep';
 }

@@ -5,11 +5,10 @@
  * Positions are source ranges (from simple.ts's reader, or the `yaml` Document API's node
  * ranges); nothing here re-serialises a document, so callers can splice the original text.
  */
+import type { ImageField } from '../../image/index.js';
 import type { Scalar } from 'yaml';
 import { readSimple } from './simple.js';
 import { yamlLibrary } from './yaml.js';
-
-export type SetterField = 'image' | 'tag' | 'name' | 'digest';
 
 /** How the scalar is written in the file; a rewrite keeps it where it can. */
 export type ScalarStyle = 'plain' | 'single' | 'double' | 'block';
@@ -22,7 +21,7 @@ export interface Marker {
   /** As written in the marker: "ns:policy" or "ns:policy:tag". */
   setter: string;
   policy: { namespace: string; name: string };
-  field: SetterField;
+  field: ImageField;
   /** The scalar's current value (decoded, before tag resolution, as Flux's kyaml sees it). */
   value: string;
   /**
@@ -45,13 +44,13 @@ const FIELDS: ReadonlySet<string> = new Set(['tag', 'name', 'digest']);
 /** Splits a setter name the way Flux defines them: `ns:policy` and `ns:policy:{tag,name,digest}`. */
 export function parseSetterName(
   setter: string,
-): { policy: { namespace: string; name: string }; field: SetterField } | null {
+): { policy: { namespace: string; name: string }; field: ImageField } | null {
   const parts = setter.split(':');
   const [namespace, name, suffix] = parts;
   if (namespace === undefined || name === undefined || namespace === '' || name === '') return null;
   if (parts.length === 2) return { policy: { namespace, name }, field: 'image' };
   if (parts.length === 3 && suffix !== undefined && FIELDS.has(suffix)) {
-    return { policy: { namespace, name }, field: suffix as SetterField };
+    return { policy: { namespace, name }, field: suffix as ImageField };
   }
   return null;
 }
@@ -162,7 +161,7 @@ export function findMarkersByLibrary(
 interface Setter {
   setter: string;
   policy: { namespace: string; name: string };
-  field: SetterField;
+  field: ImageField;
 }
 
 function scanMarkers(

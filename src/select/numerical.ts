@@ -3,7 +3,8 @@
  * `strconv.ParseFloat(s, 64)`, and a single value that does not parse fails the whole policy.
  */
 
-import { parseGoFloat } from '../../go/index.js';
+import { compareGoStrings, parseGoFloat } from '../go/index.js';
+import type { Strategy } from './strategy.js';
 
 export type Order = 'asc' | 'desc';
 
@@ -31,4 +32,22 @@ export function numericalLatest(
     pv = cv;
   }
   return { latest };
+}
+
+export function numericalStrategy(order: 'asc' | 'desc'): Strategy<number> {
+  const sign = order === 'asc' ? 1 : -1;
+  return {
+    // NaN parses in Go, but it has no order (Flux's pick would depend on list order): refuse it.
+    parse: (value) => {
+      const n = parseGoFloat(value);
+      return n === null || Number.isNaN(n) ? null : n;
+    },
+    newer: (a, b) => (a === b ? 0 : a > b ? sign : -sign),
+    eligible: () => true,
+    key: (n) => `numerical ${numericalKey(n)}`,
+    // Flux keeps the last of equal values in its newest-string-first list: `1` before `1.0`.
+    tie: (a, b) => compareGoStrings(b, a),
+    strict: true,
+    noCandidate: () => 'version list argument cannot be empty',
+  };
 }

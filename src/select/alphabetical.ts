@@ -3,7 +3,8 @@
  * Ascending means the greatest string is the newest; descending, the least.
  */
 
-import { compareGoStrings } from '../../go/index.js';
+import { compareGoStrings, isWide } from '../go/index.js';
+import type { Strategy } from './strategy.js';
 
 export type Order = 'asc' | 'desc';
 
@@ -23,4 +24,27 @@ export function alphabeticalLatest(
     if ((order === 'asc' && d > 0) || (order === 'desc' && d < 0)) latest = v;
   }
   return { latest };
+}
+
+interface Str {
+  s: string;
+  /** Needs the slow UTF-8 order comparison. */
+  wide: boolean;
+}
+
+export function alphabeticalStrategy(order: 'asc' | 'desc'): Strategy<Str> {
+  const sign = order === 'asc' ? 1 : -1;
+  return {
+    parse: (value) => ({ s: value, wide: isWide(value) }),
+    newer: (a, b) => {
+      if (a.s === b.s) return 0;
+      if (a.wide || b.wide) return sign * compareGoStrings(a.s, b.s);
+      return a.s < b.s ? -sign : sign;
+    },
+    eligible: () => true,
+    key: (v) => `alphabetical ${alphabeticalKey(v.s)}`,
+    tie: () => 0,
+    strict: false,
+    noCandidate: () => 'version list argument cannot be empty',
+  };
 }
