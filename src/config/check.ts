@@ -88,10 +88,16 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
         add(['spec', 'sourceRef', 'name'], 'GitRepository', ['spec', 'sourceRef', 'namespace']);
       }
       const keyPath = ['spec', 'git', 'commit', 'signingKey', 'secretRef', 'name'];
+      // As Flux's controller: the declared type (default gpg) decides which key must be there.
+      const ssh = valueAt(raw, ['spec', 'git', 'commit', 'signingKey', 'type']) === 'ssh';
       add(keyPath, 'Secret', undefined, (s) =>
-        'git.asc' in keys(s)
-          ? undefined
-          : `Secret ${secretName(keyPath)} has no "git.asc" key (the ASCII-armored OpenPGP private key)`,
+        ssh
+          ? 'identity' in keys(s)
+            ? undefined
+            : `Secret ${secretName(keyPath)} has no "identity" key; signingKey type ssh needs the SSH private key in identity (and its passphrase, if any, in password)`
+          : 'git.asc' in keys(s)
+            ? undefined
+            : `Secret ${secretName(keyPath)} has no "git.asc" key (the ASCII-armored OpenPGP private key); for an SSH key in "identity" set signingKey.type: ssh`,
       );
       break;
     }

@@ -111,7 +111,8 @@ export interface ImageUpdateAutomation extends Base<'ImageUpdateAutomation'> {
       checkout?: { ref: GitRef };
       commit: {
         author: { name: string; email: string };
-        signingKey?: { secretRef: string };
+        /** `type` is Flux's: absent means gpg (`git.asc`); ssh reads `identity`. */
+        signingKey?: { secretRef: string; type: 'gpg' | 'ssh' };
         messageTemplate?: string;
         messageTemplateValues: Record<string, string>;
       };

@@ -63,7 +63,10 @@ export const imageUpdateAutomationSchema = z
         commit: z
           .object({
             author: z.object({ name: z.string().default(''), email: z.string().min(1) }),
-            signingKey: z.object({ secretRef: localRef }).optional(),
+            // Flux: `type` empty means gpg (`git.asc`); ssh reads `identity` (+ `password`).
+            signingKey: z
+              .object({ secretRef: localRef, type: oneOf(['gpg', 'ssh'] as const).default('gpg') })
+              .optional(),
             messageTemplate: template.optional(),
             messageTemplateValues: stringMap.default({}),
           })
