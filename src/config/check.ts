@@ -2,7 +2,8 @@ import type { Problem } from '../util/errors.js';
 import { valueAt } from './issues.js';
 import { selectPolicies } from './resolve.js';
 import { closest } from './suggest.js';
-import type { Config, Kind, PawlObject, Secret } from './types.js';
+import { accessDenied } from './access.js';
+import type { Config, ImageRepository, Kind, PawlObject, Secret } from './types.js';
 import type { SourceDoc } from './yaml-source.js';
 
 /**
@@ -50,7 +51,11 @@ function str(raw: unknown, path: PropertyKey[]): string | undefined {
 }
 
 /** The references an object makes, read from its raw document. */
-function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) => void): Ref[] {
+function referencesOf(
+  l: Loaded,
+  config: Config,
+  warn: (path: PropertyKey[], message: string) => void,
+): Ref[] {
   const refs: Ref[] = [];
   const { raw, namespace: ns } = l;
   const add = (path: PropertyKey[], kind: Kind, nsPath?: PropertyKey[], needs?: Ref['needs']): void => {
@@ -76,11 +81,20 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
       });
       break;
     case 'ImagePolicy':
-      add(['spec', 'imageRepositoryRef', 'name'], 'ImageRepository', [
-        'spec',
-        'imageRepositoryRef',
-        'namespace',
-      ]);
+      add(
+        ['spec', 'imageRepositoryRef', 'name'],
+        'ImageRepository',
+        ['spec', 'imageRepositoryRef', 'namespace'],
+        (target) => {
+          const repo = target as ImageRepository;
+          const { namespace, name } = repo.metadata;
+          return accessDenied(config, ns, {
+            label: `ImageRepository ${namespace}/${name}`,
+            namespace,
+            accessFrom: repo.spec.accessFrom,
+          });
+        },
+      );
       break;
     case 'ImageUpdateAutomation': {
       const sourceKind = valueAt(raw, ['spec', 'sourceRef', 'kind']);
@@ -168,7 +182,7 @@ export function checkReferences(
     const report = (path: PropertyKey[], message: string, severity: Problem['severity'] = 'error'): void => {
       problems.push({ location: { file: l.doc.file, line: l.doc.lineOf(path) }, object, severity, message });
     };
-    for (const r of referencesOf(l, (p, m) => report(p, m, 'warning'))) {
+    for (const r of referencesOf(l, config, (p, m) => report(p, m, 'warning'))) {
       const key = `${r.namespace}/${r.name}`;
       const map = config[MAP_OF[r.kind]] as Map<string, unknown>;
       const target = map.get(key);

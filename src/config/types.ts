@@ -44,7 +44,27 @@ export interface ImageRepository extends Base<'ImageRepository'> {
     exclusionList: string[];
     suspend: boolean;
     provider: 'generic';
+    /** Who may refer to this repository from another namespace (Flux's ACL); absent: nobody. */
+    accessFrom?: AccessFrom;
   };
+}
+
+/**
+ * Flux's `acl.AccessFrom`. A policy in another namespace may use the repository when the labels
+ * of the policy's namespace match any selector; an empty selector matches every namespace.
+ */
+export interface AccessFrom {
+  namespaceSelectors: { matchLabels: Record<string, string> }[];
+}
+
+/**
+ * A `v1` Namespace object found in the configuration: only its labels matter, for `accessFrom`.
+ * Kubernetes adds `kubernetes.io/metadata.name` to every namespace; `labels` includes it.
+ */
+export interface NamespaceInfo {
+  name: string;
+  labels: Record<string, string>;
+  source: Location;
 }
 
 export type PolicyChoice =
@@ -174,4 +194,6 @@ export interface Config {
   gitRepositories: Map<string, GitRepository>;
   receivers: Map<string, Receiver>;
   secrets: Map<string, Secret>;
+  /** Namespace objects by name; not a kind pawl acts on, only read for their labels. */
+  namespaces: Map<string, NamespaceInfo>;
 }

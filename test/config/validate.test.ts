@@ -129,7 +129,7 @@ const CASES: Case[] = [
     name: 'duration',
     text: [sub(REPO, 'interval: 5m', 'interval: 5 minutes'), POLICY].join('---\n'),
     at: 'interval:',
-    message: /spec\.interval: "5 minutes" is not a duration; write it the Go way/,
+    message: /spec\.interval: "5 minutes" does not match Flux's interval pattern/,
   },
   {
     name: 'order enum',
@@ -329,8 +329,7 @@ describe('pawl validate', { concurrency: 4 }, () => {
         line: 8,
         object: 'ImageRepository apps/app',
         severity: 'error',
-        message:
-          'spec.interval: "5 minutes" is not a duration; write it the Go way, e.g. 30s, 5m, 1h30m, 500ms',
+        message: `spec.interval: "5 minutes" does not match Flux's interval pattern ^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$ (units ms, s, m, h); e.g. 30s, 5m, 1h30m`,
       },
     ]);
   });

@@ -2,9 +2,18 @@ import { z } from 'zod';
 import { compileRegex } from '../../select/regex.js';
 import { parseSemverRange } from '../../select/strategies/semver.js';
 import { DEFAULT_GUARD, type GuardSpec, type PolicyChoice } from '../types.js';
-import { duration, metadata, namespacedRef, oneOf, throwsToIssue, tolerated } from './common.js';
+import {
+  duration,
+  fluxDuration,
+  metadata,
+  namespacedRef,
+  oneOf,
+  throwsToIssue,
+  tolerated,
+} from './common.js';
 
-const ORDER = oneOf(['asc', 'desc'] as const, { caseInsensitive: true });
+// Flux's CRD enum is exactly `asc|desc`: `ASC` is refused by the API server.
+const ORDER = oneOf(['asc', 'desc'] as const);
 const STRATEGIES = ['semver', 'alphabetical', 'numerical', 'newestBuild'] as const;
 
 const policyChoice = z
@@ -99,7 +108,7 @@ export const imagePolicySchema = z
           })
           .optional(),
         digestReflectionPolicy: oneOf(['Never', 'IfNotPresent', 'Always'] as const).default('Never'),
-        interval: duration({ positive: true }).optional(),
+        interval: fluxDuration('interval').optional(),
         guard,
       })
       .superRefine((s, ctx) => {

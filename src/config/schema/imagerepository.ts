@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { compileRegex } from '../../select/regex.js';
 import { imageRepositoryProblem } from '../imageref.js';
-import { duration, ignored, localRef, metadata, throwsToIssue, tolerated } from './common.js';
+import { fluxDuration, ignored, localRef, metadata, stringMap, throwsToIssue, tolerated } from './common.js';
+import type { AccessFrom } from '../types.js';
 
 export const IMAGE_API_VERSIONS = [
   'image.toolkit.fluxcd.io/v1',
@@ -13,6 +14,14 @@ export const IMAGE_API_VERSIONS = [
 export const DEFAULT_EXCLUSION_LIST = ['^.*\\.sig$'];
 const FLUX_PROVIDERS = ['generic', 'aws', 'azure', 'gcp'] as const;
 
+/** Flux's CRD `exclusionList` `maxItems`. */
+export const EXCLUSION_LIST_MAX = 25;
+
+/** Flux's `acl.AccessFrom`: `namespaceSelectors` is required, each selector only has matchLabels. */
+const accessFrom = z
+  .object({ namespaceSelectors: z.array(z.object({ matchLabels: stringMap.default({}) })) })
+  .transform((a): AccessFrom => a);
+
 export const imageRepositorySchema = z.object({
   apiVersion: z.string(),
   kind: z.literal('ImageRepository'),
@@ -22,8 +31,8 @@ export const imageRepositorySchema = z.object({
       const problem = imageRepositoryProblem(ctx.value);
       if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
     }),
-    interval: duration({ positive: true }),
-    timeout: duration({ positive: true }).default(60_000),
+    interval: fluxDuration('interval'),
+    timeout: fluxDuration('timeout').default(60_000),
     secretRef: localRef.optional(),
     certSecretRef: localRef.optional(),
     insecure: z.boolean().default(false),
@@ -40,6 +49,15 @@ export const imageRepositorySchema = z.object({
           }
         }),
       )
+      // Flux's CRD: `maxItems: 25`.
+      .check((ctx) => {
+        if (ctx.value.length <= EXCLUSION_LIST_MAX) return;
+        ctx.issues.push({
+          code: 'custom',
+          input: ctx.value,
+          message: `has ${ctx.value.length} entries; Flux's CRD allows at most ${EXCLUSION_LIST_MAX} (maxItems), combine patterns with |`,
+        });
+      })
       .default(() => [...DEFAULT_EXCLUSION_LIST]),
     suspend: z.boolean().default(false),
     provider: z
@@ -59,7 +77,7 @@ export const imageRepositorySchema = z.object({
       }),
     serviceAccountName: ignored('pawl does not read Kubernetes service accounts; use secretRef'),
     proxySecretRef: ignored('pawl does not support registry proxies yet'),
-    accessFrom: tolerated,
+    accessFrom: accessFrom.optional(),
   }),
   status: tolerated,
 });

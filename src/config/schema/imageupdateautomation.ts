@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkCommitMessageTemplate, parseTemplate } from '../../git/template/index.js';
 import {
-  duration,
+  fluxDuration,
   labelSelector,
   localRef,
   metadata,
@@ -56,7 +56,7 @@ export const imageUpdateAutomationSchema = z
         kind: oneOf(['GitRepository'] as const).default('GitRepository'),
         apiVersion: tolerated,
       }),
-      interval: duration({ positive: true }),
+      interval: fluxDuration('interval'),
       suspend: z.boolean().default(false),
       git: z.object({
         checkout: z.object({ ref: gitRef }).optional(),
