@@ -43,7 +43,11 @@ export interface ImageRepository extends Base<'ImageRepository'> {
     /** RE2 patterns; Flux's default `["^.*\\.sig$"]`. */
     exclusionList: string[];
     suspend: boolean;
-    provider: 'generic';
+    /**
+     * Flux's: `generic` reads `secretRef` or the Docker config; `aws`, `gcp`, `azure` get a token
+     * from the cloud identity of the machine pawl runs on (then `secretRef` is not used, as in Flux).
+     */
+    provider: 'generic' | 'aws' | 'gcp' | 'azure';
     /** Who may refer to this repository from another namespace (Flux's ACL); absent: nobody. */
     accessFrom?: AccessFrom;
   };

@@ -140,10 +140,16 @@ const CASES: Case[] = [
     message: /spec\.policy\.alphabetical\.order: "newest" is not one of asc, desc/,
   },
   {
-    name: 'provider other than generic',
+    name: 'provider aws with an image that is not on ECR',
     text: [sub(REPO, 'interval: 5m', 'interval: 5m\n  provider: aws'), POLICY].join('---\n'),
     at: 'provider:',
-    message: /provider "aws" is not supported by pawl yet/,
+    message: /spec\.provider: provider aws needs an Amazon ECR image/,
+  },
+  {
+    name: 'provider enum',
+    text: [sub(REPO, 'interval: 5m', 'interval: 5m\n  provider: AWS'), POLICY].join('---\n'),
+    at: 'provider:',
+    message: /spec\.provider: "AWS" is not one of generic, aws, azure, gcp; did you mean aws\?/,
   },
   {
     name: 'guard enum',
