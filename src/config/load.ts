@@ -63,11 +63,11 @@ const group = (apiVersion: string): string =>
 
 // Only files that name one of pawl's kinds (YAML or JSON spelling) are parsed at all: a Flux
 // repository is mostly Deployments and Kustomizations, and parsing is the expensive part.
-// Such a file failing to parse is an error; a kubectl List that fails only gets a warning.
-// Namespaces are read for their labels (`accessFrom`).
+// Such a file failing to parse is an error; a kubectl List, or a Namespace (read only for its
+// labels, for `accessFrom`), that fails only gets a warning.
 const MENTIONS_PAWL_KIND =
-  /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret|Namespace)\b/;
-const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?List\b/;
+  /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
+const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?(List|Namespace)\b/;
 
 export interface LoadResult {
   config: Config;

@@ -121,6 +121,21 @@ describe('accessFrom: ImagePolicy → ImageRepository in another namespace', () 
   });
 });
 
+test('a file with a Namespace that is not valid YAML is only a warning: pawl reads Namespaces for labels only', async () => {
+  const { dir, cleanup } = await configDir({
+    'ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata: [unclosed\n',
+  });
+  try {
+    const { problems } = await loadConfig([dir]);
+    assert.deepEqual(
+      problems.map((p) => p.severity),
+      ['warning'],
+    );
+  } finally {
+    await cleanup();
+  }
+});
+
 describe('CRD enums, patterns and limits', () => {
   test('order is exactly asc or desc', async () => {
     for (const strategy of ['alphabetical', 'numerical']) {

@@ -41,11 +41,11 @@ export function azureCloud(host: string): { authority: string; scope: string } {
 async function entraToken(
   deps: CloudDeps,
   host: string,
+  tenant: string,
   fields: Record<string, string>,
   source: string,
 ): Promise<AccessToken> {
   const { authority, scope } = azureCloud(host);
-  const tenant = deps.env.AZURE_TENANT_ID!;
   const base = (deps.env.AZURE_AUTHORITY_HOST ?? authority).replace(/\/?$/, '/');
   const url = `${base}${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
   const what = `Entra ID token endpoint ${new URL(url).origin} (tenant ${tenant})`;
@@ -94,6 +94,7 @@ export async function azureAccessToken(deps: CloudDeps, host: string): Promise<A
     return entraToken(
       deps,
       host,
+      env.AZURE_TENANT_ID,
       { client_id: env.AZURE_CLIENT_ID, client_secret: env.AZURE_CLIENT_SECRET },
       `service principal ${env.AZURE_CLIENT_ID} (AZURE_CLIENT_SECRET)`,
     );
@@ -110,6 +111,7 @@ export async function azureAccessToken(deps: CloudDeps, host: string): Promise<A
     return entraToken(
       deps,
       host,
+      env.AZURE_TENANT_ID,
       {
         client_id: env.AZURE_CLIENT_ID,
         client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
