@@ -67,7 +67,14 @@ function referencesOf(
   const keys = (target: unknown): Record<string, Buffer> => (target as Secret).data;
   const secretName = (path: PropertyKey[]): string => `${ns}/${str(raw, path) ?? ''}`;
   switch (l.kind) {
-    case 'ImageRepository':
+    case 'ImageRepository': {
+      const provider = valueAt(raw, ['spec', 'provider']);
+      if (provider !== undefined && provider !== 'generic' && str(raw, ['spec', 'secretRef', 'name'])) {
+        warn(
+          ['spec', 'secretRef'],
+          `spec.secretRef is not used with provider ${String(provider)}: the credentials come from the cloud, as in Flux`,
+        );
+      }
       add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) =>
         '.dockerconfigjson' in keys(s)
           ? undefined
@@ -80,6 +87,7 @@ function referencesOf(
           : `Secret ${secretName(['spec', 'certSecretRef', 'name'])} has none of ca.crt, tls.crt/tls.key; put the registry's CA in ca.crt`;
       });
       break;
+    }
     case 'ImagePolicy':
       add(
         ['spec', 'imageRepositoryRef', 'name'],

@@ -136,6 +136,26 @@ test('a file with a Namespace that is not valid YAML is only a warning: pawl rea
   }
 });
 
+test('secretRef with a cloud provider is a warning: Flux does not use it then', async () => {
+  const repo = REPO.replace(
+    'ghcr.io/org/app',
+    '123456789012.dkr.ecr.eu-west-1.amazonaws.com/org/app',
+  ).replace('interval: 5m', 'interval: 5m\n  provider: aws\n  secretRef: {name: regcred}');
+  const secret = `apiVersion: v1\nkind: Secret\nmetadata: {name: regcred, namespace: apps}\ndata:\n  .dockerconfigjson: e30=\n`;
+  const { dir, cleanup } = await configDir({ 'a.yaml': [repo, secret].join('---\n') });
+  try {
+    const { problems } = await loadConfig([dir]);
+    assert.deepEqual(
+      problems.map((p) => `${p.severity}: ${p.message}`),
+      [
+        'warning: spec.secretRef is not used with provider aws: the credentials come from the cloud, as in Flux',
+      ],
+    );
+  } finally {
+    await cleanup();
+  }
+});
+
 describe('CRD enums, patterns and limits', () => {
   test('order is exactly asc or desc', async () => {
     for (const strategy of ['alphabetical', 'numerical']) {
