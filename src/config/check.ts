@@ -2,7 +2,8 @@ import type { Problem } from '../util/index.js';
 import { valueAt } from './issues.js';
 import { selectPolicies } from './resolve.js';
 import { closest } from './suggest.js';
-import type { Config, Kind, PawlObject, Secret } from './types.js';
+import { accessDenied } from './access.js';
+import type { Config, ImageRepository, Kind, PawlObject, Secret } from './types.js';
 import type { SourceDoc } from './yaml-source.js';
 
 /**
@@ -50,7 +51,11 @@ function str(raw: unknown, path: PropertyKey[]): string | undefined {
 }
 
 /** The references an object makes, read from its raw document. */
-function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) => void): Ref[] {
+function referencesOf(
+  l: Loaded,
+  config: Config,
+  warn: (path: PropertyKey[], message: string) => void,
+): Ref[] {
   const refs: Ref[] = [];
   const { raw, namespace: ns } = l;
   const add = (path: PropertyKey[], kind: Kind, nsPath?: PropertyKey[], needs?: Ref['needs']): void => {
@@ -62,7 +67,14 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
   const keys = (target: unknown): Record<string, Buffer> => (target as Secret).data;
   const secretName = (path: PropertyKey[]): string => `${ns}/${str(raw, path) ?? ''}`;
   switch (l.kind) {
-    case 'ImageRepository':
+    case 'ImageRepository': {
+      const provider = valueAt(raw, ['spec', 'provider']);
+      if (provider !== undefined && provider !== 'generic' && str(raw, ['spec', 'secretRef', 'name'])) {
+        warn(
+          ['spec', 'secretRef'],
+          `spec.secretRef is not used with provider ${String(provider)}: the credentials come from the cloud, as in Flux`,
+        );
+      }
       // What the registry client reads (credentialsFromSecret): a Docker config, or basic-auth.
       add(['spec', 'secretRef', 'name'], 'Secret', undefined, (s) => {
         const k = keys(s);
@@ -77,12 +89,22 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
           : `Secret ${secretName(['spec', 'certSecretRef', 'name'])} has none of ca.crt, tls.crt/tls.key; put the registry's CA in ca.crt`;
       });
       break;
+    }
     case 'ImagePolicy':
-      add(['spec', 'imageRepositoryRef', 'name'], 'ImageRepository', [
-        'spec',
-        'imageRepositoryRef',
-        'namespace',
-      ]);
+      add(
+        ['spec', 'imageRepositoryRef', 'name'],
+        'ImageRepository',
+        ['spec', 'imageRepositoryRef', 'namespace'],
+        (target) => {
+          const repo = target as ImageRepository;
+          const { namespace, name } = repo.metadata;
+          return accessDenied(config, ns, {
+            label: `ImageRepository ${namespace}/${name}`,
+            namespace,
+            accessFrom: repo.spec.accessFrom,
+          });
+        },
+      );
       break;
     case 'ImageUpdateAutomation': {
       const sourceKind = valueAt(raw, ['spec', 'sourceRef', 'kind']);
@@ -90,10 +112,16 @@ function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) =>
         add(['spec', 'sourceRef', 'name'], 'GitRepository', ['spec', 'sourceRef', 'namespace']);
       }
       const keyPath = ['spec', 'git', 'commit', 'signingKey', 'secretRef', 'name'];
+      // As Flux's controller: the declared type (default gpg) decides which key must be there.
+      const ssh = valueAt(raw, ['spec', 'git', 'commit', 'signingKey', 'type']) === 'ssh';
       add(keyPath, 'Secret', undefined, (s) =>
-        'git.asc' in keys(s)
-          ? undefined
-          : `Secret ${secretName(keyPath)} has no "git.asc" key (the ASCII-armored OpenPGP private key)`,
+        ssh
+          ? 'identity' in keys(s)
+            ? undefined
+            : `Secret ${secretName(keyPath)} has no "identity" key; signingKey type ssh needs the SSH private key in identity (and its passphrase, if any, in password)`
+          : 'git.asc' in keys(s)
+            ? undefined
+            : `Secret ${secretName(keyPath)} has no "git.asc" key (the ASCII-armored OpenPGP private key); for an SSH key in "identity" set signingKey.type: ssh`,
       );
       break;
     }
@@ -169,7 +197,7 @@ export function checkReferences(
     const report = (path: PropertyKey[], message: string, severity: Problem['severity'] = 'error'): void => {
       problems.push({ location: { file: l.doc.file, line: l.doc.lineOf(path) }, object, severity, message });
     };
-    for (const r of referencesOf(l, (p, m) => report(p, m, 'warning'))) {
+    for (const r of referencesOf(l, config, (p, m) => report(p, m, 'warning'))) {
       const key = `${r.namespace}/${r.name}`;
       const map = config[MAP_OF[r.kind]] as Map<string, unknown>;
       const target = map.get(key);

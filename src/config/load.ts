@@ -10,8 +10,9 @@ import { IMAGE_API_VERSIONS, imageRepositorySchema } from './schema/imagereposit
 import { imageUpdateAutomationSchema } from './schema/imageupdateautomation.js';
 import { RECEIVER_API_VERSIONS, receiverSchema } from './schema/receiver.js';
 import { secretSchema } from './schema/secret.js';
+import { NAMESPACE_NAME_LABEL, namespaceSchema } from './schema/namespace.js';
 import { parseDocuments, type SourceDoc } from './yaml-source.js';
-import type { Config, Kind, PawlObject } from './types.js';
+import type { Config, Kind, NamespaceInfo, PawlObject } from './types.js';
 
 interface KindInfo {
   apiVersions: readonly string[];
@@ -51,6 +52,7 @@ export function emptyConfig(): Config {
     gitRepositories: new Map(),
     receivers: new Map(),
     secrets: new Map(),
+    namespaces: new Map(),
   };
 }
 
@@ -59,10 +61,11 @@ const group = (apiVersion: string): string =>
 
 // Only files that name one of pawl's kinds (YAML or JSON spelling) are parsed at all: a Flux
 // repository is mostly Deployments and Kustomizations, and parsing is the expensive part.
-// Such a file failing to parse is an error; a kubectl List that fails only gets a warning.
+// Such a file failing to parse is an error; a kubectl List, or a Namespace (read only for its
+// labels, for `accessFrom`), that fails only gets a warning.
 const MENTIONS_PAWL_KIND =
   /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
-const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?List\b/;
+const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?(List|Namespace)\b/;
 
 export interface LoadResult {
   config: Config;
@@ -161,6 +164,10 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
     return;
   }
   const { kind, apiVersion } = raw;
+  if (kind === 'Namespace' && apiVersion === 'v1') {
+    loadNamespace(doc, raw, sink);
+    return;
+  }
   if (typeof kind !== 'string' || typeof apiVersion !== 'string' || !(kind in KINDS)) return;
   const info = KINDS[kind as Kind];
   const meta = (raw.metadata ?? {}) as { name?: unknown; namespace?: unknown };
@@ -219,6 +226,50 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
   }
   map.set(key, obj);
   entry.obj = obj;
+}
+
+/**
+ * A Namespace's labels, plus the one Kubernetes sets itself. The same namespace in several
+ * files (one per cluster) is fine when the labels agree; otherwise the first one counts.
+ */
+function loadNamespace(doc: SourceDoc, raw: Record<string, unknown>, sink: Sink): void {
+  const parsed = namespaceSchema.safeParse(raw);
+  const meta = (raw.metadata ?? {}) as { name?: unknown };
+  const object = `Namespace ${typeof meta.name === 'string' ? meta.name : '?'}`;
+  const at = (path: readonly PropertyKey[]) => ({ file: doc.file, line: doc.lineOf(path) });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      sink.problems.push({
+        location: at(issue.path),
+        object,
+        severity: 'error',
+        message: issueMessage(issue, raw),
+      });
+    }
+    return;
+  }
+  const { name, labels } = parsed.data.metadata;
+  const info: NamespaceInfo = {
+    name,
+    labels: { ...labels, [NAMESPACE_NAME_LABEL]: name },
+    source: { file: doc.file, line: doc.line },
+  };
+  const first = sink.config.namespaces.get(name);
+  if (!first) {
+    sink.config.namespaces.set(name, info);
+    return;
+  }
+  const same =
+    JSON.stringify(Object.entries(first.labels).sort()) ===
+    JSON.stringify(Object.entries(info.labels).sort());
+  if (!same) {
+    sink.problems.push({
+      location: at(['metadata', 'labels']),
+      object,
+      severity: 'warning',
+      message: `Namespace ${name} is also defined at ${first.source.file}:${first.source.line} with other labels; accessFrom is checked against the labels there`,
+    });
+  }
 }
 
 function sortProblems(problems: Problem[]): Problem[] {

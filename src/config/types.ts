@@ -43,8 +43,32 @@ export interface ImageRepository extends Base<'ImageRepository'> {
     /** RE2 patterns; Flux's default `["^.*\\.sig$"]`. */
     exclusionList: string[];
     suspend: boolean;
-    provider: 'generic';
+    /**
+     * Flux's: `generic` reads `secretRef` or the Docker config; `aws`, `gcp`, `azure` get a token
+     * from the cloud identity of the machine pawl runs on (then `secretRef` is not used, as in Flux).
+     */
+    provider: 'generic' | 'aws' | 'gcp' | 'azure';
+    /** Who may refer to this repository from another namespace (Flux's ACL); absent: nobody. */
+    accessFrom?: AccessFrom;
   };
+}
+
+/**
+ * Flux's `acl.AccessFrom`. A policy in another namespace may use the repository when the labels
+ * of the policy's namespace match any selector; an empty selector matches every namespace.
+ */
+export interface AccessFrom {
+  namespaceSelectors: { matchLabels: Record<string, string> }[];
+}
+
+/**
+ * A `v1` Namespace object found in the configuration: only its labels matter, for `accessFrom`.
+ * Kubernetes adds `kubernetes.io/metadata.name` to every namespace; `labels` includes it.
+ */
+export interface NamespaceInfo {
+  name: string;
+  labels: Record<string, string>;
+  source: Location;
 }
 
 export type PolicyChoice =
@@ -111,7 +135,8 @@ export interface ImageUpdateAutomation extends Base<'ImageUpdateAutomation'> {
       checkout?: { ref: GitRef };
       commit: {
         author: { name: string; email: string };
-        signingKey?: { secretRef: string };
+        /** `type` is Flux's: absent means gpg (`git.asc`); ssh reads `identity`. */
+        signingKey?: { secretRef: string; type: 'gpg' | 'ssh' };
         messageTemplate?: string;
         messageTemplateValues: Record<string, string>;
       };
@@ -173,4 +198,6 @@ export interface Config {
   gitRepositories: Map<string, GitRepository>;
   receivers: Map<string, Receiver>;
   secrets: Map<string, Secret>;
+  /** Namespace objects by name; not a kind pawl acts on, only read for their labels. */
+  namespaces: Map<string, NamespaceInfo>;
 }

@@ -172,12 +172,17 @@ export function fluxTemplateData(
         return out;
       }),
     },
-    // Objects returns ObjectChanges regardless of file; a later file's list replaces an earlier one's.
+    // Objects returns ObjectChanges regardless of file. The same object in two files (a base
+    // and an overlay) gets both files' changes, appended in file order: Flux 1.2.0 and later
+    // (`result[obj] = append(result[obj], change...)`); before, the last file's list won.
     Objects: {
       params: [],
       call: once(() => {
         const out = new Map<GoStruct, GoStruct[]>();
-        for (const file of sortedFiles) for (const [id, list] of files.get(file)!) out.set(id, list);
+        for (const file of sortedFiles) {
+          for (const [id, list] of files.get(file)!)
+            out.set(id, changeSlice([...(out.get(id) ?? []), ...list]));
+        }
         return objectChanges(out);
       }),
     },

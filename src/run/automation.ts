@@ -167,11 +167,8 @@ export async function runAutomation(
             ),
             trailers: { [TRAILER_UPDATED]: [...new Set(report.changes.map((c) => c.policy))].sort() },
           };
-      const signingKey = secretOf(
-        deps.config,
-        automation.metadata.namespace,
-        automation.spec.git.commit.signingKey?.secretRef,
-      );
+      const signing = automation.spec.git.commit.signingKey;
+      const signingKey = secretOf(deps.config, automation.metadata.namespace, signing?.secretRef);
       return commit(w, {
         message,
         author: automation.spec.git.commit.author,
@@ -180,7 +177,7 @@ export async function runAutomation(
         stateDir: deps.stateDir,
         date: deps.now(),
         files: [...new Set(edits.map((e) => e.plan.marker.file))],
-        ...(signingKey ? { signingKey } : {}),
+        ...(signingKey && signing ? { signingKey, signingKeyType: signing.type } : {}),
       });
     };
 

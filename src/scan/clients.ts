@@ -1,11 +1,14 @@
 /**
  * Builds the registry client for each ImageRepository from the configuration: its `secretRef`
- * and `certSecretRef` Secrets (same namespace), `insecure` and `timeout`. Repositories that
- * share those settings share a client, so tokens are fetched once per registry and scope.
+ * and `certSecretRef` Secrets (same namespace), `provider`, `insecure` and `timeout`.
+ * Repositories that share those settings share a client, so tokens are fetched once per
+ * registry and scope. With `provider: aws | gcp | azure` the credentials come from the cloud
+ * (src/scan/registry/cloud) and `secretRef` is not used, as in Flux.
  */
 import type { Config, ImageRepository } from '../config/index.js';
 import { type Logger, RuntimeError } from '../util/index.js';
 import { createRegistryClient, type RegistryClientOptions } from './registry/client.js';
+import { cloudCredentialSource, defaultCloudDeps, type CloudDeps } from './registry/cloud/index.js';
 import type { BuildTimeCache, RegistryClient, RepositoryRef } from './registry/types.js';
 import { defaultReference } from './scanner.js';
 
@@ -19,10 +22,13 @@ export interface ScanClientOptions {
   buildTimes?: BuildTimeCache;
   /** Passed to every client (tests: a fake fetch, limits). */
   extra?: Partial<RegistryClientOptions>;
+  /** How cloud providers reach their token endpoints (default: the real environment and network). */
+  cloud?: CloudDeps;
 }
 
 export function createScanClients(config: Config, opts: ScanClientOptions): ScanClients {
   const clients = new Map<string, RegistryClient>();
+  let cloud: CloudDeps | undefined;
   const secret = (repo: ImageRepository, name: string | undefined, field: string) => {
     if (name === undefined) return undefined;
     const key = `${repo.metadata.namespace}/${name}`;
@@ -36,9 +42,10 @@ export function createScanClients(config: Config, opts: ScanClientOptions): Scan
   };
   return {
     client(repo) {
-      const { secretRef, certSecretRef, insecure, timeout } = repo.spec;
+      const { secretRef, certSecretRef, insecure, timeout, provider } = repo.spec;
       const key = JSON.stringify([
         repo.metadata.namespace,
+        provider,
         secretRef ?? null,
         certSecretRef ?? null,
         insecure,
@@ -46,13 +53,21 @@ export function createScanClients(config: Config, opts: ScanClientOptions): Scan
       ]);
       let c = clients.get(key);
       if (!c) {
-        const s = secret(repo, secretRef, 'spec.secretRef');
+        const s = provider === 'generic' ? secret(repo, secretRef, 'spec.secretRef') : undefined;
         const ca = secret(repo, certSecretRef, 'spec.certSecretRef');
         c = createRegistryClient({
           log: opts.log,
           insecure,
           timeoutMs: timeout,
           ...(s ? { secret: s } : {}),
+          ...(provider !== 'generic'
+            ? {
+                credentialSource: cloudCredentialSource(
+                  provider,
+                  (cloud ??= opts.cloud ?? defaultCloudDeps()),
+                ),
+              }
+            : {}),
           ...(ca ? { caSecret: ca } : {}),
           ...(opts.buildTimes ? { buildTimeCache: opts.buildTimes } : {}),
           ...opts.extra,

@@ -121,7 +121,7 @@ spec:
     extract: '$ts'
   policy:
     numerical:
-      order: ASC
+      order: asc
 `,
   'apps/podinfo/registry.json': JSON.stringify({
     apiVersion: 'image.pawl.dev/v1alpha1',
@@ -257,13 +257,13 @@ describe('loadConfig', () => {
     });
   });
 
-  test('newestBuild, case-insensitive order, and v1beta1 image API', async (t) => {
+  test('newestBuild, order, and v1beta1 image API', async (t) => {
     const { dir, cleanup } = await configDir({
       'a.yaml': [
         REPO,
         POLICY.replace('semver:\n      range: ">=1.0.0"', 'newestBuild: {}'),
         POLICY.replace('name: app\n  namespace', 'name: alpha\n  namespace')
-          .replace('semver:\n      range: ">=1.0.0"', 'alphabetical:\n      order: DESC')
+          .replace('semver:\n      range: ">=1.0.0"', 'alphabetical:\n      order: desc')
           .replace('image.toolkit.fluxcd.io/v1', 'image.toolkit.fluxcd.io/v1beta1'),
       ].join('---\n'),
     });

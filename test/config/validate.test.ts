@@ -129,7 +129,7 @@ const CASES: Case[] = [
     name: 'duration',
     text: [sub(REPO, 'interval: 5m', 'interval: 5 minutes'), POLICY].join('---\n'),
     at: 'interval:',
-    message: /spec\.interval: "5 minutes" is not a duration; write it the Go way/,
+    message: /spec\.interval: "5 minutes" does not match Flux's interval pattern/,
   },
   {
     name: 'order enum',
@@ -140,10 +140,16 @@ const CASES: Case[] = [
     message: /spec\.policy\.alphabetical\.order: "newest" is not one of asc, desc/,
   },
   {
-    name: 'provider other than generic',
+    name: 'provider aws with an image that is not on ECR',
     text: [sub(REPO, 'interval: 5m', 'interval: 5m\n  provider: aws'), POLICY].join('---\n'),
     at: 'provider:',
-    message: /provider "aws" is not supported by pawl yet/,
+    message: /spec\.provider: provider aws needs an Amazon ECR image/,
+  },
+  {
+    name: 'provider enum',
+    text: [sub(REPO, 'interval: 5m', 'interval: 5m\n  provider: AWS'), POLICY].join('---\n'),
+    at: 'provider:',
+    message: /spec\.provider: "AWS" is not one of generic, aws, azure, gcp; did you mean aws\?/,
   },
   {
     name: 'guard enum',
@@ -329,8 +335,7 @@ describe('pawl validate', { concurrency: 4 }, () => {
         line: 8,
         object: 'ImageRepository apps/app',
         severity: 'error',
-        message:
-          'spec.interval: "5 minutes" is not a duration; write it the Go way, e.g. 30s, 5m, 1h30m, 500ms',
+        message: `spec.interval: "5 minutes" does not match Flux's interval pattern ^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$ (units ms, s, m, h); e.g. 30s, 5m, 1h30m`,
       },
     ]);
   });

@@ -1,59 +1,17 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { generateSshKey } from '../helpers/sshd.js';
+import { gpgKey } from '../helpers/gpg.js';
 import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit, PAWL_AUTOMATION_TRAILER } from '../../src/git/commit.js';
 import { ConfigError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/log.js';
 import { gitRepository, secret, tempDir } from './fixtures.js';
 
-const execFileP = promisify(execFile);
 const author = { name: 'Flux Bot', email: 'fluxbot@example.com' };
-
-async function gpgKey(home: string, passphrase: string): Promise<{ armored: string; fpr: string }> {
-  const env = { ...process.env, GNUPGHOME: home };
-  await execFileP(
-    'gpg',
-    [
-      '--batch',
-      '--pinentry-mode',
-      'loopback',
-      '--passphrase',
-      passphrase,
-      '--quick-gen-key',
-      'Pawl Test <pawl@example.com>',
-      'ed25519',
-      'sign',
-      'never',
-    ],
-    { env },
-  );
-  const list = await execFileP('gpg', ['--batch', '--with-colons', '--list-secret-keys'], { env });
-  const fpr = list.stdout
-    .split('\n')
-    .find((l) => l.startsWith('fpr:'))!
-    .split(':')[9]!;
-  const exp = await execFileP(
-    'gpg',
-    [
-      '--batch',
-      '--pinentry-mode',
-      'loopback',
-      '--passphrase',
-      passphrase,
-      '--armor',
-      '--export-secret-keys',
-      fpr,
-    ],
-    { env },
-  );
-  return { armored: exp.stdout, fpr };
-}
 
 describe('commit', () => {
   let server: GitServer;

@@ -145,6 +145,55 @@ describe('Flux documentation examples (docs/spec/v1/imageupdateautomations.md)',
     );
   });
 
+  test('.Changed.Objects appends the changes of one object found in two files (base and overlay), as Flux >= 1.2.0', () => {
+    // fluxcd/image-automation-controller 78f806b "Preserve all object changes" (v1.2.0):
+    // Result.Objects() appends per ObjectIdentifier instead of keeping one file's list.
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'podinfo' };
+    const changes: TemplateChange[] = [
+      {
+        file: 'base/deployment.yaml',
+        object: deployment,
+        oldValue: 'podinfo:v1.0.0',
+        newValue: 'podinfo:v1.0.1',
+        setter: 'flux-system:podinfo',
+      },
+      {
+        file: 'overlays/prod/deployment.yaml',
+        object: deployment,
+        oldValue: 'podinfo-sidecar:2.0.0',
+        newValue: 'podinfo-sidecar:2.1.0',
+        setter: 'flux-system:sidecar',
+      },
+    ];
+    const data = fluxTemplateData(automation, changes, {});
+    assert.equal(
+      renderCommitMessage(FLUX_DOC_OBJECTS_TEMPLATE, data),
+      'Automated image update\n' +
+        '\n' +
+        'Automation name: default/podinfo-update\n' +
+        '\n' +
+        'Files:\n' +
+        '- base/deployment.yaml\n' +
+        '- overlays/prod/deployment.yaml\n' +
+        'Objects:\n' +
+        '- Deployment podinfo\n' +
+        '  Changes:\n' +
+        // The inner range's body is "\n    - … -> …\n", so Go leaves a blank line between changes.
+        '    - podinfo:v1.0.0 -> podinfo:v1.0.1\n' +
+        '\n' +
+        '    - podinfo-sidecar:2.0.0 -> podinfo-sidecar:2.1.0\n',
+    );
+    assert.equal(renderCommitMessage('{{ len .Changed.Objects }}', data), '1');
+    // FileChanges still keeps each file's own list.
+    assert.equal(
+      renderCommitMessage(
+        '{{ range $f, $o := .Changed.FileChanges }}{{ $f }}:{{ range $_, $c := $o }}{{ len $c }}{{ end }};{{ end }}',
+        data,
+      ),
+      'base/deployment.yaml:1;overlays/prod/deployment.yaml:1;',
+    );
+  });
+
   test('the same with several files and objects: files and objects come in Go map order', () => {
     const changes: TemplateChange[] = [
       {
@@ -370,14 +419,15 @@ Automation: test-ns/test-update
         `{sha256:1234567890abcdef ${digest} automation-ns:policy-with-digest:digest} {image image:v1.0.0@${digest} automation-ns:policy-with-digest}]] ` +
         `marked.yaml:map[{{{batch/v1beta1 CronJob} {foo bar}}}:[{image:v1.0.0 ${updated}:v1.0.1 automation-ns:policy}]]]`,
     );
-    // Changes() drops the repeated changes of the second kustomization file; Objects() has one entry per object.
+    // Changes() drops the repeated changes of the second kustomization file; Objects() has one entry per
+    // object, and the Kustomization's list has both files' changes appended (2 + 4), as Flux >= 1.2.0.
     assert.equal(renderCommitMessage('{{ len .Changed.Changes }} {{ len .Changed.Objects }}', data), '5 2');
     assert.equal(
       renderCommitMessage(
         '{{ range $o, $c := .Changed.Objects }}{{ $o.Kind }}:{{ $o.Name }}:{{ len $c }};{{ end }}',
         data,
       ),
-      'CronJob:foo:1;Kustomization::4;',
+      'CronJob:foo:1;Kustomization::6;',
     );
   });
 

@@ -79,18 +79,60 @@ export function duration(opts: { positive?: boolean } = {}) {
 }
 
 /**
- * An enum with a helpful error. `caseInsensitive` accepts any casing and yields the
- * canonical spelling (Flux lower-cases `order`); otherwise a case-only mismatch is
- * an error with a suggestion.
+ * The duration patterns of Flux's v1 CRDs (image-reflector-controller, image-automation-
+ * controller, source-controller): the API server refuses anything else before a controller
+ * sees it, so pawl refuses it too. Go accepts more (`ns`, `us`, a sign, a bare `0`).
  */
-export function oneOf<const T extends readonly string[]>(
-  values: T,
-  opts: { caseInsensitive?: boolean } = {},
-) {
+export const FLUX_DURATION_RULES = {
+  interval: { pattern: /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/, units: 'ms, s, m, h' },
+  timeout: { pattern: /^([0-9]+(\.[0-9]+)?(ms|s|m))+$/, units: 'ms, s, m (no h)' },
+} as const;
+
+/** `3_600_000` → `60m`: the same time in units the timeout pattern allows. */
+function withoutHours(ms: number): string {
+  const m = Math.floor(ms / 60_000);
+  const s = Math.floor((ms % 60_000) / 1000);
+  const rest = ms % 1000;
+  const out = `${m > 0 ? `${m}m` : ''}${s > 0 ? `${s}s` : ''}${rest > 0 ? `${rest}ms` : ''}`;
+  return out || '0s';
+}
+
+/**
+ * A duration field of a Flux object: Flux's CRD pattern for `rule`, then Go's syntax, in
+ * milliseconds; longer than 0.
+ */
+export function fluxDuration(rule: keyof typeof FLUX_DURATION_RULES) {
+  const { pattern, units } = FLUX_DURATION_RULES[rule];
+  return z.string().transform((v, ctx) => {
+    if (!pattern.test(v)) {
+      let hint = rule === 'interval' ? 'e.g. 30s, 5m, 1h30m' : 'e.g. 30s, 5m, 90s';
+      try {
+        const ms = parseDuration(v);
+        if (ms > 0 && rule === 'timeout') hint = `write ${withoutHours(ms)}`;
+      } catch {
+        // Not a Go duration either; the generic hint stands.
+      }
+      ctx.issues.push({
+        code: 'custom',
+        input: v,
+        message: `"${v}" does not match Flux's ${rule} pattern ${pattern.source} (units ${units}); ${hint}`,
+      });
+      return z.NEVER;
+    }
+    const ms = parseDuration(v);
+    if (ms <= 0) {
+      ctx.issues.push({ code: 'custom', message: `must be longer than 0, e.g. 5m`, input: v });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+/** An enum with a helpful error; a case-only mismatch gets a suggestion (Flux's enums are exact). */
+export function oneOf<const T extends readonly string[]>(values: T) {
   return z.string().transform((v, ctx): T[number] => {
     if (values.includes(v)) return v;
     const folded = values.find((x) => x.toLowerCase() === v.toLowerCase());
-    if (folded !== undefined && opts.caseInsensitive) return folded;
     const hint = folded !== undefined ? `; did you mean ${folded}?` : '';
     ctx.issues.push({
       code: 'custom',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration, ignored, localRef, metadata, tolerated } from './common.js';
+import { fluxDuration, ignored, localRef, metadata, tolerated } from './common.js';
 import { gitRef } from './imageupdateautomation.js';
 
 export const GIT_API_VERSIONS = ['source.toolkit.fluxcd.io/v1', 'source.toolkit.fluxcd.io/v1beta2'] as const;
@@ -44,8 +44,8 @@ export const gitRepositorySchema = z.object({
     }),
     ref: gitRef.optional(),
     secretRef: localRef.optional(),
-    interval: duration({ positive: true }),
-    timeout: duration({ positive: true }).default(60_000),
+    interval: fluxDuration('interval'),
+    timeout: fluxDuration('timeout').default(60_000),
     suspend: tolerated,
     ignore: tolerated,
     include: tolerated,

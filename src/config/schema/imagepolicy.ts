@@ -1,9 +1,18 @@
 import { z } from 'zod';
 import { compileRegex, parseSemverRange } from '../../go/index.js';
 import { DEFAULT_GUARD, type GuardSpec, type PolicyChoice } from '../types.js';
-import { duration, metadata, namespacedRef, oneOf, throwsToIssue, tolerated } from './common.js';
+import {
+  duration,
+  fluxDuration,
+  metadata,
+  namespacedRef,
+  oneOf,
+  throwsToIssue,
+  tolerated,
+} from './common.js';
 
-const ORDER = oneOf(['asc', 'desc'] as const, { caseInsensitive: true });
+// Flux's CRD enum is exactly `asc|desc`: `ASC` is refused by the API server.
+const ORDER = oneOf(['asc', 'desc'] as const);
 const STRATEGIES = ['semver', 'alphabetical', 'numerical', 'newestBuild'] as const;
 
 const policyChoice = z
@@ -98,7 +107,7 @@ export const imagePolicySchema = z
           })
           .optional(),
         digestReflectionPolicy: oneOf(['Never', 'IfNotPresent', 'Always'] as const).default('Never'),
-        interval: duration({ positive: true }).optional(),
+        interval: fluxDuration('interval').optional(),
         guard,
       })
       .superRefine((s, ctx) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { checkCommitMessageTemplate } from '../../git/flux.js';
 import { parseTemplate } from '../../go/index.js';
 import {
-  duration,
+  fluxDuration,
   labelSelector,
   localRef,
   metadata,
@@ -57,14 +57,17 @@ export const imageUpdateAutomationSchema = z
         kind: oneOf(['GitRepository'] as const).default('GitRepository'),
         apiVersion: tolerated,
       }),
-      interval: duration({ positive: true }),
+      interval: fluxDuration('interval'),
       suspend: z.boolean().default(false),
       git: z.object({
         checkout: z.object({ ref: gitRef }).optional(),
         commit: z
           .object({
             author: z.object({ name: z.string().default(''), email: z.string().min(1) }),
-            signingKey: z.object({ secretRef: localRef }).optional(),
+            // Flux: `type` empty means gpg (`git.asc`); ssh reads `identity` (+ `password`).
+            signingKey: z
+              .object({ secretRef: localRef, type: oneOf(['gpg', 'ssh'] as const).default('gpg') })
+              .optional(),
             messageTemplate: template.optional(),
             messageTemplateValues: stringMap.default({}),
           })

@@ -21,6 +21,7 @@ import {
   type Credentials,
   type HelperRunner,
 } from './credentials.js';
+import type { CredentialSource } from './cloud/index.js';
 import {
   backoffMs,
   parseRateLimit,
@@ -102,6 +103,11 @@ export interface RegistryClientOptions {
   pool?: RegistryPool;
   recordResponses?: RecordOptions;
   buildTimeCache?: BuildTimeCache;
+  /**
+   * Credentials from elsewhere than a Secret or the Docker config (`provider: aws | gcp | azure`):
+   * used instead of both, and asked again shortly before they expire.
+   */
+  credentialSource?: CredentialSource;
   /** Docker config directory (default `$DOCKER_CONFIG` or `~/.docker`); false: never read it. */
   dockerConfig?: string | false;
   runCredentialHelper?: HelperRunner;
@@ -109,6 +115,9 @@ export interface RegistryClientOptions {
   sleep?: Sleep;
   random?: () => number;
 }
+
+/** Credentials that expire are fetched again this long before they do. */
+const CREDENTIALS_RENEW_MS = 5 * 60_000;
 
 type Challenge =
   { scheme: 'none' } | { scheme: 'basic' } | { scheme: 'bearer'; realm: string; service?: string };
@@ -266,7 +275,10 @@ class Client implements RegistryClient {
   private readonly dispatcher: Dispatcher | undefined;
   private readonly challenges = new Map<string, Promise<Challenge>>();
   private readonly tokens = new Map<string, { header: string; expires: number }>();
-  private readonly credentials = new Map<string, Promise<Credentials | null>>();
+  private readonly credentials = new Map<
+    string,
+    { promise: Promise<Credentials | null>; renewAt?: number }
+  >();
 
   constructor(private readonly opts: RegistryClientOptions) {
     this.log = opts.log ?? silentLogger;
@@ -492,26 +504,38 @@ class Client implements RegistryClient {
     }
   }
 
-  private creds(registry: string): Promise<Credentials | null> {
-    let p = this.credentials.get(registry);
-    if (!p) {
-      p = (async () => {
-        let c: Credentials | null;
-        if (this.opts.secret) c = credentialsFromSecret(this.opts.secret, registry);
-        else if (this.opts.dockerConfig === false) c = null;
-        else {
-          c = await credentialsFromDockerConfig(registry, {
-            ...(typeof this.opts.dockerConfig === 'string' ? { dir: this.opts.dockerConfig } : {}),
-            ...(this.opts.runCredentialHelper ? { runHelper: this.opts.runCredentialHelper } : {}),
-          });
-        }
-        for (const v of secretValues(c)) this.redactor.add(v);
-        this.log.debug({ registry, credentials: c ? c.source : 'none (anonymous)' }, 'registry credentials');
-        return c;
-      })();
-      this.credentials.set(registry, p);
-    }
-    return p;
+  private creds(repo: RepositoryRef): Promise<Credentials | null> {
+    const registry = repo.registry;
+    const hit = this.credentials.get(registry);
+    if (hit && (hit.renewAt === undefined || this.pool.now() < hit.renewAt)) return hit.promise;
+    const promise = (async () => {
+      let c: Credentials | null;
+      if (this.opts.credentialSource) c = await this.opts.credentialSource(registry, this.origin(repo));
+      else if (this.opts.secret) c = credentialsFromSecret(this.opts.secret, registry);
+      else if (this.opts.dockerConfig === false) c = null;
+      else {
+        c = await credentialsFromDockerConfig(registry, {
+          ...(typeof this.opts.dockerConfig === 'string' ? { dir: this.opts.dockerConfig } : {}),
+          ...(this.opts.runCredentialHelper ? { runHelper: this.opts.runCredentialHelper } : {}),
+        });
+      }
+      for (const v of secretValues(c)) this.redactor.add(v);
+      this.log.debug({ registry, credentials: c ? c.source : 'none (anonymous)' }, 'registry credentials');
+      return c;
+    })();
+    const entry: { promise: Promise<Credentials | null>; renewAt?: number } = { promise };
+    this.credentials.set(registry, entry);
+    promise.then(
+      // Cloud tokens: ask again five minutes before they expire (ECR 12h, GCP 1h, ACR ~3h).
+      (c) => {
+        if (c?.expiresAt !== undefined) entry.renewAt = c.expiresAt - CREDENTIALS_RENEW_MS;
+      },
+      // A failure (the token endpoint was down) is not remembered: the next operation asks again.
+      () => {
+        if (this.credentials.get(registry) === entry) this.credentials.delete(registry);
+      },
+    );
+    return promise;
   }
 
   private challenge(op: Op, origin: string, host: HostState): Promise<Challenge> {
@@ -543,7 +567,7 @@ class Client implements RegistryClient {
     fresh: boolean,
   ): Promise<string | undefined> {
     if (challenge.scheme === 'none') return undefined;
-    const creds = await this.creds(repo.registry);
+    const creds = await this.creds(repo);
     if (challenge.scheme === 'basic') {
       if (!creds?.password || !creds.username) {
         throw this.fail(
@@ -650,7 +674,7 @@ class Client implements RegistryClient {
         return f;
       }
       if (attempt > 0 || f.status === 403) {
-        const creds = await this.creds(repo.registry);
+        const creds = await this.creds(repo);
         const who = creds
           ? `the credentials from ${creds.source}`
           : 'anonymous access (no credentials found)';

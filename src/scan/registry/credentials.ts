@@ -22,6 +22,8 @@ export interface Credentials {
   registryToken?: string;
   /** Where they came from, for messages: `Secret ns/name`, `docker config …`, `docker-credential-x`. */
   source: string;
+  /** ms since the epoch when they stop working (cloud tokens); absent: they do not expire. */
+  expiresAt?: number;
 }
 
 const authEntry = z.object({

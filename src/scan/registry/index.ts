@@ -47,3 +47,13 @@ export {
   type HelperRunner,
 } from './credentials.js';
 export { Redactor, REDACTED } from '../../util/index.js';
+export {
+  cloudCredentialSource,
+  defaultCloudDeps,
+  providerHostProblem,
+  CLOUD_PROVIDERS,
+  type CloudDeps,
+  type CloudEndpoints,
+  type CloudProvider,
+  type CredentialSource,
+} from './cloud/index.js';
