@@ -31,7 +31,14 @@ export interface ParseFailure {
  */
 export function parseDocuments(file: string, text: string): { docs: SourceDoc[]; errors: ParseFailure[] } {
   const lineCounter = new LineCounter();
-  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const parsed = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: true,
+    // The library's own warnings (a `{{ .x }}` key "will be stringified") would reach stderr
+    // through process.emitWarning; pawl reports what matters about the value itself.
+    logLevel: 'error',
+  });
   const docs: SourceDoc[] = [];
   const errors: ParseFailure[] = [];
   const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
