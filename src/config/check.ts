@@ -50,7 +50,7 @@ function str(raw: unknown, path: PropertyKey[]): string | undefined {
 }
 
 /** The references an object makes, read from its raw document. */
-function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) => void): Ref[] {
+export function referencesOf(l: Loaded, warn: (path: PropertyKey[], message: string) => void): Ref[] {
   const refs: Ref[] = [];
   const { raw, namespace: ns } = l;
   const add = (path: PropertyKey[], kind: Kind, nsPath?: PropertyKey[], needs?: Ref['needs']): void => {

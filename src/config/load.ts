@@ -12,6 +12,7 @@ import { IMAGE_API_VERSIONS, imageRepositorySchema } from './schema/imagereposit
 import { imageUpdateAutomationSchema } from './schema/imageupdateautomation.js';
 import { RECEIVER_API_VERSIONS, receiverSchema } from './schema/receiver.js';
 import { secretSchema } from './schema/secret.js';
+import { skipInvalid, type SkippedObject } from './skip.js';
 import { parseDocuments, type SourceDoc } from './yaml-source.js';
 import type { Config, Kind, PawlObject } from './types.js';
 
@@ -67,9 +68,12 @@ const MENTIONS_PAWL_KIND =
 const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?List\b/;
 
 export interface LoadResult {
+  /** The objects pawl can act on: valid, and needing nothing that is skipped. */
   config: Config;
   /** Every problem found, errors and warnings, in file order. */
   problems: Problem[];
+  /** Objects left out of `config`, each with why; in the order they were read. */
+  skipped: SkippedObject[];
 }
 
 /**
@@ -118,12 +122,13 @@ export async function loadConfig(paths: string[]): Promise<LoadResult> {
     for (const doc of docs) loadDocument(doc, { config, problems, loaded, invalid, encrypted });
   }
   problems.push(...checkReferences(config, loaded, invalid, encrypted));
-  return { config, problems: sortProblems(problems) };
+  const skipped = skipInvalid(config, loaded, problems);
+  return { config, problems: sortProblems(problems), skipped };
 }
 
 /**
- * `loadConfig`, then throws ConfigError when any problem is an error; warnings are logged
- * (when a logger is given) and returned.
+ * `loadConfig`, all or nothing (`--strict`): throws ConfigError when any problem is an error;
+ * warnings are logged (when a logger is given) and returned.
  */
 export async function loadConfigOrThrow(
   paths: string[],

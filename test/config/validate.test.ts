@@ -320,9 +320,18 @@ describe('pawl validate', { concurrency: 4 }, () => {
     const out = JSON.parse(stdout) as {
       objects: Record<string, number>;
       problems: Record<string, unknown>[];
+      skipped: Record<string, unknown>[];
     };
-    assert.equal(out.objects.ImagePolicy, 1);
+    // The policy is valid but needs the invalid repository: neither would run.
+    assert.equal(out.objects.ImagePolicy, 0);
     assert.equal(out.objects.ImageRepository, 0);
+    assert.deepEqual(
+      out.skipped.map((s) => [s.kind, s.name, s.line, s.reason, s.dependsOn]),
+      [
+        ['ImageRepository', 'apps/app', 1, 'invalid', null],
+        ['ImagePolicy', 'apps/app', 10, 'dependency', 'ImageRepository apps/app'],
+      ],
+    );
     assert.deepEqual(out.problems, [
       {
         file: join(dir, 'f.yaml'),

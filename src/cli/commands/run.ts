@@ -2,8 +2,7 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow } from '../../config/load.js';
-import { resolveObject } from '../../config/resolve.js';
+import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
 import { openStore } from '../../store/index.js';
 import { createScanClients } from '../../scan/clients.js';
 import { runPass, passExitCode } from '../../run/pass.js';
@@ -35,9 +34,10 @@ export function register(program: Command): void {
   cmd.action(
     action(async (ctx) => {
       const opts = cmd.opts<RunOptions>();
-      const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
+      const loaded = await loadCommandConfig(ctx);
+      const { config } = loaded;
       const automations = opts.automation?.length
-        ? opts.automation.map((n) => resolveObject(config.automations, n, 'ImageUpdateAutomation'))
+        ? opts.automation.map((n) => resolveNamed(loaded, config.automations, n, 'ImageUpdateAutomation'))
         : undefined;
       const store = openStore(ctx.options.stateDir);
       try {
@@ -50,9 +50,9 @@ export function register(program: Command): void {
             ...(automations ? { automations } : {}),
           },
         );
-        if (ctx.options.json) writeJson(ctx, report);
+        if (ctx.options.json) writeJson(ctx, { ...report, ...configJson(loaded) });
         else renderRun(ctx, report);
-        return passExitCode(report);
+        return Math.max(passExitCode(report), loaded.exitFloor);
       } finally {
         store.close();
       }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow } from '../../config/load.js';
+import { loadCommandConfig, resolveNamed } from '../config.js';
 import { resolveObject } from '../../config/resolve.js';
 import { refKey } from '../../config/types.js';
 import { DB_FILE, openStore, type Store } from '../../store/index.js';
@@ -24,8 +24,8 @@ interface TagsOptions {
  */
 async function resolveRepository(ctx: CommandContext, store: Store, name: string): Promise<string> {
   if (ctx.options.config.length > 0) {
-    const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
-    return refKey(resolveObject(config.imageRepositories, name, 'ImageRepository').metadata);
+    const loaded = await loadCommandConfig(ctx);
+    return refKey(resolveNamed(loaded, loaded.config.imageRepositories, name, 'ImageRepository').metadata);
   }
   const known = new Map(store.knownRepositories().map((k) => [k, k]));
   if (known.size === 0) {
