@@ -3,7 +3,7 @@
  * invalid object is reported and skipped with what needs it, the rest runs, and the command
  * then exits at least 1 (SPEC §2). `--strict` keeps all-or-nothing: any error is exit 2.
  */
-import { loadConfig } from '../config/load.js';
+import { loadConfig, type LoadOptions } from '../config/load.js';
 import type { SkippedObject } from '../config/skip.js';
 import { resolveObject } from '../config/resolve.js';
 import type { Config, Kind } from '../config/types.js';
@@ -19,13 +19,20 @@ export interface CommandConfig {
 }
 
 export async function loadCommandConfig(ctx: CommandContext): Promise<CommandConfig> {
-  const { config, problems, skipped } = await loadConfig(ctx.options.config);
+  const { config, problems, skipped } = await loadConfig(ctx.options.config, loadOptions(ctx));
   const errors = problems.filter((p) => p.severity === 'error');
   if (ctx.options.strict && errors.length > 0) throw new ConfigError(problems);
   for (const w of problems) if (w.severity === 'warning') ctx.log.warn(formatProblem(w));
   for (const e of errors) ctx.stderr.write(`pawl: ${formatProblem(e)}\n`);
   for (const s of skipped) ctx.stderr.write(`pawl: skipped ${skippedLine(s)}\n`);
   return { config, problems, skipped, exitFloor: errors.length > 0 ? 1 : 0 };
+}
+
+/** Where the loader looks for Secrets and how it runs kustomize, from the command's options. */
+export function loadOptions(ctx: CommandContext): LoadOptions {
+  return {
+    secrets: { ...(ctx.options.secretsDir ? { dir: ctx.options.secretsDir } : {}), env: process.env },
+  };
 }
 
 function skippedLine(s: SkippedObject): string {
@@ -46,7 +53,7 @@ export function configJson(c: Pick<CommandConfig, 'problems' | 'skipped'>): {
       kind: s.kind,
       name: `${s.namespace}/${s.name}`,
       file: s.location.file,
-      line: s.location.line ?? null,
+      line: s.location.line || null,
       reason: s.reason,
       dependsOn: s.dependsOn,
       message: s.message,
@@ -57,7 +64,7 @@ export function configJson(c: Pick<CommandConfig, 'problems' | 'skipped'>): {
 export function problemJson(p: Problem): Record<string, unknown> {
   return {
     file: p.location.file,
-    line: p.location.line ?? null,
+    line: p.location.line || null,
     object: p.object ?? null,
     severity: p.severity,
     message: p.message,

@@ -148,8 +148,17 @@ export function checkReferences(
   loaded: Loaded[],
   invalid: Set<string>,
   encrypted: Set<string>,
+  /** Where else a Secret was looked for, in words (`--secrets-dir`, the environment). */
+  lookedFor: (ref: { namespace: string; name: string }) => string = () => 'looked in the -c files',
 ): Problem[] {
   const problems: Problem[] = [];
+  // pawl never clones a GitRepository that no automation uses: its Secret is not needed.
+  const usedGit = new Set<string>();
+  for (const l of loaded) {
+    if (l.kind !== 'ImageUpdateAutomation') continue;
+    const name = str(l.raw, ['spec', 'sourceRef', 'name']);
+    if (name) usedGit.add(`${str(l.raw, ['spec', 'sourceRef', 'namespace']) ?? l.namespace}/${name}`);
+  }
   const names = new Map<Kind, Set<string>>();
   for (const l of loaded) {
     let set = names.get(l.kind);
@@ -160,7 +169,12 @@ export function checkReferences(
   for (const l of loaded) {
     const object = `${l.kind} ${l.namespace}/${l.name}`;
     const report = (path: PropertyKey[], message: string, severity: Problem['severity'] = 'error'): void => {
-      problems.push({ location: { file: l.doc.file, line: l.doc.lineOf(path) }, object, severity, message });
+      problems.push({
+        location: { file: l.doc.fileOf?.(path) ?? l.doc.file, line: l.doc.lineOf(path) },
+        object,
+        severity,
+        message,
+      });
     };
     for (const r of referencesOf(l, (p, m) => report(p, m, 'warning'))) {
       const key = `${r.namespace}/${r.name}`;
@@ -172,8 +186,16 @@ export function checkReferences(
         continue;
       }
       if (invalid.has(`${r.kind}/${key}`)) continue;
-      if (r.kind === 'Secret' && encrypted.has(key)) {
-        report(r.path, `Secret ${key} is SOPS-encrypted and pawl cannot read it; give pawl a decrypted copy`);
+      if (r.kind === 'Secret') {
+        const unused = l.kind === 'GitRepository' && !usedGit.has(`${l.namespace}/${l.name}`);
+        const what = encrypted.has(key)
+          ? `Secret ${key} is SOPS-encrypted in the -c files and pawl cannot decrypt it`
+          : `Secret ${key} not found`;
+        report(
+          r.path,
+          `${what}; ${lookedFor(r)}${unused ? '. No ImageUpdateAutomation uses this GitRepository, so pawl does not need it' : '. Give pawl the Secret with --secrets-dir or the environment (see docs/configuration.md)'}`,
+          unused ? 'warning' : 'error',
+        );
         continue;
       }
       const near = closest(key, namesOf(r.kind), 3);

@@ -17,6 +17,13 @@ export interface SourceDoc {
   value: unknown;
   /** Line of the field at `path`, or of its nearest existing ancestor. */
   lineOf(path: readonly PropertyKey[]): number;
+  /**
+   * File of the field at `path` when it may differ from `file` (an object built by kustomize
+   * whose field was set by a patch file).
+   */
+  fileOf?(path: readonly PropertyKey[]): string;
+  /** The kustomization directory that built this document, when kustomize did. */
+  via?: string;
 }
 
 export interface ParseFailure {

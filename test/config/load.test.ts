@@ -53,6 +53,7 @@ kind: Kustomization
 resources:
 - gotk-components.yaml
 - gotk-sync.yaml
+- secret.yaml
 `,
   'clusters/prod/flux-system/secret.yaml': `apiVersion: v1
 kind: Secret

@@ -72,11 +72,11 @@ const CASES: Case[] = [
     message: /Secret apps\/regcred not found/,
   },
   {
-    name: 'duplicate names',
-    text: [REPO, POLICY, REPO].join('---\n'),
+    name: 'duplicate names (an identical copy is the same object; a different one is a conflict)',
+    text: [REPO, POLICY, REPO, sub(REPO, 'interval: 5m', 'interval: 10m')].join('---\n'),
     at: '  name: app',
-    nth: 3,
-    message: /ImageRepository apps\/app is defined twice \(first at .*f\.yaml:1\)/,
+    nth: 4,
+    message: /ImageRepository apps\/app is defined twice, differently \(also at .*f\.yaml:1\)/,
   },
   {
     name: 'image with a scheme',

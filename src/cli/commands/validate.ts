@@ -3,7 +3,7 @@ import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
 import { loadConfig, KIND_NAMES, configMapOf } from '../../config/load.js';
 import { formatProblem } from '../../util/errors.js';
-import { configJson } from '../config.js';
+import { configJson, loadOptions } from '../config.js';
 
 export function register(program: Command): void {
   withGlobalOptions(
@@ -14,7 +14,7 @@ export function register(program: Command): void {
       ),
   ).action(
     action(async (ctx) => {
-      const { config, problems, skipped } = await loadConfig(ctx.options.config);
+      const { config, problems, skipped } = await loadConfig(ctx.options.config, loadOptions(ctx));
       const objects: Record<string, number> = {};
       for (const kind of KIND_NAMES) objects[kind] = config[configMapOf(kind)].size;
       const errors = problems.filter((p) => p.severity === 'error').length;
