@@ -90,7 +90,8 @@ async function gitRoot(start: string, cache: Map<string, string | null>): Promis
 }
 
 function fluxKustomizations(text: string, file: string): { raw: Record<string, unknown>; file: string }[] {
-  if (!text.includes(FLUX_KUSTOMIZE_GROUP)) return [];
+  // A top-level `kind: Kustomization`: not the CRDs of gotk-components.yaml, which only name it.
+  if (!text.includes(FLUX_KUSTOMIZE_GROUP) || !/^kind:\s*["']?Kustomization\b/m.test(text)) return [];
   const out: { raw: Record<string, unknown>; file: string }[] = [];
   for (const doc of parseAllDocuments(text, { logLevel: 'error' })) {
     if (doc.errors.length > 0) continue;
@@ -150,7 +151,20 @@ export async function readInputs(
         top: found.top.get(d)!,
       })),
     ];
+    // What every kustomization reads first, so that a base is not built on its own for nothing.
+    await each(
+      fresh.filter((i) => i.kind === 'kustomization'),
+      8,
+      async (input) => {
+        const sources = await unitSources(input.path);
+        input.kfile = (await kustomizationFile(input.path)) ?? join(input.path, 'kustomization.yaml');
+        input.resources = sources.resources;
+        input.patches = sources.patches;
+        for (const c of sources.consumed) consumed.add(resolve(c));
+      },
+    );
     await each(fresh, 4, async (input) => {
+      if (consumed.has(resolve(input.path))) return;
       if (input.kind === 'file') {
         try {
           input.text = await readFile(input.path, 'utf8');
@@ -163,12 +177,7 @@ export async function readInputs(
         }
         return;
       }
-      const kfile = (await kustomizationFile(input.path)) ?? join(input.path, 'kustomization.yaml');
-      const sources = await unitSources(input.path);
-      input.kfile = kfile;
-      input.resources = sources.resources;
-      input.patches = sources.patches;
-      for (const c of sources.consumed) consumed.add(resolve(c));
+      const kfile = input.kfile!;
       const built = await kustomize(input.path);
       if (built.ok) {
         input.text = built.stdout;
