@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, type Location, type Problem } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -108,16 +109,20 @@ export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promi
     const parseSeverity = ours ? 'error' : 'warning';
     // Outside pawl's objects one warning per file is enough.
     for (const e of parseSeverity === 'error' ? errors : errors.slice(0, 1)) {
-      // A line of kustomize's output means nothing to the user: name the object instead.
-      const what = mapDoc ? objectAround(text, e.line) : undefined;
+      // A line of kustomize's output means nothing to the user: name the object instead, and
+      // when it is one of pawl's, let what needs it be skipped rather than run without it.
+      const broken = mapDoc ? objectAround(text, e.line) : undefined;
+      const label = broken ? `${broken.kind} ${broken.namespace}/${broken.name}` : undefined;
       problems.push({
         location: mapDoc ? { file } : { file, line: e.line },
+        ...(broken && broken.kind in KINDS ? { object: label! } : {}),
         severity: parseSeverity,
         message:
           parseSeverity === 'error'
-            ? `not valid YAML${mapDoc ? ` as kustomize built it${what ? ` (${what})` : ''}, after Flux's postBuild substitution if any` : ''}: ${e.message}`
+            ? `not valid YAML${mapDoc ? ` as kustomize built it${label ? ` (${label})` : ''}, after Flux's postBuild substitution if any` : ''}: ${e.message}`
             : `not valid YAML (${e.message}); skipped`,
       });
+      if (broken && broken.kind in KINDS && parseSeverity === 'error') placeholder(broken, file, sink);
     }
     for (const doc of docs) loadDocument(mapDoc ? mapDoc(doc) : doc, sink);
   }
@@ -275,8 +280,14 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
   entry.obj = obj;
 }
 
-/** `Kind namespace/name` of the kustomize-built document around `line`, read off its text. */
-function objectAround(text: string, line: number): string | undefined {
+interface Identity {
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** Kind, namespace and name of the kustomize-built document around `line`, read off its text. */
+function objectAround(text: string, line: number): Identity | undefined {
   const lines = text.split('\n');
   let start = line - 1;
   while (start > 0 && !/^---/.test(lines[start]!)) start--;
@@ -285,8 +296,19 @@ function objectAround(text: string, line: number): string | undefined {
   const doc = lines.slice(start, end + 1).join('\n');
   const kind = /^kind:\s*(\S+)/m.exec(doc)?.[1];
   const name = /^ {2}name:\s*(\S+)/m.exec(doc)?.[1];
-  const ns = /^ {2}namespace:\s*(\S+)/m.exec(doc)?.[1] ?? 'default';
-  return kind && name ? `${kind} ${ns}/${name}` : undefined;
+  const namespace = /^ {2}namespace:\s*(\S+)/m.exec(doc)?.[1] ?? 'default';
+  return kind && name ? { kind, namespace, name } : undefined;
+}
+
+/**
+ * Stands in for an object of pawl's whose document could not be parsed: it is invalid, and
+ * since its labels are unknown, every automation of its namespace is taken to apply it.
+ */
+function placeholder(id: Identity, file: string, sink: Sink): void {
+  const raw = { kind: id.kind, metadata: { name: id.name, namespace: id.namespace, labels: null } };
+  const doc: SourceDoc = { file, line: 0, value: raw, lineOf: () => 0, via: dirname(file) };
+  sink.loaded.push({ kind: id.kind as Kind, namespace: id.namespace, name: id.name, raw, doc });
+  sink.invalid.add(`${id.kind}/${id.namespace}/${id.name}`);
 }
 
 function sameObject(a: PawlObject, b: PawlObject): boolean {

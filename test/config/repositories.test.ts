@@ -141,6 +141,37 @@ describe('a multi-cluster fleet repository', () => {
   });
 });
 
+test('a substitution that breaks the YAML (an unquoted range) names the object, which is skipped with what needs it', async (t) => {
+  const files = fleetFiles();
+  files['clusters/production/apps.yaml'] = files['clusters/production/apps.yaml']!.replace(
+    `podinfo_range: "\\">=1.0.0 <2.0.0\\""`,
+    'podinfo_range: ">=1.0.0 <2.0.0"',
+  );
+  assert.match(files['clusters/production/apps.yaml']!, /podinfo_range: ">=1\.0\.0 <2\.0\.0"$/m);
+  const dir = await fleet(t, files);
+  const { config, problems, skipped } = await loadConfig([join(dir, 'clusters/production')], {
+    secrets: { env: ENV_SECRET },
+  });
+  const errors = errorsOf(problems, dir).filter((e) => !e.includes('legacy'));
+  assert.ok(errors.length > 0);
+  for (const e of errors) {
+    assert.match(
+      e,
+      /^apps\/production\/kustomization\.yaml: ImagePolicy flux-system\/podinfo: not valid YAML as kustomize built it \(ImagePolicy flux-system\/podinfo\), after Flux's postBuild substitution if any: /,
+    );
+  }
+  assert.deepEqual(
+    skipped.map((s) => [s.name, s.reason, s.dependsOn]),
+    [
+      ['legacy', 'invalid', null],
+      ['podinfo', 'invalid', null],
+      ['production', 'dependency', 'ImagePolicy flux-system/podinfo'],
+    ],
+  );
+  // The rest of the build is there.
+  assert.ok(config.imagePolicies.has('flux-system/worker'));
+});
+
 describe('Secrets that are not in Git', () => {
   test('a missing Secret fails only what needs it, saying where pawl looked', async (t) => {
     const dir = await fleet(t);
