@@ -67,12 +67,19 @@ const inside = (dir: string, path: string): boolean => {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 };
 
-/** kustomize's own words, without its deprecation notes and usage text. */
-function kustomizeWords(stderr: string): string {
+// Newer kubectl logs its error the klog way: `E1130 10:35:13.149891 10731 run.go:72] "command failed" err="…"`.
+const KLOG = /^[EWIF]\d{4} [\d:.]+\s+\d+ \S+\] "command failed" err="(.*)"$/;
+
+/** kustomize's own words, without its deprecation notes, usage text and log decoration. */
+export function kustomizeWords(stderr: string): string {
   const lines = stderr
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('# Warning') && !l.startsWith('Warning:'));
+    .filter((l) => l !== '' && !l.startsWith('# Warning') && !l.startsWith('Warning:'))
+    .map((l) => {
+      const m = KLOG.exec(l);
+      return m ? m[1]!.replace(/\\"/g, '"').replace(/\\\\/g, '\\') : l;
+    });
   return lines.join('; ').replace(/^Error:\s*/, '');
 }
 

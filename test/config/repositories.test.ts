@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { substituteDocuments, substituteText } from '../../src/config/substitute.js';
+import { kustomizeWords } from '../../src/config/inputs.js';
 import { formatProblem } from '../../src/util/errors.js';
 import { STAGING_POLICY_PATCH, fleetFiles, writeTree } from '../helpers/fleet.js';
 import { lineOf } from './fixtures.js';
@@ -133,6 +134,7 @@ describe('a multi-cluster fleet repository', () => {
       errors[0]!,
       /^apps\/staging\/kustomization\.yaml: kustomize could not build .*apps\/staging: .*missing\.yaml/,
     );
+    assert.doesNotMatch(errors[0]!, /run\.go|command failed|Warning/);
     // What did not build is unknown; everything else is there (as when Flux's apps
     // Kustomization fails: the cluster's own objects still apply).
     assert.equal(config.imagePolicies.size, 0);
@@ -292,4 +294,17 @@ test('substitution: Flux forms, defaults, escapes, opt-out, and lines kept', () 
   const out = substituteDocuments(text, vars, { unset: 'empty' });
   assert.equal(out, text.replace('a: ${cluster}', 'a: prod').replace('c: ${cluster}', 'c: prod'));
   assert.equal(out.split('\n').length, text.split('\n').length);
+});
+
+test("kustomize's words: klog decoration and deprecation notes dropped, the message kept", () => {
+  assert.equal(
+    kustomizeWords(
+      '# Warning: \'patchesStrategicMerge\' is deprecated.\nE1130 10:35:13.149891   10731 run.go:72] "command failed" err="accumulating resources: accumulation err=\'open \\"x.yaml\\"\': no such file"\n',
+    ),
+    'accumulating resources: accumulation err=\'open "x.yaml"\': no such file',
+  );
+  assert.equal(
+    kustomizeWords('Error: must build at directory: not a valid directory\n'),
+    'must build at directory: not a valid directory',
+  );
 });
