@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Debian packages pawl's tests and demo use: the CNCF registry, skopeo, htpasswd, sshd, gpg, git.
+# Debian packages pawl's tests and demo use: the CNCF registry, skopeo, htpasswd, sshd, gpg, git,
+# kubectl (for kustomize).
 set -euo pipefail
 pkgs=(git docker-registry skopeo apache2-utils openssh-server openssh-client gnupg openssl ca-certificates python3 make g++)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# kubectl builds directories with a kustomization file (`kubectl kustomize`); pawl needs kubectl
+# 1.21 or later (kustomize v4+). The machines this project runs on have kubectl 1.32 installed;
+# where none is on PATH, Debian's kubernetes-client is the fallback, but Debian 12's is 1.20, whose
+# kustomize cannot build a directory listed in `resources:` (bases and overlays fail to load).
+# Set PAWL_KUBECTL to use another kubectl.
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi
   export DEBIAN_FRONTEND=noninteractive

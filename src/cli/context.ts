@@ -12,6 +12,10 @@ export interface GlobalOptions {
   stateDir: string;
   logLevel: LogLevel;
   json: boolean;
+  /** Any configuration error stops the command (exit 2), as before objects could be skipped. */
+  strict: boolean;
+  /** Secrets laid out as Kubernetes mounts them: DIR/NAMESPACE/NAME/KEY (env PAWL_SECRETS_DIR). */
+  secretsDir?: string;
 }
 
 export interface CommandContext {
@@ -28,7 +32,12 @@ export function withGlobalOptions(cmd: Command): Command {
     .option('-c, --config <path>', 'configuration file or directory (repeatable)', collect, [] as string[])
     .option('--state-dir <dir>', 'state directory (env PAWL_STATE_DIR)')
     .addOption(new Option('--log-level <level>', 'log level').choices([...LOG_LEVELS]))
-    .option('--json', 'machine-readable output on stdout; logs on stderr');
+    .option('--json', 'machine-readable output on stdout; logs on stderr')
+    .option('--strict', 'any invalid object stops the command (exit 2) instead of being skipped')
+    .option(
+      '--secrets-dir <dir>',
+      'Secrets as Kubernetes mounts them: DIR/NAMESPACE/NAME/KEY (env PAWL_SECRETS_DIR)',
+    );
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -40,22 +49,35 @@ function collect(value: string, previous: string[]): string[] {
  * the command name; `-c` values from both places add up.
  */
 export function contextFrom(cmd: Command): CommandContext {
-  const raw: { config: string[]; stateDir?: string; logLevel?: LogLevel; json?: boolean } = { config: [] };
+  type Raw = {
+    config?: string[];
+    stateDir?: string;
+    logLevel?: LogLevel;
+    json?: boolean;
+    strict?: boolean;
+    secretsDir?: string;
+  };
+  const raw: Raw & { config: string[] } = { config: [] };
   const chain: Command[] = [];
   for (let c: Command | null = cmd; c; c = c.parent) chain.unshift(c);
   for (const c of chain) {
-    const o = c.opts() as { config?: string[]; stateDir?: string; logLevel?: LogLevel; json?: boolean };
+    const o = c.opts<Raw>();
     if (o.config) raw.config.push(...o.config);
     if (o.stateDir !== undefined) raw.stateDir = o.stateDir;
     if (o.logLevel !== undefined) raw.logLevel = o.logLevel;
     if (o.json) raw.json = true;
+    if (o.strict) raw.strict = true;
+    if (o.secretsDir !== undefined) raw.secretsDir = o.secretsDir;
   }
   const options: GlobalOptions = {
     config: raw.config,
     stateDir: resolve(raw.stateDir ?? (process.env.PAWL_STATE_DIR || './.pawl')),
     logLevel: raw.logLevel ?? (process.env.PAWL_LOG_LEVEL as LogLevel | undefined) ?? 'warn',
     json: raw.json === true,
+    strict: raw.strict === true,
   };
+  const secretsDir = raw.secretsDir ?? process.env.PAWL_SECRETS_DIR;
+  if (secretsDir) options.secretsDir = secretsDir;
   return { options, log: createLogger(options.logLevel), stdout: process.stdout, stderr: process.stderr };
 }
 

@@ -20,7 +20,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 };
 
 /** Global options that take a value, so their values are not taken for the command name. */
-const VALUE_OPTIONS = new Set(['-c', '--config', '--state-dir', '--log-level']);
+const VALUE_OPTIONS = new Set(['-c', '--config', '--state-dir', '--log-level', '--secrets-dir']);
 
 /** The command named in argv, or null when there is none (help, version, a typo). */
 export function commandName(argv: readonly string[]): string | null {

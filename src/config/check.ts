@@ -50,11 +50,14 @@ function str(raw: unknown, path: PropertyKey[]): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-/** The references an object makes, read from its raw document. */
-function referencesOf(
+/**
+ * The references an object makes, read from its raw document. `config` is only needed to check
+ * what a reference needs (`accessFrom` across namespaces); callers after the names leave it out.
+ */
+export function referencesOf(
   l: Loaded,
-  config: Config,
   warn: (path: PropertyKey[], message: string) => void,
+  config?: Config,
 ): Ref[] {
   const refs: Ref[] = [];
   const { raw, namespace: ns } = l;
@@ -98,6 +101,7 @@ function referencesOf(
         (target) => {
           const repo = target as ImageRepository;
           const { namespace, name } = repo.metadata;
+          if (!config) return undefined;
           return accessDenied(config, ns, {
             label: `ImageRepository ${namespace}/${name}`,
             namespace,
@@ -183,8 +187,17 @@ export function checkReferences(
   loaded: Loaded[],
   invalid: Set<string>,
   encrypted: Set<string>,
+  /** Where else a Secret was looked for, in words (`--secrets-dir`, the environment). */
+  lookedFor: (ref: { namespace: string; name: string }) => string = () => 'looked in the -c files',
 ): Problem[] {
   const problems: Problem[] = [];
+  // pawl never clones a GitRepository that no automation uses: its Secret is not needed.
+  const usedGit = new Set<string>();
+  for (const l of loaded) {
+    if (l.kind !== 'ImageUpdateAutomation') continue;
+    const name = str(l.raw, ['spec', 'sourceRef', 'name']);
+    if (name) usedGit.add(`${str(l.raw, ['spec', 'sourceRef', 'namespace']) ?? l.namespace}/${name}`);
+  }
   const names = new Map<Kind, Set<string>>();
   for (const l of loaded) {
     let set = names.get(l.kind);
@@ -195,9 +208,14 @@ export function checkReferences(
   for (const l of loaded) {
     const object = `${l.kind} ${l.namespace}/${l.name}`;
     const report = (path: PropertyKey[], message: string, severity: Problem['severity'] = 'error'): void => {
-      problems.push({ location: { file: l.doc.file, line: l.doc.lineOf(path) }, object, severity, message });
+      problems.push({
+        location: { file: l.doc.fileOf?.(path) ?? l.doc.file, line: l.doc.lineOf(path) },
+        object,
+        severity,
+        message,
+      });
     };
-    for (const r of referencesOf(l, config, (p, m) => report(p, m, 'warning'))) {
+    for (const r of referencesOf(l, (p, m) => report(p, m, 'warning'), config)) {
       const key = `${r.namespace}/${r.name}`;
       const map = config[MAP_OF[r.kind]] as Map<string, unknown>;
       const target = map.get(key);
@@ -207,8 +225,16 @@ export function checkReferences(
         continue;
       }
       if (invalid.has(`${r.kind}/${key}`)) continue;
-      if (r.kind === 'Secret' && encrypted.has(key)) {
-        report(r.path, `Secret ${key} is SOPS-encrypted and pawl cannot read it; give pawl a decrypted copy`);
+      if (r.kind === 'Secret') {
+        const unused = l.kind === 'GitRepository' && !usedGit.has(`${l.namespace}/${l.name}`);
+        const what = encrypted.has(key)
+          ? `Secret ${key} is SOPS-encrypted in the -c files and pawl cannot decrypt it`
+          : `Secret ${key} not found`;
+        report(
+          r.path,
+          `${what}; ${lookedFor(r)}${unused ? '. No ImageUpdateAutomation uses this GitRepository, so pawl does not need it' : '. Give pawl the Secret with --secrets-dir or the environment (see docs/configuration.md)'}`,
+          unused ? 'warning' : 'error',
+        );
         continue;
       }
       const near = closest(key, namesOf(r.kind), 3);

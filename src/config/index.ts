@@ -6,8 +6,10 @@ export {
   emptyConfig,
   loadConfig,
   loadConfigOrThrow,
+  type LoadOptions,
   type LoadResult,
 } from './load.js';
+export type { SkippedObject } from './skip.js';
 export { resolveObject, matchesSelector, selectPolicies } from './resolve.js';
 export { parseDuration, formatDuration } from './duration.js';
 export { imagePolicySchema } from './schema/imagepolicy.js';

@@ -1,8 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { z } from 'zod';
-import { ConfigError, type Problem, type Logger, formatProblem } from '../util/index.js';
-import { checkReferences, type Loaded } from './check.js';
-import { configFiles } from './files.js';
+import { ConfigError, type Location, type Problem, type Logger, formatProblem } from '../util/index.js';
+import { checkReferences, referencesOf, type Loaded } from './check.js';
+import { readInputs } from './inputs.js';
+import { kubectlKustomize, type KustomizeBuild } from './kustomize.js';
+import { findSecret, secretObject, whereLooked, type SecretSources } from './secrets.js';
 import { fieldWarnings, issueMessage } from './issues.js';
 import { GIT_API_VERSIONS, gitRepositorySchema } from './schema/gitrepository.js';
 import { imagePolicySchema } from './schema/imagepolicy.js';
@@ -11,8 +13,9 @@ import { imageUpdateAutomationSchema } from './schema/imageupdateautomation.js';
 import { RECEIVER_API_VERSIONS, receiverSchema } from './schema/receiver.js';
 import { secretSchema } from './schema/secret.js';
 import { NAMESPACE_NAME_LABEL, namespaceSchema } from './schema/namespace.js';
+import { skipInvalid, type SkippedObject } from './skip.js';
 import { parseDocuments, type SourceDoc } from './yaml-source.js';
-import type { Config, Kind, NamespaceInfo, PawlObject } from './types.js';
+import type { Config, Kind, NamespaceInfo, ObjectRef, PawlObject } from './types.js';
 
 interface KindInfo {
   apiVersions: readonly string[];
@@ -68,63 +71,101 @@ const MENTIONS_PAWL_KIND =
 const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?(List|Namespace)\b/;
 
 export interface LoadResult {
+  /** The objects pawl can act on: valid, and needing nothing that is skipped. */
   config: Config;
   /** Every problem found, errors and warnings, in file order. */
   problems: Problem[];
+  /** Objects left out of `config`, each with why; in the order they were read. */
+  skipped: SkippedObject[];
+}
+
+export interface LoadOptions {
+  /** Where Secrets that are not in the `-c` files are looked for. */
+  secrets?: SecretSources;
+  /** Builds a directory with a kustomization file; default `kubectl kustomize DIR`. */
+  kustomize?: KustomizeBuild;
 }
 
 /**
- * Reads every object from the `-c` paths, validates and defaults it, and checks the references
- * between objects. Never stops at the first problem. Throws only UsageError (no paths, a path
- * that does not exist); unreadable files are problems.
+ * Reads every object from the `-c` paths (see inputs.ts for how a repository is read),
+ * validates and defaults it, fills in Secrets from the other sources, checks the references
+ * between objects, and leaves out what is invalid or needs something invalid. Never stops at
+ * the first problem. Throws only UsageError (no paths, a path that does not exist); unreadable
+ * files and failed builds are problems.
  */
-export async function loadConfig(paths: string[]): Promise<LoadResult> {
-  const files = await configFiles(paths);
-  const problems: Problem[] = [];
+export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promise<LoadResult> {
+  const { inputs, problems } = await readInputs(paths, opts.kustomize ?? kubectlKustomize());
   const config = emptyConfig();
   const loaded: Loaded[] = [];
   /** `Kind/ns/name` of objects that failed validation: references to them are not reported again. */
   const invalid = new Set<string>();
   /** `ns/name` of SOPS-encrypted Secrets, which pawl cannot read. */
   const encrypted = new Set<string>();
+  const sink: Sink = { config, problems, loaded, invalid, encrypted };
 
-  const texts = readAll(files);
-  for (const [i, file] of files.entries()) {
-    let text: string;
-    try {
-      text = await texts[i]!;
-    } catch (err) {
-      problems.push({
-        location: { file },
-        severity: 'error',
-        message: `cannot read: ${(err as Error).message}`,
-      });
-      continue;
-    }
+  for (const { file, text, mapDoc } of inputs) {
     const ours = MENTIONS_PAWL_KIND.test(text);
     if (!ours && !MENTIONS_LIST.test(text)) continue;
     const { docs, errors } = parseDocuments(file, text);
     const parseSeverity = ours ? 'error' : 'warning';
     // Outside pawl's objects one warning per file is enough.
     for (const e of parseSeverity === 'error' ? errors : errors.slice(0, 1)) {
+      // A line of kustomize's output means nothing to the user: name the object instead, and
+      // when it is one of pawl's, let what needs it be skipped rather than run without it.
+      const broken = mapDoc ? objectAround(text, e.line) : undefined;
+      const label = broken ? `${broken.kind} ${broken.namespace}/${broken.name}` : undefined;
       problems.push({
-        location: { file, line: e.line },
+        location: mapDoc ? { file } : { file, line: e.line },
+        ...(broken && broken.kind in KINDS ? { object: label! } : {}),
         severity: parseSeverity,
         message:
           parseSeverity === 'error'
-            ? `not valid YAML: ${e.message}`
+            ? `not valid YAML${mapDoc ? ` as kustomize built it${label ? ` (${label})` : ''}, after Flux's postBuild substitution if any` : ''}: ${e.message}`
             : `not valid YAML (${e.message}); skipped`,
       });
+      if (broken && broken.kind in KINDS && parseSeverity === 'error') placeholder(broken, file, sink);
     }
-    for (const doc of docs) loadDocument(doc, { config, problems, loaded, invalid, encrypted });
+    for (const doc of docs) loadDocument(mapDoc ? mapDoc(doc) : doc, sink);
   }
-  problems.push(...checkReferences(config, loaded, invalid, encrypted));
-  return { config, problems: sortProblems(problems) };
+  await addOutsideSecrets(loaded, sink, opts.secrets ?? {});
+  problems.push(
+    ...checkReferences(config, loaded, invalid, encrypted, (ref) => whereLooked(ref, opts.secrets ?? {})),
+  );
+  const skipped = skipInvalid(config, loaded, problems);
+  return { config, problems: sortProblems(problems), skipped };
 }
 
 /**
- * `loadConfig`, then throws ConfigError when any problem is an error; warnings are logged
- * (when a logger is given) and returned.
+ * Secrets that objects name and the `-c` files do not hold (or hold only SOPS-encrypted) are
+ * taken from `--secrets-dir` or the environment, and then checked like any other Secret.
+ */
+async function addOutsideSecrets(
+  loaded: readonly Loaded[],
+  sink: Sink,
+  sources: SecretSources,
+): Promise<void> {
+  if (!sources.dir && !sources.env) return;
+  const wanted = new Map<string, ObjectRef>();
+  for (const l of loaded) {
+    for (const r of referencesOf(l, () => undefined)) {
+      if (r.kind !== 'Secret') continue;
+      const key = `${r.namespace}/${r.name}`;
+      if (sink.config.secrets.has(key) || sink.invalid.has(`Secret/${key}`)) continue;
+      wanted.set(key, { namespace: r.namespace, name: r.name });
+    }
+  }
+  for (const [key, ref] of wanted) {
+    const found = await findSecret(ref, sources);
+    if (!found) continue;
+    sink.encrypted.delete(key);
+    const raw = secretObject(ref, found);
+    loadDocument({ file: found.origin, line: 0, value: raw, lineOf: () => 0 }, sink);
+  }
+}
+
+/**
+ * `loadConfig`, all or nothing (`--strict`): throws ConfigError when any problem is an error;
+ * warnings are logged (when a logger is given) and returned.
  */
 export async function loadConfigOrThrow(
   paths: string[],
@@ -179,7 +220,12 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
     message: string,
     severity: Problem['severity'] = 'error',
   ): void => {
-    sink.problems.push({ location: { file: doc.file, line: doc.lineOf(path) }, object, severity, message });
+    sink.problems.push({
+      location: { file: doc.fileOf?.(path) ?? doc.file, line: doc.lineOf(path) },
+      object,
+      severity,
+      message,
+    });
   };
 
   if (!info.apiVersions.includes(apiVersion)) {
@@ -213,14 +259,25 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
     sink.invalid.add(`${kind}/${ns}/${name}`);
     return;
   }
-  const obj = { ...(parsed.data as object), source: { file: doc.file, line: doc.line } } as PawlObject;
+  const source = { file: doc.file, line: doc.line, ...(doc.via ? { via: doc.via } : {}) };
+  const obj = { ...(parsed.data as object), source } as PawlObject;
   const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
   const map = sink.config[info.map] as Map<string, PawlObject>;
   const first = map.get(key);
   if (first) {
+    // The same object reached twice (two clusters' copies of the bootstrap GitRepository) is
+    // one object; two different ones under one name are a conflict, and neither is used.
+    if (sameObject(first, obj)) {
+      sink.loaded.pop();
+      return;
+    }
+    const place = (l: Location): string =>
+      `${l.line ? `${l.file}:${l.line}` : l.file}${l.via ? ` as built from ${l.via}` : ''}`;
+    const at = place(first.source);
+    const here = obj.source.via ? ` (here as built from ${obj.source.via})` : '';
     problem(
       ['metadata', 'name'],
-      `${kind} ${key} is defined twice (first at ${first.source.file}:${first.source.line}); rename or remove one`,
+      `${kind} ${key} is defined twice, differently${here} (also at ${at}); neither is used: rename one, remove one, or point -c at one cluster's directory`,
     );
     return;
   }
@@ -272,6 +329,45 @@ function loadNamespace(doc: SourceDoc, raw: Record<string, unknown>, sink: Sink)
   }
 }
 
+interface Identity {
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** Kind, namespace and name of the kustomize-built document around `line`, read off its text. */
+function objectAround(text: string, line: number): Identity | undefined {
+  const lines = text.split('\n');
+  let start = line - 1;
+  while (start > 0 && !/^---/.test(lines[start]!)) start--;
+  let end = line - 1;
+  while (end < lines.length - 1 && !/^---/.test(lines[end + 1]!)) end++;
+  const doc = lines.slice(start, end + 1).join('\n');
+  const kind = /^kind:\s*(\S+)/m.exec(doc)?.[1];
+  const name = /^ {2}name:\s*(\S+)/m.exec(doc)?.[1];
+  const namespace = /^ {2}namespace:\s*(\S+)/m.exec(doc)?.[1] ?? 'default';
+  return kind && name ? { kind, namespace, name } : undefined;
+}
+
+/**
+ * Stands in for an object of pawl's whose document could not be parsed: it is invalid, and
+ * since its labels are unknown, every automation of its namespace is taken to apply it.
+ */
+function placeholder(id: Identity, file: string, sink: Sink): void {
+  const raw = { kind: id.kind, metadata: { name: id.name, namespace: id.namespace, labels: null } };
+  const doc: SourceDoc = { file, line: 0, value: raw, lineOf: () => 0, via: dirname(file) };
+  sink.loaded.push({ kind: id.kind as Kind, namespace: id.namespace, name: id.name, raw, doc });
+  sink.invalid.add(`${id.kind}/${id.namespace}/${id.name}`);
+}
+
+function sameObject(a: PawlObject, b: PawlObject): boolean {
+  const { source: _a, ...x } = a;
+  const { source: _b, ...y } = b;
+  void _a;
+  void _b;
+  return JSON.stringify(x) === JSON.stringify(y);
+}
+
 function sortProblems(problems: Problem[]): Problem[] {
   return problems
     .map((p, i) => ({ p, i }))
@@ -282,35 +378,4 @@ function sortProblems(problems: Problem[]): Problem[] {
         a.i - b.i,
     )
     .map((x) => x.p);
-}
-
-/**
- * Starts reading every file, at most `limit` at a time, and returns their texts in order: on a
- * slow or network filesystem the reads overlap instead of queueing one by one.
- */
-function readAll(files: string[], limit = 32): Promise<string>[] {
-  let next = 0;
-  const results = files.map(() => {
-    let resolve!: (s: string) => void;
-    let reject!: (e: unknown) => void;
-    const promise = new Promise<string>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    // Errors are collected by the caller when it awaits; mark them handled meanwhile.
-    promise.catch(() => undefined);
-    return { promise, resolve, reject };
-  });
-  const worker = async (): Promise<void> => {
-    while (next < files.length) {
-      const i = next++;
-      try {
-        results[i]!.resolve(await readFile(files[i]!, 'utf8'));
-      } catch (err) {
-        results[i]!.reject(err);
-      }
-    }
-  };
-  for (let w = 0; w < Math.min(limit, files.length); w++) void worker();
-  return results.map((r) => r.promise);
 }

@@ -17,6 +17,13 @@ export interface SourceDoc {
   value: unknown;
   /** Line of the field at `path`, or of its nearest existing ancestor. */
   lineOf(path: readonly PropertyKey[]): number;
+  /**
+   * File of the field at `path` when it may differ from `file` (an object built by kustomize
+   * whose field was set by a patch file).
+   */
+  fileOf?(path: readonly PropertyKey[]): string;
+  /** The kustomization directory that built this document, when kustomize did. */
+  via?: string;
 }
 
 export interface ParseFailure {
@@ -31,7 +38,14 @@ export interface ParseFailure {
  */
 export function parseDocuments(file: string, text: string): { docs: SourceDoc[]; errors: ParseFailure[] } {
   const lineCounter = new LineCounter();
-  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const parsed = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: true,
+    // The library's own warnings (a `{{ .x }}` key "will be stringified") would reach stderr
+    // through process.emitWarning; pawl reports what matters about the value itself.
+    logLevel: 'error',
+  });
   const docs: SourceDoc[] = [];
   const errors: ParseFailure[] = [];
   const lineAt = (offset: number): number => lineCounter.linePos(offset).line;

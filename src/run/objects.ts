@@ -13,7 +13,7 @@ export interface ObjectId {
 
 /** The object of the YAML document containing `offset` (a `findMarkers` range start). */
 export function objectsAt(text: string, offsets: readonly number[]): ObjectId[] {
-  const docs = parseAllDocuments(text);
+  const docs = parseAllDocuments(text, { logLevel: 'error' });
   const list = Array.isArray(docs) ? docs : [docs];
   return offsets.map((offset) => {
     const doc = list.find((d) => d.range[0] <= offset && offset <= d.range[2]) ?? list[0];

@@ -7,6 +7,8 @@
 export interface Location {
   file: string;
   line?: number;
+  /** The kustomization directory whose build produced the object, when kustomize built it. */
+  via?: string;
 }
 
 /** One configuration problem, rendered as `file:line: kind ns/name: message`. */

@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './log.js';
 export * from './redact.js';
 export * from './pool.js';
+export * from './process.js';

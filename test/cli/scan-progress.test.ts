@@ -11,7 +11,7 @@ function ctx(tty: boolean, json: boolean): { ctx: CommandContext; err: () => str
   let text = '';
   stderr.on('data', (d: Buffer) => (text += d.toString()));
   const c: CommandContext = {
-    options: { config: [], stateDir: '.pawl', logLevel: 'silent', json },
+    options: { config: [], stateDir: '.pawl', logLevel: 'silent', json, strict: false },
     log: silentLogger,
     stdout: new PassThrough(),
     stderr,

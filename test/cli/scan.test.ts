@@ -261,7 +261,7 @@ describe('usage and empty states', () => {
     await writeFile(join(configDir, 'empty.yaml'), '# nothing here\n');
     const r = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--json']);
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout), { repositories: [] });
+    assert.deepEqual(JSON.parse(r.stdout), { repositories: [], problems: [], skipped: [] });
     const bad = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--concurrency', '0']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--concurrency must be a positive whole number/);

@@ -72,11 +72,11 @@ const CASES: Case[] = [
     message: /Secret apps\/regcred not found/,
   },
   {
-    name: 'duplicate names',
-    text: [REPO, POLICY, REPO].join('---\n'),
+    name: 'duplicate names (an identical copy is the same object; a different one is a conflict)',
+    text: [REPO, POLICY, REPO, sub(REPO, 'interval: 5m', 'interval: 10m')].join('---\n'),
     at: '  name: app',
-    nth: 3,
-    message: /ImageRepository apps\/app is defined twice \(first at .*f\.yaml:1\)/,
+    nth: 4,
+    message: /ImageRepository apps\/app is defined twice, differently \(also at .*f\.yaml:1\)/,
   },
   {
     name: 'image with a scheme',
@@ -326,9 +326,18 @@ describe('pawl validate', { concurrency: 4 }, () => {
     const out = JSON.parse(stdout) as {
       objects: Record<string, number>;
       problems: Record<string, unknown>[];
+      skipped: Record<string, unknown>[];
     };
-    assert.equal(out.objects.ImagePolicy, 1);
+    // The policy is valid but needs the invalid repository: neither would run.
+    assert.equal(out.objects.ImagePolicy, 0);
     assert.equal(out.objects.ImageRepository, 0);
+    assert.deepEqual(
+      out.skipped.map((s) => [s.kind, s.name, s.line, s.reason, s.dependsOn]),
+      [
+        ['ImageRepository', 'apps/app', 1, 'invalid', null],
+        ['ImagePolicy', 'apps/app', 10, 'dependency', 'ImageRepository apps/app'],
+      ],
+    );
     assert.deepEqual(out.problems, [
       {
         file: join(dir, 'f.yaml'),

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow, resolveObject } from '../../config/index.js';
+import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
 import { openStore } from '../../store/index.js';
 import { createScanClients } from '../../scan/index.js';
 import { explain, type Explanation } from '../../run/index.js';
@@ -20,8 +20,9 @@ export function register(program: Command): void {
   cmd.action(
     action(async (ctx, policyName: string) => {
       const n = Number(cmd.opts<{ candidates: string }>().candidates);
-      const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
-      const policy = resolveObject(config.imagePolicies, policyName, 'ImagePolicy');
+      const loaded = await loadCommandConfig(ctx);
+      const { config } = loaded;
+      const policy = resolveNamed(loaded, config.imagePolicies, policyName, 'ImagePolicy');
       const store = openStore(ctx.options.stateDir);
       try {
         const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
@@ -32,9 +33,9 @@ export function register(program: Command): void {
             candidates: Number.isInteger(n) && n > 0 ? n : 10,
           },
         );
-        if (ctx.options.json) writeJson(ctx, e);
+        if (ctx.options.json) writeJson(ctx, { ...e, ...configJson(loaded) });
         else renderExplanation(ctx, e);
-        return e.automationErrors.length > 0 ? 1 : 0;
+        return e.automationErrors.length > 0 ? 1 : loaded.exitFloor;
       } finally {
         store.close();
       }

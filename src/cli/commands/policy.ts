@@ -104,7 +104,7 @@ async function readPolicy(file: string): Promise<PolicySpec> {
   } catch (err) {
     throw new UsageError(`cannot read --policy ${file}: ${errorMessage(err)}`);
   }
-  const docs = parseAllDocuments(text);
+  const docs = parseAllDocuments(text, { logLevel: 'error' });
   if (!Array.isArray(docs)) throw configError(file, 'not a YAML or JSON document');
   const values: unknown[] = [];
   for (const doc of docs) {

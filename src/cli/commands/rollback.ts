@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
-import { loadConfigOrThrow, resolveObject, type ImagePolicy } from '../../config/index.js';
+import { configJson, loadCommandConfig, resolveNamed, type CommandConfig } from '../config.js';
+import type { ImagePolicy } from '../../config/index.js';
 import { openStore } from '../../store/index.js';
 import { createScanClients } from '../../scan/index.js';
 import { release, rollback, type PeopleDeps, type AutomationReport } from '../../run/index.js';
@@ -9,14 +10,19 @@ import { release, rollback, type PeopleDeps, type AutomationReport } from '../..
 async function withPeopleDeps<T>(
   ctx: CommandContext,
   policyName: string,
-  body: (deps: PeopleDeps, policy: ImagePolicy) => Promise<T>,
+  body: (deps: PeopleDeps, policy: ImagePolicy, loaded: CommandConfig) => Promise<T>,
 ): Promise<T> {
-  const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
-  const policy = resolveObject(config.imagePolicies, policyName, 'ImagePolicy');
+  const loaded = await loadCommandConfig(ctx);
+  const { config } = loaded;
+  const policy = resolveNamed(loaded, config.imagePolicies, policyName, 'ImagePolicy');
   const store = openStore(ctx.options.stateDir);
   try {
     const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
-    return await body({ config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log }, policy);
+    return await body(
+      { config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log },
+      policy,
+      loaded,
+    );
   } finally {
     store.close();
   }
@@ -54,21 +60,21 @@ export function register(program: Command): void {
   rb.action(
     action(async (ctx, policyName: string) => {
       const o = rb.opts<{ to: string; reason?: string; dryRun?: boolean }>();
-      return withPeopleDeps(ctx, policyName, async (deps, policy) => {
+      return withPeopleDeps(ctx, policyName, async (deps, policy, loaded) => {
         const r = await rollback(deps, policy, {
           to: o.to,
           ...(o.reason ? { reason: o.reason } : {}),
           ...(o.dryRun ? { dryRun: true } : {}),
         });
         if (ctx.options.json) {
-          writeJson(ctx, r);
-          return r.automations.some((a) => a.result === 'failed') ? 1 : 0;
+          writeJson(ctx, { ...r, ...configJson(loaded) });
+          return r.automations.some((a) => a.result === 'failed') ? 1 : loaded.exitFloor;
         }
         writeLine(ctx, `rollback of ${r.policy} to ${r.to}:`);
         const code = renderAutomations(ctx, r.automations);
         if (code === 0 && r.automations.every((a) => a.result === 'up-to-date'))
           writeLine(ctx, `every marker of ${r.policy} already holds ${r.to}`);
-        return code;
+        return Math.max(code, loaded.exitFloor);
       });
     }),
   );
@@ -83,18 +89,20 @@ export function register(program: Command): void {
   rel.action(
     action(async (ctx, policyName: string) => {
       const o = rel.opts<{ dryRun?: boolean }>();
-      return withPeopleDeps(ctx, policyName, async (deps, policy) => {
+      return withPeopleDeps(ctx, policyName, async (deps, policy, loaded) => {
         const r = await release(deps, policy, o.dryRun ? { dryRun: true } : {});
         if (ctx.options.json) {
-          writeJson(ctx, r);
-          return r.candidate === null || r.automations.some((a) => a.result === 'failed') ? 1 : 0;
+          writeJson(ctx, { ...r, ...configJson(loaded) });
+          return r.candidate === null || r.automations.some((a) => a.result === 'failed')
+            ? 1
+            : loaded.exitFloor;
         }
         if (r.candidate === null) {
           ctx.stderr.write(`pawl: ${r.policy} has no candidate to release: ${r.error ?? 'unknown'}\n`);
           return 1;
         }
         writeLine(ctx, `release of ${r.policy} at ${r.candidate}:`);
-        return renderAutomations(ctx, r.automations);
+        return Math.max(renderAutomations(ctx, r.automations), loaded.exitFloor);
       });
     }),
   );

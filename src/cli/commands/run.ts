@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow, resolveObject } from '../../config/index.js';
+import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
 import { openStore } from '../../store/index.js';
 import { createScanClients, anomalyKinds } from '../../scan/index.js';
 import { runPass, passExitCode, type RunReport } from '../../run/index.js';
@@ -31,9 +31,10 @@ export function register(program: Command): void {
   cmd.action(
     action(async (ctx) => {
       const opts = cmd.opts<RunOptions>();
-      const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
+      const loaded = await loadCommandConfig(ctx);
+      const { config } = loaded;
       const automations = opts.automation?.length
-        ? opts.automation.map((n) => resolveObject(config.automations, n, 'ImageUpdateAutomation'))
+        ? opts.automation.map((n) => resolveNamed(loaded, config.automations, n, 'ImageUpdateAutomation'))
         : undefined;
       const store = openStore(ctx.options.stateDir);
       try {
@@ -50,9 +51,9 @@ export function register(program: Command): void {
         for (const a of report.automations)
           for (const w of a.warnings ?? [])
             ctx.stderr.write(`pawl: warning: automation ${a.name}: ${w.file}: ${w.message}\n`);
-        if (ctx.options.json) writeJson(ctx, report);
+        if (ctx.options.json) writeJson(ctx, { ...report, ...configJson(loaded) });
         else renderRun(ctx, report);
-        return passExitCode(report);
+        return Math.max(passExitCode(report), loaded.exitFloor);
       } finally {
         store.close();
       }

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow, resolveObject, type ImageRepository } from '../../config/index.js';
+import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
+import type { ImageRepository } from '../../config/index.js';
 import { openStore } from '../../store/index.js';
 import { scanRepositories, type ScanReport, createScanClients, anomalyKinds } from '../../scan/index.js';
 import { UsageError } from '../../util/index.js';
@@ -26,19 +27,24 @@ export function register(program: Command): void {
       if (!Number.isInteger(concurrency) || concurrency < 1) {
         throw new UsageError(`--concurrency must be a positive whole number, not "${opts.concurrency}"`);
       }
-      const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
+      const loaded = await loadCommandConfig(ctx);
+      const { config } = loaded;
       const repos: ImageRepository[] =
         names.length > 0
-          ? [...new Set(names.map((n) => resolveObject(config.imageRepositories, n, 'ImageRepository')))]
+          ? [
+              ...new Set(
+                names.map((n) => resolveNamed(loaded, config.imageRepositories, n, 'ImageRepository')),
+              ),
+            ]
           : [...config.imageRepositories.values()].sort(
               (a, b) =>
                 a.metadata.namespace.localeCompare(b.metadata.namespace) ||
                 a.metadata.name.localeCompare(b.metadata.name),
             );
       if (repos.length === 0) {
-        if (ctx.options.json) writeJson(ctx, { repositories: [] });
+        if (ctx.options.json) writeJson(ctx, { repositories: [], ...configJson(loaded) });
         else ctx.stderr.write('pawl: no ImageRepository in the configuration; nothing to scan\n');
-        return 0;
+        return loaded.exitFloor;
       }
       const store = openStore(ctx.options.stateDir);
       const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
@@ -64,9 +70,9 @@ export function register(program: Command): void {
         progress.done();
         store.close();
       }
-      if (ctx.options.json) writeJson(ctx, { repositories: reports });
+      if (ctx.options.json) writeJson(ctx, { repositories: reports, ...configJson(loaded) });
       else writeLine(ctx, renderReports(reports));
-      return reports.some((r) => r.error !== null) ? 1 : 0;
+      return reports.some((r) => r.error !== null) ? 1 : loaded.exitFloor;
     }),
   );
 }

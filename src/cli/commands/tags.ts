@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { loadConfigOrThrow, resolveObject, refKey } from '../../config/index.js';
+import { loadCommandConfig, resolveNamed } from '../config.js';
+import { resolveObject, refKey } from '../../config/index.js';
 import { DB_FILE, openStore, type Store } from '../../store/index.js';
 import { anomalyKinds, changeList, formatResponse, formatTime } from '../../scan/index.js';
 import { RuntimeError, UsageError } from '../../util/index.js';
@@ -22,8 +23,8 @@ interface TagsOptions {
  */
 async function resolveRepository(ctx: CommandContext, store: Store, name: string): Promise<string> {
   if (ctx.options.config.length > 0) {
-    const { config } = await loadConfigOrThrow(ctx.options.config, ctx.log);
-    return refKey(resolveObject(config.imageRepositories, name, 'ImageRepository').metadata);
+    const loaded = await loadCommandConfig(ctx);
+    return refKey(resolveNamed(loaded, loaded.config.imageRepositories, name, 'ImageRepository').metadata);
   }
   const known = new Map(store.knownRepositories().map((k) => [k, k]));
   if (known.size === 0) {

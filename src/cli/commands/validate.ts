@@ -3,6 +3,7 @@ import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
 import { loadConfig, KIND_NAMES, configMapOf } from '../../config/index.js';
 import { formatProblem } from '../../util/index.js';
+import { configJson, loadOptions } from '../config.js';
 
 export function register(program: Command): void {
   withGlobalOptions(
@@ -13,7 +14,7 @@ export function register(program: Command): void {
       ),
   ).action(
     action(async (ctx) => {
-      const { config, problems } = await loadConfig(ctx.options.config);
+      const { config, problems, skipped } = await loadConfig(ctx.options.config, loadOptions(ctx));
       const objects: Record<string, number> = {};
       for (const kind of KIND_NAMES) objects[kind] = config[configMapOf(kind)].size;
       const errors = problems.filter((p) => p.severity === 'error').length;
@@ -21,16 +22,15 @@ export function register(program: Command): void {
       if (ctx.options.json) {
         writeJson(ctx, {
           objects,
-          problems: problems.map((p) => ({
-            file: p.location.file,
-            line: p.location.line ?? null,
-            object: p.object ?? null,
-            severity: p.severity,
-            message: p.message,
-          })),
+          ...configJson({ problems, skipped }),
         });
       } else {
         for (const p of problems) writeLine(ctx, formatProblem(p));
+        // Objects that are fine themselves but would not run: what they need is invalid.
+        for (const s of skipped.filter((x) => x.reason === 'dependency')) {
+          const where = s.location.line ? `${s.location.file}:${s.location.line}` : s.location.file;
+          writeLine(ctx, `${where}: ${s.kind} ${s.namespace}/${s.name}: skipped: needs ${s.dependsOn}`);
+        }
         const counts = KIND_NAMES.filter((k) => objects[k]! > 0).map((k) => `${objects[k]} ${k}`);
         const plural = (n: number, w: string): string => `${n} ${w}${n === 1 ? '' : 's'}`;
         writeLine(

@@ -253,7 +253,7 @@ function scanMarkers(
     }
 
     const { isMap, isPair, isScalar, isSeq, parseDocument } = yamlLibrary();
-    const doc = parseDocument(chunk, { prettyErrors: false, keepSourceTokens: false });
+    const doc = parseDocument(chunk, { prettyErrors: false, keepSourceTokens: false, logLevel: 'error' });
     const err = doc.errors[0];
     if (err) {
       const line = lineOf(from + (err.pos[0] ?? 0));

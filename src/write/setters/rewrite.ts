@@ -91,8 +91,8 @@ function computePlainSafe(value: string): boolean {
   if (/^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$/.test(value) && /[/@]/.test(value)) return true;
   const { parse } = yamlLibrary();
   try {
-    const core: unknown = parse(`k: ${value}\n`, { schema: 'core', uniqueKeys: false });
-    const v11: unknown = parse(`k: ${value}\n`, { version: '1.1' });
+    const core: unknown = parse(`k: ${value}\n`, { schema: 'core', uniqueKeys: false, logLevel: 'error' });
+    const v11: unknown = parse(`k: ${value}\n`, { version: '1.1', logLevel: 'error' });
     const read = (x: unknown): unknown =>
       x && typeof x === 'object' ? (x as Record<string, unknown>)['k'] : undefined;
     return read(core) === value && read(v11) === value;

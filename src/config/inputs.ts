@@ -1,0 +1,271 @@
+/**
+ * The texts pawl reads objects from, found the way Flux applies a repository:
+ *
+ * - plain YAML/JSON files under the `-c` paths, as they are;
+ * - each directory with a kustomization file, built with kustomize, unless another
+ *   kustomization reads it (then it is part of that build: a base, a component);
+ * - files a kustomization reads (resources, patches, generator inputs) only through its build;
+ * - the `spec.path` of every Flux `Kustomization` found (relative to the root of the Git work
+ *   tree it was found in), read too when it lies outside the `-c` paths, so that
+ *   `-c clusters/production` reads what Flux applies for that cluster;
+ * - Flux `postBuild.substitute` values applied to what lies under that Kustomization's path.
+ */
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { Problem } from '../util/index.js';
+import { newWalkState, walkConfigPaths } from './files.js';
+import { valueAt } from './issues.js';
+import { kustomizationFile, mapBuiltDocument, unitSources, type KustomizeBuild } from './kustomize.js';
+import { substituteDocuments } from './substitute.js';
+import { parseDocuments, type SourceDoc } from './yaml-source.js';
+
+export interface InputText {
+  /** The file named in messages: the file itself, or a kustomization's kustomization file. */
+  file: string;
+  text: string;
+  /** For a kustomize build: where each built document came from. */
+  mapDoc?: (doc: SourceDoc) => SourceDoc;
+}
+
+interface Input {
+  kind: 'file' | 'kustomization';
+  path: string;
+  real: string;
+  top: string;
+  /** The kustomization file (for a kustomization). */
+  kfile?: string;
+  resources?: string[];
+  patches?: string[];
+  /** Read or built text; undefined when that failed (a problem says why). */
+  text?: string;
+}
+
+/** A Flux Kustomization, as far as reading a repository needs it. */
+interface FluxKustomization {
+  name: string;
+  file: string;
+  /** Canonical path of the directory it applies. */
+  target: string;
+  substitute: Record<string, string>;
+  substituteFrom: boolean;
+}
+
+const FLUX_KUSTOMIZE_GROUP = 'kustomize.toolkit.fluxcd.io/';
+
+/** Runs `fn` over `items`, at most `limit` at a time. */
+async function each<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+const inside = (dir: string, path: string): boolean => {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+// Newer kubectl logs its error the klog way: `E1130 10:35:13.149891 10731 run.go:72] "command failed" err="…"`.
+const KLOG = /^[EWIF]\d{4} [\d:.]+\s+\d+ \S+\] "command failed" err="(.*)"$/;
+
+/** kustomize's own words, without its deprecation notes, usage text and log decoration. */
+export function kustomizeWords(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('# Warning') && !l.startsWith('Warning:'))
+    .map((l) => {
+      const m = KLOG.exec(l);
+      return m ? m[1]!.replace(/\\"/g, '"').replace(/\\\\/g, '\\') : l;
+    });
+  return lines.join('; ').replace(/^Error:\s*/, '');
+}
+
+async function gitRoot(start: string, cache: Map<string, string | null>): Promise<string | null> {
+  const hit = cache.get(start);
+  if (hit !== undefined) return hit;
+  const found = await stat(join(start, '.git')).then(
+    () => true,
+    () => false,
+  );
+  const parent = dirname(start);
+  const root = found ? start : parent === start ? null : await gitRoot(parent, cache);
+  cache.set(start, root);
+  return root;
+}
+
+function fluxKustomizations(text: string, file: string): { raw: Record<string, unknown>; file: string }[] {
+  // A top-level `kind: Kustomization`: not the CRDs of gotk-components.yaml, which only name it.
+  if (!text.includes(FLUX_KUSTOMIZE_GROUP) || !/^kind:\s*["']?Kustomization\b/m.test(text)) return [];
+  const out: { raw: Record<string, unknown>; file: string }[] = [];
+  for (const doc of parseAllDocuments(text, { logLevel: 'error' })) {
+    if (doc.errors.length > 0) continue;
+    let v: unknown;
+    try {
+      v = doc.toJS({ maxAliasCount: 1000 });
+    } catch {
+      continue;
+    }
+    const apiVersion = valueAt(v, ['apiVersion']);
+    if (
+      valueAt(v, ['kind']) === 'Kustomization' &&
+      typeof apiVersion === 'string' &&
+      apiVersion.startsWith(FLUX_KUSTOMIZE_GROUP)
+    )
+      out.push({ raw: v as Record<string, unknown>, file });
+  }
+  return out;
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return out;
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+export async function readInputs(
+  paths: string[],
+  kustomize: KustomizeBuild,
+): Promise<{ inputs: InputText[]; problems: Problem[] }> {
+  if (paths.length === 0) await walkConfigPaths(paths); // the usage error for no -c at all
+  const problems: Problem[] = [];
+  const state = newWalkState();
+  const all: Input[] = [];
+  const tops: string[] = [];
+  const consumed = new Set<string>();
+  const flux: FluxKustomization[] = [];
+  const roots = new Map<string, string | null>();
+  const followed = new Set<string>();
+
+  let pending = paths;
+  while (pending.length > 0) {
+    const found = await walkConfigPaths(pending, state);
+    for (const p of pending) tops.push(await realpath(p));
+    const fresh: Input[] = [
+      ...found.files.map((f): Input => ({
+        kind: 'file',
+        path: f,
+        real: found.real.get(f)!,
+        top: found.top.get(f)!,
+      })),
+      ...found.kustomizations.map((d): Input => ({
+        kind: 'kustomization',
+        path: d,
+        real: found.real.get(d)!,
+        top: found.top.get(d)!,
+      })),
+    ];
+    // What every kustomization reads first, so that a base is not built on its own for nothing.
+    await each(
+      fresh.filter((i) => i.kind === 'kustomization'),
+      8,
+      async (input) => {
+        const sources = await unitSources(input.path);
+        input.kfile = (await kustomizationFile(input.path)) ?? join(input.path, 'kustomization.yaml');
+        input.resources = sources.resources;
+        input.patches = sources.patches;
+        for (const c of sources.consumed) consumed.add(resolve(c));
+      },
+    );
+    await each(fresh, 4, async (input) => {
+      if (consumed.has(resolve(input.path))) return;
+      if (input.kind === 'file') {
+        try {
+          input.text = await readFile(input.path, 'utf8');
+        } catch (err) {
+          problems.push({
+            location: { file: input.path },
+            severity: 'error',
+            message: `cannot read: ${(err as Error).message}`,
+          });
+        }
+        return;
+      }
+      const kfile = input.kfile!;
+      const built = await kustomize(input.path);
+      if (built.ok) {
+        input.text = built.stdout;
+        return;
+      }
+      const words = built.failure === 'exit' ? kustomizeWords(built.stderr) : '';
+      // kubectl before 1.21 carries kustomize v2, which takes no directory in `resources`.
+      const tooOld = /must be a file \(got d=/.test(words)
+        ? ' (this kustomize is too old for directories in resources: use kubectl 1.21 or later, or set PAWL_KUBECTL)'
+        : '';
+      problems.push({
+        location: { file: kfile },
+        severity: 'error',
+        message:
+          built.failure === 'missing'
+            ? `cannot build ${input.path} with kustomize: ${built.message}; install kubectl 1.21 or later (its "kubectl kustomize"), or set PAWL_KUBECTL to one`
+            : `kustomize could not build ${input.path}: ${words || built.message}${tooOld}`,
+      });
+    });
+    all.push(...fresh);
+
+    // Flux Kustomizations found so far: follow their paths out of what was walked.
+    pending = [];
+    for (const input of fresh) {
+      if (input.text === undefined) continue;
+      const file = input.kind === 'file' ? input.path : input.kfile!;
+      for (const k of fluxKustomizations(input.text, file)) {
+        const root =
+          (await gitRoot(input.kind === 'file' ? dirname(input.real) : input.real, roots)) ?? input.top;
+        const path = valueAt(k.raw, ['spec', 'path']);
+        const target = resolve(root, typeof path === 'string' ? path : '.');
+        const real = await realpath(target).catch(() => undefined);
+        const name = `${String(valueAt(k.raw, ['metadata', 'namespace']) ?? 'default')}/${String(valueAt(k.raw, ['metadata', 'name']))}`;
+        flux.push({
+          name,
+          file,
+          target: real ?? target,
+          substitute: stringMap(valueAt(k.raw, ['spec', 'postBuild', 'substitute'])),
+          substituteFrom: Array.isArray(valueAt(k.raw, ['spec', 'postBuild', 'substituteFrom'])),
+        });
+        const sourceKind = valueAt(k.raw, ['spec', 'sourceRef', 'kind']);
+        if (real === undefined || (sourceKind !== undefined && sourceKind !== 'GitRepository')) continue;
+        if (followed.has(real) || tops.some((t) => inside(t, real))) continue;
+        followed.add(real);
+        pending.push(real);
+      }
+    }
+  }
+
+  const inputs: InputText[] = [];
+  for (const input of all) {
+    if (input.text === undefined) continue;
+    // Read through the kustomization that reads it, not on its own.
+    if (consumed.has(resolve(input.path))) continue;
+    const owner = flux
+      .filter((k) => inside(k.target, input.real))
+      .sort((a, b) => b.target.length - a.target.length)[0];
+    const text =
+      owner && Object.keys(owner.substitute).length + (owner.substituteFrom ? 1 : 0) > 0
+        ? substituteDocuments(input.text, owner.substitute, {
+            unset: owner.substituteFrom ? 'keep' : 'empty',
+          })
+        : input.text;
+    if (input.kind === 'file') {
+      inputs.push({ file: input.path, text });
+      continue;
+    }
+    const resources = await sourceDocs(input.resources ?? []);
+    const patches = await sourceDocs(input.patches ?? []);
+    const kfile = input.kfile!;
+    inputs.push({ file: kfile, text, mapDoc: (doc) => mapBuiltDocument(doc, kfile, resources, patches) });
+  }
+  return { inputs, problems };
+}
+
+/** Documents of the files a build read, for finding where a built object came from. */
+async function sourceDocs(files: readonly string[]): Promise<SourceDoc[]> {
+  const docs: SourceDoc[] = [];
+  for (const file of files) {
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    if (text !== undefined) docs.push(...parseDocuments(file, text).docs);
+  }
+  return docs;
+}
