@@ -27,6 +27,11 @@ export interface RegistryOptions {
   identityTokens?: Record<string, string>;
   /** Token set-up only: token lifetime in seconds. */
   tokenExpiresIn?: number;
+  /**
+   * Send the registry's notifications (push and pull events) to this URL with
+   * `Authorization: Bearer <token>`, as a `distribution` Receiver expects.
+   */
+  notify?: { url: string; token: string };
 }
 
 export interface TestRegistry {
@@ -126,7 +131,8 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
       `storage:\n  filesystem:\n    rootdirectory: ${storageDir}\n  delete:\n    enabled: true\n` +
       `  maintenance:\n    uploadpurging:\n      enabled: false\n` +
       `http:\n  addr: 127.0.0.1:${port}\n  secret: pawl-test-http-secret\n` +
-      authBlock;
+      authBlock +
+      notifyBlock(opts.notify);
     const configFile = join(dir, 'config.yml');
     await writeFile(configFile, config);
     const child = spawn(REGISTRY_BIN, ['serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -174,6 +180,16 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
   await tokenServer?.stop();
   await rm(dir, { recursive: true, force: true });
   throw lastError instanceof Error ? lastError : new Error('docker-registry did not start');
+}
+
+function notifyBlock(notify: RegistryOptions['notify']): string {
+  if (!notify) return '';
+  // backoff short: the registry retries a refused delivery (e.g. pawl not started yet) soon.
+  return (
+    `notifications:\n  endpoints:\n    - name: pawl\n      url: ${notify.url}\n` +
+    `      headers:\n        Authorization: [Bearer ${notify.token}]\n` +
+    `      timeout: 2s\n      threshold: 3\n      backoff: 200ms\n`
+  );
 }
 
 /** A `kubernetes.io/dockerconfigjson` Secret object, as the config loader produces it. */
