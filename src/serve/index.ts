@@ -15,6 +15,7 @@ export {
   type Clock,
   type JobSpec,
   type JobStatus,
+  type RunContext,
   type RunResult,
 } from './scheduler.js';
 export { parseListen } from './http.js';
