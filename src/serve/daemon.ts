@@ -432,27 +432,31 @@ export class Daemon {
    * pass rescans those repositories first); a repository no automation uses is rescanned. Many
    * events for one automation fold into its running pass's single follow-up.
    */
-  trigger(repositories: readonly string[]): { automations: string[]; repositories: string[] } {
-    const automations = new Set<string>();
+  trigger(
+    repositories: readonly string[],
+    named: readonly string[] = [],
+  ): { automations: string[]; repositories: string[] } {
+    const { config, dependents } = this.current;
+    const runnable = (a: string) => config.automations.get(a)?.spec.suspend === false;
+    const touched = new Map<string, Set<string>>();
     const alone: string[] = [];
-    const now = this.#clock.now();
     for (const r of repositories) {
-      const deps = (this.current.dependents.get(r) ?? []).filter((a) => {
-        const spec = this.current.config.automations.get(a);
-        return spec !== undefined && !spec.spec.suspend;
-      });
+      const deps = (dependents.get(r) ?? []).filter(runnable);
       if (deps.length === 0) alone.push(r);
-      for (const a of deps) {
-        automations.add(a);
-        const p = this.#pending.get(a) ?? { repositories: new Set<string>(), firstAt: now, count: 0 };
-        p.repositories.add(r);
-        p.count++;
-        this.#pending.set(a, p);
-      }
+      for (const a of deps) touched.set(a, (touched.get(a) ?? new Set<string>()).add(r));
     }
-    for (const a of automations) void this.scheduler.request(automationJob(a));
+    // Automations the Receiver names run even when the event names no image (a forge push).
+    for (const a of named) if (runnable(a) && !touched.has(a)) touched.set(a, new Set());
+    const now = this.#clock.now();
+    for (const [a, repos] of touched) {
+      const p = this.#pending.get(a) ?? { repositories: new Set<string>(), firstAt: now, count: 0 };
+      for (const r of repos) p.repositories.add(r);
+      p.count++;
+      this.#pending.set(a, p);
+      void this.scheduler.request(automationJob(a));
+    }
     for (const r of alone) void this.scheduler.request(repositoryJob(r));
-    return { automations: [...automations], repositories: alone };
+    return { automations: [...touched.keys()], repositories: alone };
   }
 
   /**

@@ -7,7 +7,15 @@ import type { RunReport } from '../run/index.js';
 import type { ScanReport } from '../scan/index.js';
 
 export type WebhookResult =
-  'accepted' | 'ignored' | 'unauthorized' | 'forbidden' | 'malformed' | 'too-large' | 'not-found' | 'busy';
+  | 'accepted'
+  | 'ignored'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'malformed'
+  | 'too-large'
+  | 'not-found'
+  | 'suspended'
+  | 'busy';
 
 export class ServeMetrics {
   readonly registry = new Registry();

@@ -9,12 +9,12 @@ import type { Logger } from '../util/log.js';
 import type { WebhookResult } from './metrics.js';
 import {
   MAX_WEBHOOK_BODY_BYTES,
-  receiverHookPath,
+  receiverRoutes,
   resolveTriggers,
   verifyWebhook,
   type IncomingWebhook,
   type ReceiverTarget,
-} from './receivers-standin.js';
+} from './receivers/index.js';
 
 export { MAX_WEBHOOK_BODY_BYTES };
 
@@ -23,33 +23,11 @@ export interface Hook {
   target: ReceiverTarget;
 }
 
-/** Every Receiver whose token Secret is readable, by its Flux path. */
+/** Every Receiver whose token Secret is readable, by its Flux path; the others are logged. */
 export function buildHooks(config: Config, log: Logger): Map<string, Hook> {
-  const hooks = new Map<string, Hook>();
-  for (const receiver of config.receivers.values()) {
-    const { namespace, name } = receiver.metadata;
-    const secret = config.secrets.get(`${namespace}/${receiver.spec.secretRef}`);
-    const token = secret?.data.token?.toString('utf8');
-    if (!token) {
-      log.warn(
-        { receiver: refKey(receiver.metadata) },
-        `Secret ${namespace}/${receiver.spec.secretRef} has no "token"; the receiver is not served`,
-      );
-      continue;
-    }
-    hooks.set(receiverHookPath(token, name, namespace), {
-      receiver,
-      target: {
-        namespace,
-        name,
-        type: receiver.spec.type,
-        token,
-        events: receiver.spec.events,
-        resources: receiver.spec.resources,
-      },
-    });
-  }
-  return hooks;
+  const { byPath, problems } = receiverRoutes(config);
+  for (const p of problems) log.warn({ receiver: p.receiver }, `${p.message}; the Receiver is not served`);
+  return byPath;
 }
 
 /**
@@ -63,9 +41,15 @@ export class ReplayGuard {
     private readonly max = 4096,
   ) {}
 
-  /** True when `body` was accepted for `receiver` within the window; records it otherwise. */
-  replayed(receiver: string, body: Buffer, now: number): boolean {
-    const key = createHash('sha256').update(receiver).update('\0').update(body).digest('base64');
+  /**
+   * True when the same delivery (the vendor's delivery id, else the same body) was accepted for
+   * `receiver` within the window; records it otherwise.
+   */
+  replayed(receiver: string, delivery: string | undefined, body: Buffer, now: number): boolean {
+    const hash = createHash('sha256').update(receiver).update('\0');
+    if (delivery !== undefined) hash.update('id\0').update(delivery);
+    else hash.update('body\0').update(body);
+    const key = hash.digest('base64');
     const at = this.#seen.get(key);
     if (at !== undefined && now - at < this.windowMs) return true;
     this.#seen.delete(key);
@@ -78,7 +62,10 @@ export class ReplayGuard {
 
 export interface WebhookSink {
   current: { config: Config; hooks: Map<string, Hook> };
-  trigger(repositories: readonly string[]): { automations: string[]; repositories: string[] };
+  trigger(
+    repositories: readonly string[],
+    automations?: readonly string[],
+  ): { automations: string[]; repositories: string[] };
 }
 
 export interface WebhookOutcome {
@@ -100,6 +87,10 @@ export function handleWebhook(
   if (!hook)
     return { status: 404, result: 'not-found', receiver: null, body: { error: 'no receiver at this path' } };
   const receiver = refKey(hook.receiver.metadata);
+  if (hook.target.suspend) {
+    // As Flux: a suspended Receiver answers 503, so the sender retries once it is resumed.
+    return { status: 503, result: 'suspended', receiver, body: { error: 'the Receiver is suspended' } };
+  }
   const verdict = verifyWebhook(hook.target, req);
   if (verdict.status === 200) {
     log.debug({ receiver, ignored: verdict.ignored }, 'webhook ignored');
@@ -111,15 +102,16 @@ export function handleWebhook(
     log.info({ receiver, status: verdict.status, error: verdict.error }, 'webhook refused');
     return { status: verdict.status, result, receiver, body: { error: verdict.error } };
   }
-  if (hook.receiver.spec.suspend) {
-    return { status: 200, result: 'ignored', receiver, body: { ignored: 'the Receiver is suspended' } };
-  }
-  if (verdict.event.images.length > 0 && replays.replayed(receiver, req.body, now)) {
+  if (verdict.event.images.length > 0 && replays.replayed(receiver, verdict.event.delivery, req.body, now)) {
     log.info({ receiver }, 'webhook replayed; already acted on');
     return { status: 200, result: 'ignored', receiver, body: { ignored: 'this event was already received' } };
   }
-  const { repositories, skipped } = resolveTriggers(verdict.event, hook.receiver, sink.current.config);
-  const started = sink.trigger(repositories);
+  const { repositories, automations, skipped } = resolveTriggers(
+    verdict.event,
+    hook.receiver,
+    sink.current.config,
+  );
+  const started = sink.trigger(repositories, automations);
   log.info(
     { receiver, repositories, automations: started.automations, skipped: skipped.length },
     'webhook accepted',

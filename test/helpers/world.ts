@@ -70,7 +70,7 @@ export interface WorldOptions {
   files: Record<string, string>;
   /** Config YAML files (name → content); `{{REGISTRY}}` and `{{GIT_URL}}` are replaced. */
   config: Record<string, string>;
-  /** Registry options (e.g. `notify`); auth stays 'none'. */
+  /** Registry options (e.g. `notifications`); auth stays 'none'. */
   registry?: Omit<RegistryOptions, 'auth'>;
 }
 

@@ -57,7 +57,15 @@ export async function startServeWorld(
 ): Promise<ServeWorld> {
   const port = await freePort();
   const world = await startWorld({
-    registry: { notify: { url: `http://127.0.0.1:${port}${HOOK_PATH}`, token: TOKEN } },
+    registry: {
+      notifications: [
+        {
+          name: 'pawl',
+          url: `http://127.0.0.1:${port}${HOOK_PATH}`,
+          headers: { Authorization: [`Bearer ${TOKEN}`] },
+        },
+      ],
+    },
     files: { 'apps/app.yaml': DEPLOY },
     config: {
       'git.yaml': gitObjects().replace('interval: 5m', `interval: ${opts.automationInterval ?? '1h'}`),
