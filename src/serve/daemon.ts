@@ -14,7 +14,7 @@ import {
   type ImageRepository,
   type ImageUpdateAutomation,
 } from '../config/index.js';
-import { runPass } from '../run/index.js';
+import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
 import { openStore, type Store } from '../store/index.js';
 import { ConfigError, errorMessage, formatProblem, type Problem } from '../util/errors.js';
@@ -75,7 +75,13 @@ interface Pending {
   repositories: Set<string>;
   firstAt: number;
   count: number;
+  /** Passes already re-run because the pushed tag was not readable yet. */
+  retries: number;
 }
+
+/** Re-runs of a webhook's pass while the registry has not finished linking the tag it announced. */
+const SETTLE_RETRIES = 5;
+const SETTLE_FIRST_MS = 100;
 
 class Slots {
   #free: number;
@@ -115,6 +121,7 @@ export class Daemon {
   readonly #clock: Clock;
   readonly #watchers: FSWatcher[] = [];
   #watchTimer: NodeJS.Timeout | null = null;
+  readonly #settleTimers = new Set<unknown>();
 
   private constructor(
     readonly opts: ServeOptions,
@@ -411,6 +418,7 @@ export class Daemon {
       report,
     };
     this.lastPass.set(name, event);
+    if (pending && ar && ar.result !== 'failed' && unsettled(report)) this.#settleRetry(name, pending);
     this.log.info(
       {
         automation: name,
@@ -425,6 +433,35 @@ export class Daemon {
     );
     this.events.emitReport(event);
     if (ar?.result === 'failed') throw new Error(ar.error ?? 'the pass failed');
+  }
+
+  /**
+   * The registry notifies as soon as the manifest is stored, sometimes before its tag answers a
+   * HEAD: the pass then finds no candidate (`candidate-missing`, or a selection that does not
+   * exist yet). Rather than leave the push to the next interval, the pass runs again shortly,
+   * a few times, with the same webhooks (and their arrival time, for the latency metric).
+   */
+  #settleRetry(name: string, pending: Pending): void {
+    if (pending.retries >= SETTLE_RETRIES || this.#stopping) {
+      this.log.info({ automation: name }, 'the pushed tag is still not readable; the next interval retries');
+      return;
+    }
+    const delay = SETTLE_FIRST_MS * 2 ** pending.retries;
+    const timer = this.#clock.setTimeout(() => {
+      this.#settleTimers.delete(timer);
+      const p = this.#pending.get(name) ?? {
+        repositories: new Set<string>(),
+        firstAt: pending.firstAt,
+        count: 0,
+        retries: 0,
+      };
+      for (const r of pending.repositories) p.repositories.add(r);
+      p.firstAt = Math.min(p.firstAt, pending.firstAt);
+      p.retries = Math.max(p.retries, pending.retries + 1);
+      this.#pending.set(name, p);
+      void this.scheduler.request(automationJob(name));
+    }, delay);
+    this.#settleTimers.add(timer);
   }
 
   /**
@@ -449,7 +486,12 @@ export class Daemon {
     for (const a of named) if (runnable(a) && !touched.has(a)) touched.set(a, new Set());
     const now = this.#clock.now();
     for (const [a, repos] of touched) {
-      const p = this.#pending.get(a) ?? { repositories: new Set<string>(), firstAt: now, count: 0 };
+      const p = this.#pending.get(a) ?? {
+        repositories: new Set<string>(),
+        firstAt: now,
+        count: 0,
+        retries: 0,
+      };
       for (const r of repos) p.repositories.add(r);
       p.count++;
       this.#pending.set(a, p);
@@ -469,6 +511,8 @@ export class Daemon {
     this.#stopping = (async () => {
       this.scheduler.stop();
       this.#unwatch();
+      for (const t of this.#settleTimers) this.#clock.clearTimeout(t);
+      this.#settleTimers.clear();
       const running = this.scheduler.runningCount();
       if (running > 0) this.log.info({ running, graceMs }, 'stopping: waiting for runs in progress');
       let timer: NodeJS.Timeout | undefined;
@@ -527,4 +571,12 @@ export class Daemon {
     if (this.#watchTimer) clearTimeout(this.#watchTimer);
     for (const w of this.#watchers.splice(0)) w.close();
   }
+}
+
+/** A pass that found no candidate, or a candidate the registry does not answer for yet. */
+function unsettled(report: RunReport): boolean {
+  return (
+    report.policies.some((p) => p.error !== null) ||
+    report.automations.some((a) => a.kept.some((k) => k.reason === 'candidate-missing'))
+  );
 }

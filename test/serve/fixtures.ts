@@ -57,6 +57,7 @@ export async function startServeWorld(
 ): Promise<ServeWorld> {
   const port = await freePort();
   const world = await startWorld({
+    ...(opts.proxy ? { proxy: true } : {}),
     registry: {
       notifications: [
         {

@@ -58,7 +58,8 @@ describe('webhooks at the HTTP level', () => {
     }, 'the automation is idle');
 
   before(async () => {
-    sw = await startServeWorld();
+    // Behind the fault proxy (images are named with its host; these tests send the events themselves).
+    sw = await startServeWorld({ proxy: true });
     await pushTags(sw.world.registry.url, 'team/app', ['1.0.0']);
     server = await startServer({
       configPaths: [sw.world.configDir],
@@ -131,6 +132,24 @@ describe('webhooks at the HTTP level', () => {
     assert.match(((await replay.json()) as { ignored: string }).ignored, /already received/);
     await idle();
     assert.equal(passes.length, before + 1);
+  });
+
+  test('a tag the registry announced but does not serve yet: the pass runs again shortly and pushes it', async () => {
+    await pushTags(sw.world.registry.url, 'team/app', ['1.1.5']);
+    sw.world.proxy!.setMissingManifests('team/app', ['1.1.5']);
+    const before = passes.length;
+    assert.equal((await post(HOOK_PATH, pushEvent('1.1.5'), auth)).status, 202);
+    await eventually(async () => (passes.length > before ? true : undefined), 'a pass');
+    assert.notEqual(passes[before]!.report.automations[0]!.result, 'pushed');
+    sw.world.proxy!.setMissingManifests('team/app', []);
+    await eventually(
+      async () => (passes.at(-1)!.report.automations[0]!.result === 'pushed' ? true : undefined),
+      'a pass that pushes',
+    );
+    await idle();
+    const log = await sw.world.git.log(sw.world.repoName, 'main');
+    assert.match(await sw.world.git.show(sw.world.repoName, log[0]!.sha, 'apps/app.yaml'), /app:1\.1\.5 /);
+    assert.equal(passes.at(-1)!.webhooks, 0, 'the retry carries no new webhook');
   });
 
   test('a burst of 50 events for one automation: one or two passes, not 50', async () => {
