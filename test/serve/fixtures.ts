@@ -53,7 +53,7 @@ export interface ServeWorld {
 
 /** Registry notifying 127.0.0.1:port, git remote with DEPLOY, config with the objects above. */
 export async function startServeWorld(
-  opts: { intervals?: string; automationInterval?: string } = {},
+  opts: { intervals?: string; automationInterval?: string; proxy?: boolean } = {},
 ): Promise<ServeWorld> {
   const port = await freePort();
   const world = await startWorld({
