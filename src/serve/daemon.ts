@@ -36,6 +36,8 @@ export interface ServeOptions {
   watchDebounceMs?: number;
   /** Scans running at once across all repositories (the registry client limits each registry further). */
   scanConcurrency?: number;
+  /** Automation passes running at once (each runs git); default 4. */
+  passConcurrency?: number;
   /** Outer bound of one automation pass; default 10 minutes. */
   automationTimeoutMs?: number;
   clock?: Clock;
@@ -118,6 +120,7 @@ export class Daemon {
   #reloading: Promise<ReloadOutcome> = Promise.resolve(null as unknown as ReloadOutcome);
   readonly #pending = new Map<string, Pending>();
   readonly #scanSlots: Slots;
+  readonly #passSlots: Slots;
   readonly #clock: Clock;
   readonly #watchers: FSWatcher[] = [];
   #watchTimer: NodeJS.Timeout | null = null;
@@ -135,6 +138,7 @@ export class Daemon {
     this.metrics = opts.metrics ?? new ServeMetrics({ defaultMetrics: false });
     this.events = new ServeEvents(opts.log);
     this.#scanSlots = new Slots(opts.scanConcurrency ?? 16);
+    this.#passSlots = new Slots(opts.passConcurrency ?? 4);
     this.current = loaded;
     this.startedAt = new Date(this.#clock.now());
     this.lastReload = {
@@ -373,6 +377,14 @@ export class Daemon {
    * joined, never doubled); then the pass, which finds nothing left to scan.
    */
   async #pass(name: string, ctx: RunContext): Promise<void> {
+    // Webhooks that arrive while the pass waits for a slot are folded into it.
+    await this.#passSlots.run(() => this.#passNow(name, ctx));
+  }
+
+  async #passNow(name: string, ctx: RunContext): Promise<void> {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    // Stopping: a pass still waiting for its slot does not start (its webhooks stay for the next start's interval pass).
+    if (this.#stopping) return;
     const { config, clients, repositoriesOf } = this.current;
     const automation = config.automations.get(name);
     if (!automation) return;

@@ -40,6 +40,8 @@ export async function startServe(opts: {
   listenPort?: number;
   args?: string[];
   env?: Record<string, string>;
+  /** A built CLI (`dist/cli/main.js`) to run with plain node instead of the sources through tsx. */
+  entry?: string;
 }): Promise<ServeProcess> {
   const port = opts.listenPort ?? (await freePort());
   const adminPort = await freePort();
@@ -48,9 +50,7 @@ export async function startServe(opts: {
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      join(ROOT, 'src', 'cli', 'main.ts'),
+      ...(opts.entry ? [opts.entry] : ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')]),
       'serve',
       '-c',
       opts.configDir,
