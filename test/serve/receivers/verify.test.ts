@@ -575,7 +575,10 @@ describe('verifyWebhook: events that are verified but trigger nothing (200)', ()
   });
 
   test('quay: a notification without updated_tags is not a push', () => {
-    ignored(verify('quay', {}, json({ docker_url: 'quay.io/team/app', build_id: 'b' })), /names no image tag/);
+    ignored(
+      verify('quay', {}, json({ docker_url: 'quay.io/team/app', build_id: 'b' })),
+      /names no image tag/,
+    );
   });
 
   test('dockerhub: official images are library/NAME on docker.io; callback_url is only read, never called', () => {
