@@ -22,7 +22,8 @@ import type { Logger } from '../util/log.js';
 import { ServeEvents, type PassEvent } from './events.js';
 import { countingFetch, ServeMetrics } from './metrics.js';
 import { Scheduler, systemClock, type Clock, type JobSpec, type RunContext } from './scheduler.js';
-import { buildHooks, type Hook } from './webhooks.js';
+import { buildRoutes } from './webhooks.js';
+import type { ReceiverRoutes } from './receivers/index.js';
 
 export interface ServeOptions {
   configPaths: string[];
@@ -50,7 +51,7 @@ export interface ServeOptions {
 export interface LoadedConfig {
   config: Config;
   clients: ScanClients;
-  hooks: Map<string, Hook>;
+  routes: ReceiverRoutes;
   /** `ns/name` of a repository → keys of the automations that depend on it. */
   dependents: Map<string, string[]>;
   /** automation `ns/name` → its repositories' `ns/name`. */
@@ -229,7 +230,7 @@ export class Daemon {
         log: opts.log,
         ...(opts.metrics ? { extra: { fetch: countingFetch(opts.metrics) } } : {}),
       }),
-      hooks: buildHooks(config, opts.log),
+      routes: buildRoutes(config, opts.log),
       dependents,
       repositoriesOf,
       loadedAt: new Date(),

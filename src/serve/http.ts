@@ -7,7 +7,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Daemon } from './daemon.js';
 import { registerApi } from './api.js';
 import type { WebhookResult } from './metrics.js';
-import { handleWebhook, MAX_WEBHOOK_BODY_BYTES, ReplayGuard } from './webhooks.js';
+import { acceptWebhook, MAX_WEBHOOK_BODY_BYTES, ReplayGuard } from './webhooks.js';
 
 export interface ListenAddress {
   host: string;
@@ -66,10 +66,10 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
 
   app.post('/hook/*', async (req, reply) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const out = handleWebhook(
+    const out = acceptWebhook(
       daemon,
       replays,
-      req.url.split('?')[0]!,
+      req.url,
       { headers: req.headers, body },
       Date.now(),
       daemon.log,

@@ -4,33 +4,28 @@
  * receivers module's job (src/serve/receivers/); this file only mounts it.
  */
 import { createHash } from 'node:crypto';
-import { refKey, type Config, type Receiver } from '../config/index.js';
+import { refKey, type Config } from '../config/index.js';
 import type { Logger } from '../util/log.js';
 import type { WebhookResult } from './metrics.js';
 import {
   MAX_WEBHOOK_BODY_BYTES,
+  handleWebhook,
   receiverRoutes,
-  resolveTriggers,
-  verifyWebhook,
   type IncomingWebhook,
-  type ReceiverTarget,
+  type ReceiverRoutes,
 } from './receivers/index.js';
 
 export { MAX_WEBHOOK_BODY_BYTES };
 
-export interface Hook {
-  receiver: Receiver;
-  target: ReceiverTarget;
-}
-
 /** Every Receiver whose token Secret is readable, by its Flux path; the others are logged. */
-export function buildHooks(config: Config, log: Logger): Map<string, Hook> {
-  const { byPath, problems } = receiverRoutes(config);
-  for (const p of problems) log.warn({ receiver: p.receiver }, `${p.message}; the Receiver is not served`);
+export function buildRoutes(config: Config, log: Logger): ReceiverRoutes {
+  const routes = receiverRoutes(config);
+  for (const p of routes.problems)
+    log.warn({ receiver: p.receiver }, `${p.message}; the Receiver is not served`);
   // Flux shows this as status.webhookPath: a hash of the token, never the token.
-  for (const [path, hook] of byPath)
+  for (const [path, hook] of routes.byPath)
     log.info({ receiver: refKey(hook.receiver.metadata), path }, 'receiver ready');
-  return byPath;
+  return routes;
 }
 
 /**
@@ -64,7 +59,7 @@ export class ReplayGuard {
 }
 
 export interface WebhookSink {
-  current: { config: Config; hooks: Map<string, Hook> };
+  current: { config: Config; routes: ReceiverRoutes };
   trigger(
     repositories: readonly string[],
     automations?: readonly string[],
@@ -78,7 +73,18 @@ export interface WebhookOutcome {
   body: Record<string, unknown>;
 }
 
-export function handleWebhook(
+const RESULTS: Record<number, WebhookResult> = {
+  200: 'ignored',
+  400: 'malformed',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  413: 'too-large',
+  503: 'suspended',
+};
+
+/** One request: the receivers module's verdict, then replays, then the scheduler. */
+export function acceptWebhook(
   sink: WebhookSink,
   replays: ReplayGuard,
   path: string,
@@ -86,34 +92,28 @@ export function handleWebhook(
   now: number,
   log: Logger,
 ): WebhookOutcome {
-  const hook = sink.current.hooks.get(path);
-  if (!hook)
-    return { status: 404, result: 'not-found', receiver: null, body: { error: 'no receiver at this path' } };
-  const receiver = refKey(hook.receiver.metadata);
-  if (hook.target.suspend) {
-    // As Flux: a suspended Receiver answers 503, so the sender retries once it is resumed.
-    return { status: 503, result: 'suspended', receiver, body: { error: 'the Receiver is suspended' } };
+  const out = handleWebhook(sink.current.routes, sink.current.config, { ...req, path });
+  if (out.status === 404)
+    return { status: 404, result: 'not-found', receiver: null, body: { error: out.error } };
+  const receiver = out.receiver;
+  if (out.status === 200) {
+    log.debug({ receiver, ignored: out.ignored }, 'webhook ignored');
+    return { status: 200, result: 'ignored', receiver, body: { ignored: out.ignored } };
   }
-  const verdict = verifyWebhook(hook.target, req);
-  if (verdict.status === 200) {
-    log.debug({ receiver, ignored: verdict.ignored }, 'webhook ignored');
-    return { status: 200, result: 'ignored', receiver, body: { ignored: verdict.ignored } };
+  if (out.status !== 202) {
+    log.info({ receiver, status: out.status, error: out.error }, 'webhook refused');
+    return {
+      status: out.status,
+      result: RESULTS[out.status] ?? 'malformed',
+      receiver,
+      body: { error: out.error },
+    };
   }
-  if (verdict.status !== 202) {
-    const result =
-      verdict.status === 400 ? 'malformed' : verdict.status === 401 ? 'unauthorized' : 'forbidden';
-    log.info({ receiver, status: verdict.status, error: verdict.error }, 'webhook refused');
-    return { status: verdict.status, result, receiver, body: { error: verdict.error } };
-  }
-  if (verdict.event.images.length > 0 && replays.replayed(receiver, verdict.event.delivery, req.body, now)) {
+  if (out.event.images.length > 0 && replays.replayed(receiver, out.event.delivery, req.body, now)) {
     log.info({ receiver }, 'webhook replayed; already acted on');
     return { status: 200, result: 'ignored', receiver, body: { ignored: 'this event was already received' } };
   }
-  const { repositories, automations, skipped } = resolveTriggers(
-    verdict.event,
-    hook.receiver,
-    sink.current.config,
-  );
+  const { repositories, automations, skipped } = out.triggers;
   const started = sink.trigger(repositories, automations);
   log.info(
     { receiver, repositories, automations: started.automations, skipped: skipped.length },

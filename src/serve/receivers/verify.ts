@@ -162,7 +162,7 @@ function taggedImages(images: (EventImage | undefined)[]): EventImage[] {
 }
 
 function noTag(what: string): NotAccepted {
-  return { status: 200, ignored: `${what} names no tag: nothing new to select` };
+  return { status: 200, ignored: `${what} names no image tag pawl can read: nothing new to select` };
 }
 
 // --- the types ---------------------------------------------------------------------------------

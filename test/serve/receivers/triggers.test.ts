@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { loadConfig } from '../../../src/config/load.js';
 import type { Config, Receiver } from '../../../src/config/types.js';
 import {
+  handleWebhook,
   receiverHookPath,
   receiverRoutes,
   resolveTriggers,
@@ -396,5 +397,65 @@ describe('receiverRoutes', () => {
     assert.deepEqual(routes.problems, [
       { receiver: 'apps/hook', message: 'Secret apps/hook-token has an empty "token"' },
     ]);
+  });
+});
+
+describe('handleWebhook: path to work', () => {
+  const push = (tag: string): Buffer =>
+    Buffer.from(
+      JSON.stringify({
+        events: [
+          {
+            id: 'e1',
+            action: 'push',
+            target: { repository: 'org/app', tag, mediaType: 'application/vnd.oci.image.manifest.v1+json' },
+            request: { host: 'ghcr.io', method: 'PUT' },
+          },
+        ],
+      }),
+    );
+  const path = (): string => receiverHookPath('s3cret-token', 'hook', 'apps');
+  const auth = { authorization: 'Bearer s3cret-token' };
+
+  test('a verified push is 202 with the triggers it resolves to; a query string is ignored', () => {
+    const routes = receiverRoutes(config);
+    const out = handleWebhook(routes, config, { path: `${path()}?x=1`, headers: auth, body: push('1.5.0') });
+    assert.equal(out.status, 202, JSON.stringify(out));
+    assert.ok(out.status === 202);
+    assert.equal(out.receiver, 'apps/hook');
+    assert.deepEqual(out.triggers, { repositories: ['apps/app'], automations: [], skipped: [] });
+  });
+
+  test('unknown paths are 404, a suspended Receiver 503, a wrong token 403 naming the Receiver', () => {
+    const routes = receiverRoutes(config);
+    assert.equal(
+      handleWebhook(routes, config, { path: '/hook/00', headers: auth, body: push('1.5.0') }).status,
+      404,
+    );
+    assert.equal(
+      handleWebhook(routes, config, { path: path().toUpperCase(), headers: auth, body: push('1.5.0') })
+        .status,
+      404,
+    );
+    const wrong = handleWebhook(routes, config, {
+      path: path(),
+      headers: { authorization: 'Bearer nope' },
+      body: push('1.5.0'),
+    });
+    assert.deepEqual(wrong, {
+      status: 403,
+      error: "the bearer token does not match the receiver's token",
+      receiver: 'apps/hook',
+    });
+    const receivers = new Map(config.receivers);
+    const r = receivers.get('apps/hook')!;
+    receivers.set('apps/hook', { ...r, spec: { ...r.spec, suspend: true } });
+    const paused = { ...config, receivers };
+    const out = handleWebhook(receiverRoutes(paused), paused, {
+      path: path(),
+      headers: auth,
+      body: push('1.5.0'),
+    });
+    assert.equal(out.status, 503);
   });
 });

@@ -513,7 +513,7 @@ describe('verifyWebhook: events that are verified but trigger nothing (200)', ()
     ignored(verify('harbor', h, harborBody('PULL_ARTIFACT', res)), /PULL_ARTIFACT adds no tag/);
     ignored(verify('harbor', h, harborBody('DELETE_ARTIFACT', res)), /DELETE_ARTIFACT adds no tag/);
     const byDigest = [{ digest: 'sha256:aa', resource_url: 'harbor.example.com/team/app@sha256:aa' }];
-    ignored(verify('harbor', h, harborBody('PUSH_ARTIFACT', byDigest)), /names no tag/);
+    ignored(verify('harbor', h, harborBody('PUSH_ARTIFACT', byDigest)), /names no image tag/);
   });
 
   test('harbor: without resource_url the repository is repo_full_name, with no registry', () => {
@@ -555,7 +555,7 @@ describe('verifyWebhook: events that are verified but trigger nothing (200)', ()
   test('acr: delete, quarantine and chart pushes add no image tag; a push by digest names none', () => {
     ignored(verify('acr', {}, acrBody('delete', '1.2.3')), /ACR delete adds no image tag/);
     ignored(verify('acr', {}, acrBody('chart_push', '1.2.3')), /chart_push/);
-    ignored(verify('acr', {}, acrBody('push')), /names no tag/);
+    ignored(verify('acr', {}, acrBody('push')), /names no image tag/);
   });
 
   test('nexus: deletes, non-Docker formats and blobs trigger nothing; a manifest asset names its tag', () => {
@@ -575,7 +575,10 @@ describe('verifyWebhook: events that are verified but trigger nothing (200)', ()
   });
 
   test('quay: a notification without updated_tags is not a push', () => {
-    ignored(verify('quay', {}, json({ docker_url: 'quay.io/team/app', build_id: 'b' })), /names no tag/);
+    ignored(
+      verify('quay', {}, json({ docker_url: 'quay.io/team/app', build_id: 'b' })),
+      /names no image tag/,
+    );
   });
 
   test('dockerhub: official images are library/NAME on docker.io; callback_url is only read, never called', () => {
