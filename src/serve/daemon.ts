@@ -339,6 +339,8 @@ export class Daemon {
       timeout: this.opts.automationTimeoutMs ?? 10 * 60_000,
       suspended: a.spec.suspend,
       fingerprint: JSON.stringify([a.spec, policies, git?.spec ?? null, repositoriesOf.get(name) ?? []]),
+      // Waiting for one of the pass slots does not count against the timeout.
+      gate: (fn) => this.#passSlots.run(fn),
       run: (ctx) => this.#pass(name, ctx),
     };
   }
@@ -378,8 +380,8 @@ export class Daemon {
    * joined, never doubled); then the pass, which finds nothing left to scan.
    */
   async #pass(name: string, ctx: RunContext): Promise<void> {
-    // Webhooks that arrive while the pass waits for a slot are folded into it.
-    await this.#passSlots.run(() => this.#passNow(name, ctx));
+    // Runs inside its pass slot (the job's gate): webhooks that arrived while it waited are folded in.
+    await this.#passNow(name, ctx);
   }
 
   async #passNow(name: string, ctx: RunContext): Promise<void> {

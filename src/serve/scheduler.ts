@@ -37,6 +37,11 @@ export interface JobSpec {
   fingerprint: string;
   /** Delay before the first run (e.g. until a stored scan becomes due); default a short spread. */
   firstDelay?: () => number;
+  /**
+   * Where the run waits for capacity (a shared pool of slots). The timeout starts once the gate
+   * lets it through: an object waiting behind others has not timed out.
+   */
+  gate?: (fn: () => Promise<void>) => Promise<void>;
   run(ctx: RunContext): Promise<void>;
 }
 
@@ -276,21 +281,25 @@ export class Scheduler {
     const spec = job.spec;
     const controller = new AbortController();
     let timedOut = false;
-    const timeout = this.clock.setTimeout(() => {
-      timedOut = true;
-      controller.abort(new TimeoutError(`${spec.key} timed out after ${spec.timeout} ms`));
-    }, spec.timeout);
+    let timeout: unknown = null;
     const startedAt = this.clock.now();
     job.runs++;
+    const timed = async (): Promise<void> => {
+      timeout = this.clock.setTimeout(() => {
+        timedOut = true;
+        controller.abort(new TimeoutError(`${spec.key} timed out after ${spec.timeout} ms`));
+      }, spec.timeout);
+      await spec.run({ signal: controller.signal, trigger });
+    };
     const run = (async () => {
       let error: string | null = null;
       try {
-        await spec.run({ signal: controller.signal, trigger });
+        await (spec.gate ? spec.gate(timed) : timed());
         if (timedOut) error = `timed out after ${Math.round(spec.timeout / 1000)}s`;
       } catch (err) {
         error = timedOut ? `timed out after ${Math.round(spec.timeout / 1000)}s` : errorMessage(err);
       } finally {
-        this.clock.clearTimeout(timeout);
+        if (timeout !== null) this.clock.clearTimeout(timeout);
       }
       this.finish(job, { key: spec.key, trigger, startedAt, endedAt: this.clock.now(), error }, waiting);
     })();

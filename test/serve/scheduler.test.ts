@@ -199,3 +199,38 @@ describe('scheduler: joining a run in progress', () => {
     assert.equal(p.starts.length, 1, 'joining does not start another run');
   });
 });
+
+describe('scheduler: gates', () => {
+  test('waiting at the gate does not count against the timeout', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    let open!: () => void;
+    const gateOpen = new Promise<void>((r) => (open = r));
+    let aborted = false;
+    s.set([
+      {
+        key: 'queued',
+        interval: 60_000,
+        timeout: 5_000,
+        suspended: false,
+        fingerprint: '1',
+        firstDelay: () => 0,
+        gate: async (fn) => {
+          await gateOpen;
+          await fn();
+        },
+        run: async ({ signal }) => {
+          signal.addEventListener('abort', () => (aborted = true));
+          await Promise.resolve();
+        },
+      },
+    ]);
+    await clock.advance(20_000);
+    assert.equal(aborted, false);
+    assert.equal(s.status('queued')!.running, true);
+    open();
+    await clock.advance(0);
+    assert.equal(s.status('queued')!.running, false);
+    assert.equal(s.status('queued')!.lastError, null);
+  });
+});
