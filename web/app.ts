@@ -1,0 +1,152 @@
+/**
+ * pawl's dashboard: a hash-routed page over the admin listener's JSON API (docs/dashboard.md).
+ * Read-only; everything it loads comes from the page's own origin.
+ */
+import 'uplot/dist/uPlot.min.css';
+import './style.css';
+import { ago, h } from './dom.js';
+import { renderOverview } from './overview.js';
+import { renderPolicy } from './policy.js';
+import { destroyCharts, renderRepository } from './repository.js';
+import type { Explanation, Overview, Timeline } from './types.js';
+
+type Route = { view: 'overview' } | { view: 'repository'; name: string } | { view: 'policy'; name: string };
+
+function route(): Route {
+  const m = /^#\/(repository|policy)\/([^/]+\/[^/]+)$/.exec(location.hash);
+  if (m) return { view: m[1] as 'repository' | 'policy', name: decodeURIComponent(m[2]!) };
+  return { view: 'overview' };
+}
+
+async function getJson<T>(path: string): Promise<T> {
+  const res = await fetch(path, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+  if (res.status === 401) {
+    location.href = '/login';
+    throw new Error('sign in first');
+  }
+  const body = (await res.json()) as T & { error?: string };
+  if (!res.ok) throw new Error(body.error ?? `${path}: HTTP ${res.status}`);
+  return body;
+}
+
+const main = document.getElementById('main')!;
+const liveEl = document.getElementById('live')!;
+const feed: { at: string; text: string }[] = [];
+let rendering = 0;
+
+async function render(focus: boolean): Promise<void> {
+  const n = ++rendering;
+  const r = route();
+  const scrollY = window.scrollY;
+  let view: HTMLElement;
+  try {
+    if (r.view === 'repository') {
+      const [ns, name] = r.name.split('/');
+      view = renderRepository(await getJson<Timeline>(`/api/v1/repositories/${ns}/${name}/timeline`));
+    } else if (r.view === 'policy') {
+      const [ns, name] = r.name.split('/');
+      destroyCharts();
+      view = renderPolicy(await getJson<Explanation>(`/api/v1/policies/${ns}/${name}/explain`));
+    } else {
+      destroyCharts();
+      view = renderOverview(await getJson<Overview>('/api/v1/dashboard'));
+      view.append(activity());
+    }
+  } catch (err) {
+    view = h(
+      'div',
+      { class: 'view' },
+      h('p', { class: 'error', role: 'alert' }, `Cannot load this view: ${String(err)}`),
+    );
+  }
+  if (n !== rendering) return;
+  main.replaceChildren(view);
+  main.dataset.view = r.view;
+  main.dataset.loaded = String(n);
+  document.title = r.view === 'overview' ? 'pawl' : `${r.name} — pawl`;
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('nav a'))
+    a.toggleAttribute('aria-current', a.getAttribute('href') === (location.hash || '#/'));
+  if (focus) {
+    window.scrollTo(0, 0);
+    main.querySelector<HTMLElement>('h1')?.setAttribute('tabindex', '-1');
+    main.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
+  } else window.scrollTo(0, scrollY);
+}
+
+function activity(): HTMLElement {
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'act' },
+    h('h2', { id: 'act' }, 'Live activity'),
+    feed.length === 0
+      ? h('p', { class: 'muted' }, 'Scans, passes and commits appear here as they happen.')
+      : h(
+          'ul',
+          { class: 'events', 'data-feed': '' },
+          feed.map((f) => h('li', {}, h('time', { datetime: f.at }, ago(f.at)), ' ', f.text)),
+        ),
+  );
+}
+
+// Live: the daemon's event stream; each event re-renders the view (coalesced).
+let pending: number | undefined;
+function refreshSoon(): void {
+  if (pending !== undefined) return;
+  pending = window.setTimeout(() => {
+    pending = undefined;
+    void render(false);
+  }, 250);
+}
+
+function note(text: string, at: string): void {
+  feed.unshift({ at, text });
+  feed.splice(20);
+}
+
+function connect(): void {
+  const es = new EventSource('/api/v1/stream');
+  es.addEventListener('open', () => {
+    liveEl.dataset.state = 'live';
+    liveEl.textContent = 'live';
+  });
+  es.addEventListener('error', () => {
+    liveEl.dataset.state = 'offline';
+    liveEl.textContent = 'reconnecting…';
+  });
+  es.addEventListener('scan', (ev) => {
+    const d = JSON.parse((ev as MessageEvent<string>).data) as {
+      repository: string;
+      at: string;
+      tags: number;
+      error: string | null;
+    };
+    note(
+      d.error ? `Scan of ${d.repository} failed: ${d.error}` : `Scanned ${d.repository}: ${d.tags} tags`,
+      d.at,
+    );
+    liveEl.dataset.events = String(Number(liveEl.dataset.events ?? 0) + 1);
+    refreshSoon();
+  });
+  es.addEventListener('pass', (ev) => {
+    const d = JSON.parse((ev as MessageEvent<string>).data) as {
+      automation: string;
+      at: string;
+      result: string | null;
+      commit: string | null;
+      changes: number;
+      error: string | null;
+    };
+    note(
+      d.result === 'pushed'
+        ? `${d.automation} pushed ${d.commit?.slice(0, 10) ?? ''} (${d.changes} change${d.changes === 1 ? '' : 's'})`
+        : `${d.automation}: ${d.result ?? 'failed'}${d.error ? ` — ${d.error}` : ''}`,
+      d.at,
+    );
+    liveEl.dataset.events = String(Number(liveEl.dataset.events ?? 0) + 1);
+    refreshSoon();
+  });
+}
+
+window.addEventListener('hashchange', () => void render(true));
+void render(false);
+connect();
