@@ -245,11 +245,9 @@ export function registerDashboard(app: FastifyInstance, daemon: Daemon, setup: D
       const limit = Number.isInteger(n) && n > 0 ? Math.min(n, 1000) : 200;
       const t = timeline(source(daemon), `${req.params.namespace}/${req.params.name}`, limit);
       if (!t)
-        return reply
-          .code(404)
-          .send({
-            error: `ImageRepository ${req.params.namespace}/${req.params.name} is not in the running configuration`,
-          });
+        return reply.code(404).send({
+          error: `ImageRepository ${req.params.namespace}/${req.params.name} is not in the running configuration`,
+        });
       return t;
     },
   );
