@@ -90,6 +90,10 @@ const serve = await startServe({
   configDir,
   stateDir,
   ...(entry ? { entry } : {}),
+  // BENCH_SERVE_NODE_OPTIONS: V8 flags for the daemon only, e.g. --max-old-space-size=64.
+  ...(process.env.BENCH_SERVE_NODE_OPTIONS
+    ? { env: { NODE_OPTIONS: process.env.BENCH_SERVE_NODE_OPTIONS } }
+    : {}),
   args: ['--log-level', 'warn', '--start-spread', INTERVAL],
 });
 const status = async (): Promise<{ rss: number; hwm: number }> => {
@@ -113,6 +117,12 @@ try {
   }
   const { hwm } = await status();
   const m = await serve.metrics();
+  const mb = (name: string, labels: Record<string, string> = {}) =>
+    Math.round(metricValue(m, name, labels) / 2 ** 20);
+  console.log(
+    `  at the end: heap used ${mb('pawl_nodejs_heap_size_used_bytes')} MB of ${mb('pawl_nodejs_heap_size_total_bytes')} MB, ` +
+      `external ${mb('pawl_nodejs_external_memory_bytes')} MB, RSS ${mb('pawl_process_resident_memory_bytes')} MB`,
+  );
   const scans = metricValue(m, 'pawl_scans_total');
   console.log(
     `serve memory: ${passes} automation passes (${failures} failed), ${scans} scans, in ${Math.round(samples.at(-1)!.at)} s`,

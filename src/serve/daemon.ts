@@ -398,7 +398,14 @@ export class Daemon {
       const repo = config.imageRepositories.get(r);
       return repo !== undefined && isScanDue(repo, this.store, now);
     });
-    await Promise.all(toScan.map((r) => this.scheduler.request(repositoryJob(r))));
+    await Promise.all(
+      toScan.map((r) => {
+        const key = repositoryJob(r);
+        // Merely due: a scan already running will do. Named by a webhook: it must start after the event.
+        const current = pending?.repositories.has(r) ? null : this.scheduler.running(key);
+        return current ?? this.scheduler.request(key);
+      }),
+    );
     if (ctx.signal.aborted) throw ctx.signal.reason;
     const report = await runPass(
       {

@@ -176,6 +176,11 @@ export class Scheduler {
     });
   }
 
+  /** Settles when the job's run in progress ends; null when it is not running. */
+  running(key: string): Promise<void> | null {
+    return this.jobs.get(key)?.running ?? null;
+  }
+
   has(key: string): boolean {
     return this.jobs.has(key);
   }

@@ -27,6 +27,9 @@ export interface Hook {
 export function buildHooks(config: Config, log: Logger): Map<string, Hook> {
   const { byPath, problems } = receiverRoutes(config);
   for (const p of problems) log.warn({ receiver: p.receiver }, `${p.message}; the Receiver is not served`);
+  // Flux shows this as status.webhookPath: a hash of the token, never the token.
+  for (const [path, hook] of byPath)
+    log.info({ receiver: refKey(hook.receiver.metadata), path }, 'receiver ready');
   return byPath;
 }
 

@@ -53,6 +53,69 @@ describe('pawl serve end to end', () => {
     assert.equal(json.lastPass.report.automations[0]!.commit, head!.sha);
   });
 
+  test('the JSON API serves each object as the CLI shows it', async () => {
+    const status = await serve.adminGet<{
+      ready: boolean;
+      config: { objects: Record<string, number>; lastReload: { applied: boolean; reason: string } };
+      jobs: { total: number; failing: unknown[] };
+    }>('/api/v1/status');
+    assert.equal(status.json.ready, true);
+    assert.equal(status.json.config.objects.ImageRepository, 1);
+    assert.deepEqual(status.json.config.lastReload, {
+      ...status.json.config.lastReload,
+      applied: true,
+      reason: 'start',
+    });
+    assert.equal(status.json.jobs.total, 2);
+    assert.deepEqual(status.json.jobs.failing, []);
+
+    const repos =
+      await serve.adminGet<{ name: string; tags: number; job: { runs: number; lastError: null } }[]>(
+        '/api/v1/repositories',
+      );
+    assert.equal(repos.json[0]!.name, 'flux-system/app');
+    assert.equal(repos.json[0]!.tags, 2);
+    assert.ok(repos.json[0]!.job.runs >= 2);
+
+    const tags = await serve.adminGet<{ tags: { tag: string }[] }>(
+      '/api/v1/repositories/flux-system/app/tags',
+    );
+    assert.deepEqual(tags.json.tags.map((t) => t.tag).sort(), ['1.0.0', '1.1.0']);
+    const cliTags = await sw.world.pawlJson<{ tags: { tag: string }[] }>(['tags', 'app']);
+    assert.deepEqual(tags.json.tags, cliTags.json.tags);
+
+    const history = await serve.adminGet<{ scans: { outcome: string; added: string[] }[] }>(
+      '/api/v1/repositories/flux-system/app/history',
+    );
+    assert.ok(history.json.scans.some((s) => s.added.includes('1.1.0')));
+
+    const policies =
+      await serve.adminGet<{ name: string; candidate: string; highWater: string }[]>('/api/v1/policies');
+    assert.deepEqual(
+      policies.json.map((p) => [p.name, p.candidate, p.highWater]),
+      [['flux-system/app', '1.1.0', '1.1.0']],
+    );
+    const explained = await serve.adminGet<{
+      candidate: string;
+      markers: { reason: string; file: string }[];
+    }>('/api/v1/policies/flux-system/app/explain');
+    assert.equal(explained.json.candidate, '1.1.0');
+    assert.deepEqual(
+      explained.json.markers.map((m) => [m.file, m.reason]),
+      [['apps/app.yaml', 'up-to-date']],
+    );
+
+    const automations =
+      await serve.adminGet<{ name: string; lastPass: { result: string; trigger: string } }[]>(
+        '/api/v1/automations',
+      );
+    assert.equal(automations.json[0]!.lastPass.result, 'pushed');
+    assert.equal(automations.json[0]!.lastPass.trigger, 'request');
+    assert.equal((await serve.adminGet('/api/v1/automations/flux-system/nope')).status, 404);
+    assert.equal((await serve.adminGet('/api/v1/policies/flux-system/nope/explain')).status, 404);
+    assert.equal((await serve.adminGet('/api/v1/events')).status, 200);
+  });
+
   test('health, readiness and a clean stop', async () => {
     assert.equal((await serve.adminGet('/healthz')).status, 200);
     assert.equal((await serve.adminGet('/readyz')).status, 200);

@@ -177,3 +177,25 @@ describe('scheduler', () => {
     assert.equal(clock.pending(), 0);
   });
 });
+
+describe('scheduler: joining a run in progress', () => {
+  test('running(key) settles with the current run; null when idle', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    const p = probe();
+    p.hold = true;
+    s.set([job(clock, 'a', p)]);
+    assert.equal(s.running('a'), null);
+    await clock.advance(0);
+    const current = s.running('a');
+    assert.ok(current);
+    let done = false;
+    void current.then(() => (done = true));
+    await settle();
+    assert.equal(done, false);
+    p.release.shift()!();
+    await settle();
+    assert.equal(done, true);
+    assert.equal(p.starts.length, 1, 'joining does not start another run');
+  });
+});

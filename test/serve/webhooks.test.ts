@@ -18,7 +18,37 @@ import {
   type Server,
 } from '../../src/serve/index.js';
 import { MAX_WEBHOOK_BODY_BYTES } from '../../src/serve/webhooks.js';
+import { createHash } from 'node:crypto';
 import { HOOK_PATH, TOKEN, startServeWorld, type ServeWorld } from './fixtures.js';
+
+/** Every signed Receiver type: the header that carries its credential, and a wrong value of it. */
+const SIGNED: { type: string; header: string; wrong: string }[] = [
+  { type: 'generic-hmac', header: 'x-signature', wrong: `sha256=${'0'.repeat(64)}` },
+  { type: 'github', header: 'x-hub-signature-256', wrong: `sha256=${'0'.repeat(64)}` },
+  { type: 'gitlab', header: 'x-gitlab-token', wrong: 'not-the-token' },
+  { type: 'bitbucket', header: 'x-hub-signature', wrong: `sha256=${'0'.repeat(64)}` },
+  { type: 'harbor', header: 'authorization', wrong: 'not-the-token' },
+  { type: 'nexus', header: 'x-nexus-webhook-signature', wrong: '0'.repeat(40) },
+  { type: 'distribution', header: 'authorization', wrong: 'Bearer not-the-token' },
+];
+const signedPath = (type: string) =>
+  `/hook/${createHash('sha256').update(`${TOKEN}signed-${type}flux-system`).digest('hex')}`;
+const SIGNED_YAML = SIGNED.map(
+  ({ type }) => `apiVersion: notification.toolkit.fluxcd.io/v1
+kind: Receiver
+metadata:
+  name: signed-${type}
+  namespace: flux-system
+spec:
+  type: ${type}
+  resources:
+    - apiVersion: image.toolkit.fluxcd.io/v1
+      kind: ImageRepository
+      name: app
+  secretRef:
+    name: webhook-token
+`,
+).join('---\n');
 
 const AUTOMATION = 'flux-system/fleet';
 
@@ -61,6 +91,7 @@ describe('webhooks at the HTTP level', () => {
     // Behind the fault proxy (images are named with its host; these tests send the events themselves).
     sw = await startServeWorld({ proxy: true });
     await pushTags(sw.world.registry.url, 'team/app', ['1.0.0']);
+    await sw.world.writeConfig('signed.yaml', SIGNED_YAML);
     server = await startServer({
       configPaths: [sw.world.configDir],
       stateDir: sw.world.stateDir,
@@ -102,6 +133,25 @@ describe('webhooks at the HTTP level', () => {
       (await post(HOOK_PATH, pushEvent('9.9.9'), { authorization: `Bearer ${TOKEN}x` })).status,
       403,
     );
+    assert.equal(passes.length, before);
+    assert.equal(server.daemon.scheduler.status(repositoryJob('flux-system/app'))!.runs, scans);
+  });
+
+  test('every signed receiver type: missing credential 401, wrong one 403, and no work', async () => {
+    const scans = server.daemon.scheduler.status(repositoryJob('flux-system/app'))!.runs;
+    const before = passes.length;
+    const vendor = { 'x-github-event': 'push', 'x-gitlab-event': 'Push Hook', 'x-event-key': 'repo:push' };
+    for (const { type, header, wrong } of SIGNED) {
+      const body = JSON.stringify({ type: 'PUSH_ARTIFACT', ref: 'refs/heads/main', events: [] });
+      const missing = await post(signedPath(type), body, { 'content-type': 'application/json', ...vendor });
+      assert.equal(missing.status, 401, `${type} without ${header}`);
+      const bad = await post(signedPath(type), body, {
+        'content-type': 'application/json',
+        ...vendor,
+        [header]: wrong,
+      });
+      assert.equal(bad.status, 403, `${type} with a wrong ${header}`);
+    }
     assert.equal(passes.length, before);
     assert.equal(server.daemon.scheduler.status(repositoryJob('flux-system/app'))!.runs, scans);
   });
