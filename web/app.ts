@@ -49,8 +49,7 @@ async function render(focus: boolean): Promise<void> {
       view = renderPolicy(await getJson<Explanation>(`/api/v1/policies/${ns}/${name}/explain`));
     } else {
       destroyCharts();
-      view = renderOverview(await getJson<Overview>('/api/v1/dashboard'));
-      view.append(activity());
+      view = renderOverview(await getJson<Overview>('/api/v1/dashboard'), activity());
     }
   } catch (err) {
     view = h(
@@ -60,6 +59,8 @@ async function render(focus: boolean): Promise<void> {
     );
   }
   if (n !== rendering) return;
+  // A live refresh must not take the keyboard focus away: find the same element again.
+  const keep = focus ? null : focusKey(document.activeElement);
   main.replaceChildren(view);
   main.dataset.view = r.view;
   main.dataset.loaded = String(n);
@@ -70,7 +71,20 @@ async function render(focus: boolean): Promise<void> {
     window.scrollTo(0, 0);
     main.querySelector<HTMLElement>('h1')?.setAttribute('tabindex', '-1');
     main.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
-  } else window.scrollTo(0, scrollY);
+  } else {
+    window.scrollTo(0, scrollY);
+    if (keep) main.querySelector<HTMLElement>(keep)?.focus({ preventScroll: true });
+  }
+}
+
+function focusKey(el: Element | null): string | null {
+  if (!(el instanceof HTMLElement) || !main.contains(el)) return null;
+  if (el.tagName === 'H1') return 'h1';
+  const href = el.getAttribute('href');
+  if (href) return `${el.tagName.toLowerCase()}[href="${CSS.escape(href)}"]`;
+  const label = el.getAttribute('aria-label');
+  if (label) return `${el.tagName.toLowerCase()}[aria-label="${CSS.escape(label)}"]`;
+  return null;
 }
 
 function activity(): HTMLElement {
@@ -88,14 +102,28 @@ function activity(): HTMLElement {
   );
 }
 
-// Live: the daemon's event stream; each event re-renders the view (coalesced).
+// Live: the daemon's event stream; an event that concerns the view re-renders it, at most
+// every REFRESH_MS (a repository scanned every second must not re-render every second).
+const REFRESH_MS = 1000;
 let pending: number | undefined;
+let lastRefresh = 0;
 function refreshSoon(): void {
   if (pending !== undefined) return;
+  // The explain view reads the git workspace: refresh it less often.
+  const every = route().view === 'policy' ? 5 * REFRESH_MS : REFRESH_MS;
+  const wait = Math.max(150, lastRefresh + every - Date.now());
   pending = window.setTimeout(() => {
     pending = undefined;
+    lastRefresh = Date.now();
     void render(false);
-  }, 250);
+  }, wait);
+}
+
+/** Scans matter to the overview and to their repository's page; passes to every view. */
+function concerns(kind: 'scan' | 'pass', repository?: string): boolean {
+  const r = route();
+  if (kind === 'pass' || r.view === 'overview') return true;
+  return r.view === 'repository' && r.name === repository;
 }
 
 function note(text: string, at: string): void {
@@ -121,11 +149,13 @@ function connect(): void {
       error: string | null;
     };
     note(
-      d.error ? `Scan of ${d.repository} failed: ${d.error}` : `Scanned ${d.repository}: ${d.tags} tags`,
+      d.error
+        ? `Scan of ${d.repository} failed: ${d.error}`
+        : `Scanned ${d.repository}: ${d.tags} tag${d.tags === 1 ? '' : 's'}`,
       d.at,
     );
     liveEl.dataset.events = String(Number(liveEl.dataset.events ?? 0) + 1);
-    refreshSoon();
+    if (concerns('scan', d.repository)) refreshSoon();
   });
   es.addEventListener('pass', (ev) => {
     const d = JSON.parse((ev as MessageEvent<string>).data) as {
@@ -143,7 +173,7 @@ function connect(): void {
       d.at,
     );
     liveEl.dataset.events = String(Number(liveEl.dataset.events ?? 0) + 1);
-    refreshSoon();
+    if (concerns('pass')) refreshSoon();
   });
 }
 

@@ -291,14 +291,14 @@ function repositories(o: Overview): HTMLElement {
   );
 }
 
-export function renderOverview(o: Overview): HTMLElement {
+export function renderOverview(o: Overview, aside: Child = null): HTMLElement {
   return h(
     'div',
     { class: 'view overview' },
     h('h1', { class: 'visually-hidden' }, 'Overview'),
     o.dryRun ? h('p', { class: 'banner' }, 'Dry run: pawl computes everything and writes nothing.') : null,
     summary(o),
-    h('div', { class: 'columns' }, attention(o), automations(o)),
+    h('div', { class: 'columns' }, attention(o), h('div', {}, automations(o), aside)),
     markers(o),
     policies(o),
     repositories(o),

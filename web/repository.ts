@@ -67,7 +67,7 @@ function countChart(t: Timeline, range: [number, number], width: number): HTMLEl
       x: { time: true, range: () => range },
       y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] },
     },
-    axes: [axis(), { ...axis('tags'), size: yAxisSize(width) }],
+    axes: [axis(), { ...axis(), size: yAxisSize(width) }],
     series: [
       { value: (_u, v) => (v === null ? '—' : when(new Date(v * 1000).toISOString())) },
       {
@@ -114,7 +114,7 @@ function selectionChart(
         ...axis(),
         size: yAxisSize(width),
         splits: () => p.tags.map((_t, i) => i),
-        values: (_u, splits) => splits.map((i) => shortTag(p.tags[i] ?? '', width < 600 ? 11 : 26)),
+        values: (_u, splits) => splits.map((i) => shortTag(p.tags[i] ?? '', width < 600 ? 11 : 30)),
       },
     ],
     series: [

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -136,6 +137,18 @@ async function story(): Promise<World> {
     'apps/web.yaml': 'up-to-date',
   });
   return w;
+}
+
+/** Bytes on the wire for a GET with `accept-encoding: gzip` (compressed when the server compresses). */
+function gzipBytes(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+      let n = 0;
+      res.on('data', (d: Buffer) => (n += d.length));
+      res.on('end', () => resolve(n));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
 }
 
 describe('the dashboard in a browser, on real state', () => {
@@ -272,7 +285,7 @@ describe('the dashboard in a browser, on real state', () => {
     );
     assert.ok(commands.includes('pawl release flux-system/app'), String(commands));
     assert.ok((await page.locator('main table.grid tbody tr').count()) >= 3, 'ranked candidates');
-    await page.screenshot({ path: join(shots, 'dashboard-policy-wide.png'), fullPage: true });
+    await page.screenshot({ path: join(shots, 'dashboard-policy-wide.png') });
   });
 
   test('live: a pushed tag appears as a scan, then as the upgrade pawl commits, without a reload', async () => {
@@ -319,6 +332,19 @@ describe('the dashboard in a browser, on real state', () => {
     assert.ok(overflow2 <= 0, `the timeline is ${overflow2}px wider than the screen`);
     await p.screenshot({ path: join(shots, 'dashboard-repository-narrow.png') });
     await narrow.close();
+  });
+
+  test('the first load is under 200 KB compressed', async () => {
+    // What a browser downloads for the overview: the page, its script and stylesheet, the data.
+    let total = 0;
+    const sizes: string[] = [];
+    for (const path of ['/', '/assets/app.js', '/assets/app.css', '/api/v1/dashboard']) {
+      const bytes = await gzipBytes(`${base}${path}`);
+      sizes.push(`${path} ${bytes}`);
+      total += bytes;
+    }
+    await writeFile(join(shots, 'first-load.txt'), `${sizes.join('\n')}\ntotal ${total}\n`);
+    assert.ok(total < 200 * 1024, sizes.join(', '));
   });
 
   test('no request left loopback', async () => {
