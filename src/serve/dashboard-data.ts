@@ -336,8 +336,22 @@ function automationViews(src: DashboardSource): AutomationView[] {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** An up-to-date line pawl upgraded within this long shows as "upgrade written". */
+export const RECENT_UPGRADE_MS = 24 * 60 * 60_000;
+
+/** The newest write of each line (`automation|file|line`), by a run that was not a dry run. */
+function lastWrites(store: Store): Map<string, DecisionRecord> {
+  const out = new Map<string, DecisionRecord>();
+  for (const d of store.decisions({ limit: 5000 })) {
+    const key = `${d.automation}|${d.file}|${d.line}`;
+    if (d.action === 'write' && d.runKind === 'run' && !out.has(key)) out.set(key, d);
+  }
+  return out;
+}
+
 export function overview(src: DashboardSource): Overview {
   const policies = policyViews(src);
+  const writes = lastWrites(src.store);
   const repositories = repositoryViews(src);
   const automations = automationViews(src);
   const byPolicy = new Map(policies.map((p) => [p.name, p]));
@@ -345,7 +359,19 @@ export function overview(src: DashboardSource): Overview {
   for (const [, decisions] of latestDecisions(src.store)) {
     for (const d of decisions) {
       if (!src.config.automations.has(d.automation)) continue;
-      const state = markerState(d.reason, byPolicy.get(d.policy));
+      let state = markerState(d.reason, byPolicy.get(d.policy));
+      let detail = d.detail;
+      const w = writes.get(`${d.automation}|${d.file}|${d.line}`);
+      // The pass after an upgrade finds the line up to date; the upgrade is what a person wants to see.
+      if (
+        state === 'up-to-date' &&
+        w &&
+        w.candidate === d.candidate &&
+        src.now.getTime() - w.at.getTime() < RECENT_UPGRADE_MS
+      ) {
+        state = 'upgrade';
+        detail = `pawl wrote ${w.candidate} over ${w.current} at ${w.at.toISOString()}. ${d.detail}`;
+      }
       markers.push({
         automation: d.automation,
         file: d.file,
@@ -358,8 +384,8 @@ export function overview(src: DashboardSource): Overview {
         action: d.action,
         state,
         label: STATE_LABELS[state],
-        detail: d.detail,
-        meaning: meaningOf(d.reason),
+        detail,
+        meaning: meaningOf(state === 'upgrade' ? 'upgrade' : d.reason),
         at: d.at.toISOString(),
         dryRun: d.runKind === 'dry-run',
       });
