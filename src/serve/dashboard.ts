@@ -128,7 +128,7 @@ const OPEN_PATHS = new Set(['/healthz', '/readyz', '/login', '/assets/login.css'
 const LOGIN_PAGE = (failed: boolean) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><title>pawl — sign in</title><link rel="stylesheet" href="/assets/login.css"></head>
-<body><main class="login"><h1>pawl</h1><p>This admin listener is exposed beyond loopback and needs its token
+<body><main class="login"><h1>pawl</h1><p>This admin listener needs its token
 (the contents of <code>--admin-token-file</code>).</p>
 <form method="post" action="/login"><label for="token">Admin token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
@@ -138,7 +138,7 @@ ${failed ? '<p class="error" role="alert">That token is not right.</p>' : ''}
 function loginCss(): string {
   return `:root{color-scheme:light dark;font:16px/1.5 system-ui,sans-serif}body{margin:0;display:grid;place-items:center;min-height:100vh;background:Canvas;color:CanvasText}
 .login{max-width:24rem;padding:2rem}input{display:block;width:100%;box-sizing:border-box;font:inherit;padding:.5rem;margin:.25rem 0 1rem}
-button{font:inherit;padding:.5rem 1rem}.error{color:#c0392b}`;
+button{font:inherit;padding:.5rem 1rem}.error{color:#c0392b}code{white-space:nowrap}`;
 }
 
 export interface DashboardOptions {
