@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Debian packages pawl's tests and demo use: the CNCF registry, skopeo, htpasswd, sshd, gpg, git,
-# kubectl (for kustomize).
+# kubectl (for kustomize), and chromium (the dashboard's browser tests drive it with playwright-core;
+# no browser is downloaded).
 set -euo pipefail
-pkgs=(git docker-registry skopeo apache2-utils openssh-server openssh-client gnupg openssl ca-certificates python3 make g++)
+pkgs=(git chromium docker-registry skopeo apache2-utils openssh-server openssh-client gnupg openssl ca-certificates python3 make g++)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

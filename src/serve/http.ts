@@ -6,6 +6,7 @@
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Daemon } from './daemon.js';
 import { registerApi } from './api.js';
+import { registerDashboard, type DashboardSetup } from './dashboard.js';
 import type { WebhookResult } from './metrics.js';
 import { acceptWebhook, MAX_WEBHOOK_BODY_BYTES, ReplayGuard } from './webhooks.js';
 
@@ -94,8 +95,10 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
   return app;
 }
 
-export function adminApp(daemon: Daemon): FastifyInstance {
-  const app = Fastify({ logger: false });
+export function adminApp(daemon: Daemon, dashboard?: DashboardSetup): FastifyInstance {
+  // The dashboard's event streams never go idle: closing the listener ends them.
+  const app = Fastify({ logger: false, forceCloseConnections: true });
+  if (dashboard) registerDashboard(app, daemon, dashboard);
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) =>
     daemon.ready

@@ -4,7 +4,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Daemon, type ServeOptions } from './daemon.js';
+import { AdminAuth, prepareDashboard } from './dashboard.js';
 import { adminApp, listen, parseListen, receiverApp, type ReceiverServerOptions } from './http.js';
+import { errorMessage, UsageError } from '../util/index.js';
 
 export { Daemon, automationJob, repositoryJob, type ServeOptions, type ReloadOutcome } from './daemon.js';
 export { ServeEvents, type PassEvent, type ScanEvent } from './events.js';
@@ -19,6 +21,8 @@ export {
   type RunResult,
 } from './scheduler.js';
 export { parseListen } from './http.js';
+export { AdminAuth, defaultWebDir } from './dashboard.js';
+export { forgeCommitUrl, markerState, overview, timeline } from './dashboard-data.js';
 export { createServeLogger } from './log.js';
 
 export const DEFAULT_LISTEN = ':9292';
@@ -38,18 +42,40 @@ export interface StartOptions extends ServeOptions {
   listen?: string;
   adminListen?: string;
   receivers?: ReceiverServerOptions;
+  /** A file holding the admin token; required when `adminListen` is not loopback. */
+  adminTokenFile?: string;
+  /** The built dashboard (default: see defaultWebDir). */
+  webDir?: string;
+}
+
+/** Loopback addresses only: anything else is "exposed" and needs the admin token. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export async function startServer(opts: StartOptions): Promise<Server> {
   const listenAddr = parseListen(opts.listen ?? DEFAULT_LISTEN);
   const adminAddr = parseListen(opts.adminListen ?? DEFAULT_ADMIN_LISTEN);
+  if (!isLoopback(adminAddr.host) && !opts.adminTokenFile)
+    throw new UsageError(
+      `--admin-listen ${opts.adminListen} is not a loopback address: the dashboard and the JSON API would be open to the network; give --admin-token-file FILE (or listen on 127.0.0.1)`,
+    );
+  let auth: AdminAuth | null = null;
+  if (opts.adminTokenFile) {
+    try {
+      auth = await AdminAuth.fromFile(opts.adminTokenFile);
+    } catch (err) {
+      throw new UsageError(errorMessage(err));
+    }
+  }
+  const dashboard = await prepareDashboard({ auth, ...(opts.webDir ? { webDir: opts.webDir } : {}) });
   const daemon = await Daemon.start(opts);
   const apps: FastifyInstance[] = [];
   try {
     const hooks = receiverApp(daemon, opts.receivers);
     apps.push(hooks);
     const listenAt = await listen(hooks, listenAddr);
-    const admin = adminApp(daemon);
+    const admin = adminApp(daemon, dashboard);
     apps.push(admin);
     const adminAt = await listen(admin, adminAddr);
     daemon.log.info({ listen: listenAt, admin: adminAt }, 'listening');

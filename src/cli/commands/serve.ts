@@ -18,6 +18,7 @@ interface ServeCliOptions {
   dryRun?: boolean;
   watch: boolean;
   startSpread?: string;
+  adminTokenFile?: string;
 }
 
 export function register(program: Command): void {
@@ -28,7 +29,15 @@ export function register(program: Command): void {
         'the daemon: every object on its interval, webhook receivers, metrics, health and a JSON API',
       )
       .option('--listen <addr>', 'webhook receivers (HOST:PORT or :PORT)', DEFAULT_LISTEN)
-      .option('--admin-listen <addr>', 'metrics, /healthz, /readyz and the JSON API', DEFAULT_ADMIN_LISTEN)
+      .option(
+        '--admin-listen <addr>',
+        'metrics, /healthz, /readyz, the JSON API and the dashboard',
+        DEFAULT_ADMIN_LISTEN,
+      )
+      .option(
+        '--admin-token-file <file>',
+        'a token the dashboard, the API and /metrics require (needed when --admin-listen is not loopback)',
+      )
       .option(
         '--grace-period <duration>',
         'on SIGTERM, how long a pass in progress may take to finish',
@@ -57,6 +66,7 @@ export function register(program: Command): void {
         adminListen: opts.adminListen,
         dryRun: opts.dryRun === true,
         watch: opts.watch,
+        ...(opts.adminTokenFile ? { adminTokenFile: opts.adminTokenFile } : {}),
         ...(opts.startSpread !== undefined
           ? { startSpreadMs: duration(opts.startSpread, '--start-spread') }
           : {}),

@@ -1,0 +1,31 @@
+/**
+ * Builds the dashboard (web/ → dist/web/): one ES module, one stylesheet and the page, minified.
+ * `npm run build` runs it after tsc; tests call buildWeb() into a temporary directory.
+ */
+import { build } from 'esbuild';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export async function buildWeb(outDir = join(ROOT, 'dist', 'web')): Promise<string> {
+  await mkdir(outDir, { recursive: true });
+  await build({
+    entryPoints: { app: join(ROOT, 'web', 'app.ts') },
+    outdir: outDir,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: ['es2022', 'chrome110', 'firefox110', 'safari16'],
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  await copyFile(join(ROOT, 'web', 'index.html'), join(outDir, 'index.html'));
+  return outDir;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const out = await buildWeb(process.argv[2] ? resolve(process.argv[2]) : undefined);
+  console.log(`dashboard built into ${out}`);
+}

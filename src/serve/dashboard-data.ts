@@ -1,0 +1,528 @@
+/**
+ * What the dashboard (docs/dashboard.md) shows, computed from the store and the running
+ * configuration: one overview (every marked line's state in words and what needs a person
+ * first) and one timeline per image repository. Pure over its inputs except for the store reads;
+ * nothing here writes.
+ */
+import { refKey, type Config } from '../config/index.js';
+import { REASON_LABELS, reasonMeaning, type Reason } from '../guard/index.js';
+import type { DecisionRecord, ScanRecord, Store } from '../store/index.js';
+import { describeAnomaly } from '../scan/index.js';
+import type { PassEvent } from './events.js';
+
+/** The states a marked line is shown in, worst first (the attention list's order). */
+export const MARKER_STATES = [
+  'error',
+  'candidate-missing',
+  'stale',
+  'downgrade-blocked',
+  'pinned',
+  'upgrade',
+  'up-to-date',
+] as const;
+export type MarkerState = (typeof MARKER_STATES)[number];
+
+export const STATE_LABELS: Readonly<Record<MarkerState, string>> = {
+  error: 'error',
+  'candidate-missing': 'candidate missing',
+  stale: 'stale registry',
+  'downgrade-blocked': 'downgrade blocked',
+  pinned: 'pinned',
+  upgrade: 'upgrade written',
+  'up-to-date': 'up to date',
+};
+
+/** Where a commit can be opened in a browser, for the forges whose URL layout is known. */
+export function forgeCommitUrl(gitUrl: string, sha: string): string | null {
+  if (!/^[0-9a-f]{7,64}$/i.test(sha)) return null;
+  let host: string;
+  let path: string;
+  const scp = /^(?:[\w.-]+@)?([\w.-]+):(?!\/\/)([^\s]+)$/.exec(gitUrl);
+  if (scp && !/^[a-z][\w+.-]*:\/\//i.test(gitUrl)) {
+    host = scp[1]!;
+    path = scp[2]!;
+  } else {
+    let u: URL;
+    try {
+      u = new URL(gitUrl);
+    } catch {
+      return null;
+    }
+    if (!['https:', 'http:', 'ssh:', 'git:'].includes(u.protocol)) return null;
+    host = u.hostname;
+    path = u.pathname;
+  }
+  host = host.toLowerCase();
+  path = path
+    .replace(/^\/+/, '')
+    .replace(/\.git\/?$/, '')
+    .replace(/\/+$/, '');
+  if (!/^[\w.-]+(\/[\w.-]+)+$/.test(path)) return null;
+  const base = `https://${host}/${path}`;
+  if (host === 'github.com' || host.startsWith('github.')) return `${base}/commit/${sha}`;
+  if (host === 'gitlab.com' || host.startsWith('gitlab.')) return `${base}/-/commit/${sha}`;
+  if (host === 'bitbucket.org') return `${base}/commits/${sha}`;
+  if (
+    host === 'codeberg.org' ||
+    host === 'gitea.com' ||
+    host.startsWith('gitea.') ||
+    host.startsWith('forgejo.')
+  )
+    return `${base}/commit/${sha}`;
+  return null;
+}
+
+export interface MarkerView {
+  automation: string;
+  file: string;
+  line: number;
+  setter: string;
+  policy: string;
+  current: string;
+  candidate: string | null;
+  reason: string;
+  action: 'write' | 'keep';
+  state: MarkerState;
+  label: string;
+  /** The decision's sentence, and what the reason means in general. */
+  detail: string;
+  meaning: string;
+  at: string;
+  dryRun: boolean;
+}
+
+export interface PolicyView {
+  name: string;
+  repository: string;
+  strategy: string;
+  candidate: string | null;
+  selectedAt: string | null;
+  highWater: string | null;
+  highWaterAt: string | null;
+  pending: { candidate: string; count: number; firstAt: string; lastAt: string } | null;
+  error: string | null;
+  /** The registry's list lacks what it served before, and the ratchet is holding the line. */
+  stale: string | null;
+}
+
+export interface RepositoryView {
+  name: string;
+  image: string;
+  interval: number;
+  tags: number | null;
+  lastScan: {
+    at: string;
+    outcome: string;
+    tags: number | null;
+    anomalies: string[];
+    error: string | null;
+  } | null;
+}
+
+export interface AutomationView {
+  name: string;
+  git: { name: string; url: string; branch: string | null } | null;
+  policies: string[];
+  lastPass: { at: string; trigger: string; result: string | null; error: string | null } | null;
+  lastCommit: { sha: string; at: string; url: string | null; kind: string } | null;
+}
+
+export interface AttentionItem {
+  state: MarkerState;
+  title: string;
+  why: string;
+  /** `#/policy/ns/name` or `#/repository/ns/name`. */
+  href: string;
+}
+
+export interface Overview {
+  generatedAt: string;
+  dryRun: boolean;
+  automations: AutomationView[];
+  policies: PolicyView[];
+  repositories: RepositoryView[];
+  markers: MarkerView[];
+  attention: AttentionItem[];
+  counts: Record<MarkerState, number>;
+}
+
+export interface DashboardSource {
+  config: Config;
+  store: Store;
+  dryRun: boolean;
+  lastPass: ReadonlyMap<string, PassEvent>;
+  repositoriesOf: ReadonlyMap<string, string[]>;
+  now: Date;
+}
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+/** A marker's state from its decision and its policy's situation. */
+export function markerState(
+  reason: string,
+  policy: Pick<PolicyView, 'stale' | 'error' | 'pending'> | undefined,
+): MarkerState {
+  switch (reason) {
+    case 'upgrade':
+    case 'retarget':
+      return 'upgrade';
+    case 'pinned':
+      return 'pinned';
+    case 'downgrade-blocked':
+      return 'downgrade-blocked';
+    case 'candidate-missing':
+      return 'candidate-missing';
+    case 'up-to-date':
+    case 'equivalent':
+      return policy?.stale ? 'stale' : 'up-to-date';
+    case 'no-candidate':
+      return policy?.stale || policy?.pending ? 'stale' : 'error';
+    default:
+      return 'error';
+  }
+}
+
+function meaningOf(reason: string): string {
+  return reason in REASON_LABELS ? reasonMeaning(reason as Reason) : '';
+}
+
+function policyViews(src: DashboardSource): PolicyView[] {
+  const out: PolicyView[] = [];
+  for (const p of src.config.imagePolicies.values()) {
+    const name = refKey(p.metadata);
+    const repository = refKey(p.spec.imageRepositoryRef);
+    const state = src.store.getPolicyState(name);
+    const sel = src.store.selectionHistory(name, 1)[0];
+    const lastGood = src.store.lastGoodScan(repository);
+    const lastStale = src.store.events({ kind: 'stale-scan', policy: name, limit: 1 })[0];
+    // Stale while no good scan has started since the ratchet last refused the list.
+    const stale =
+      lastStale && lastGood && lastStale.at.getTime() >= lastGood.startedAt.getTime()
+        ? staleWords(lastGood, state?.highWater ?? null)
+        : null;
+    out.push({
+      name,
+      repository,
+      strategy: p.spec.policy.strategy,
+      candidate: sel?.candidate ?? null,
+      selectedAt: iso(sel?.at),
+      highWater: state?.highWater ?? null,
+      highWaterAt: iso(state?.highWaterAt),
+      pending: state?.pending
+        ? {
+            candidate: state.pending.candidate,
+            count: state.pending.count,
+            firstAt: state.pending.firstAt.toISOString(),
+            lastAt: state.pending.lastAt.toISOString(),
+          }
+        : null,
+      error: sel?.error ?? null,
+      stale,
+    });
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function staleWords(scan: ScanRecord, highWater: string | null): string {
+  const what = scan.anomalies.map((a) => describeAnomaly(a, 3)).join('; ');
+  return (
+    `The registry's last tag list looks stale${what ? ` (${what})` : ''}` +
+    (highWater ? `; pawl keeps the high-water mark ${highWater}, which still exists.` : '.')
+  );
+}
+
+function repositoryViews(src: DashboardSource): RepositoryView[] {
+  return [...src.config.imageRepositories.values()]
+    .map((r) => {
+      const name = refKey(r.metadata);
+      const last = src.store.lastFinishedScan(name);
+      return {
+        name,
+        image: r.spec.image,
+        interval: r.spec.interval,
+        tags: src.store.lastGoodScan(name)?.tagCount ?? null,
+        lastScan: last
+          ? {
+              at: last.startedAt.toISOString(),
+              outcome: last.outcome,
+              tags: last.tagCount,
+              anomalies: last.anomalies.map((a) => describeAnomaly(a, 5)),
+              error: last.error,
+            }
+          : null,
+      };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The decisions of each automation's latest pass (of kind run or dry-run), newest run first. */
+function latestDecisions(store: Store): Map<string, DecisionRecord[]> {
+  const byAutomation = new Map<string, DecisionRecord[]>();
+  const runOf = new Map<string, number>();
+  for (const d of store.decisions({ limit: 5000 })) {
+    if (d.runKind !== 'run' && d.runKind !== 'dry-run') continue;
+    const run = runOf.get(d.automation);
+    if (run === undefined) runOf.set(d.automation, d.runId);
+    else if (run !== d.runId) continue;
+    byAutomation.set(d.automation, [...(byAutomation.get(d.automation) ?? []), d]);
+  }
+  return byAutomation;
+}
+
+interface RunResultShape {
+  automations?: { name?: unknown; commit?: unknown; result?: unknown }[];
+  commit?: unknown;
+}
+
+/** The newest commit pawl made for the automation: from the store's runs (it outlives restarts). */
+function lastCommit(store: Store, automation: string): { sha: string; at: Date; kind: string } | null {
+  const seen = new Set<number>();
+  for (const d of store.decisions({ limit: 5000 })) {
+    if (d.automation !== automation || d.action !== 'write' || seen.has(d.runId)) continue;
+    seen.add(d.runId);
+    if (seen.size > 50) break;
+    const run = store.getRun(d.runId);
+    const result = (run?.result ?? null) as RunResultShape | null;
+    if (!run || !result) continue;
+    const a = result.automations?.find((x) => x.name === automation);
+    const sha =
+      typeof a?.commit === 'string' ? a.commit : typeof result.commit === 'string' ? result.commit : null;
+    if (sha && run.kind !== 'dry-run') return { sha, at: run.at, kind: run.kind };
+  }
+  return null;
+}
+
+function automationViews(src: DashboardSource): AutomationView[] {
+  return [...src.config.automations.values()]
+    .map((a) => {
+      const name = refKey(a.metadata);
+      const git = src.config.gitRepositories.get(refKey(a.spec.sourceRef));
+      const pass = src.lastPass.get(name);
+      const ar = pass?.report.automations[0];
+      const stored = lastCommit(src.store, name);
+      const live =
+        ar?.commit && ar.result === 'pushed' ? { sha: ar.commit, at: pass!.endedAt, kind: 'run' } : null;
+      const commit = live && (!stored || live.at >= stored.at) ? live : stored;
+      const policies = [...src.config.imagePolicies.values()]
+        .filter((p) => (src.repositoriesOf.get(name) ?? []).includes(refKey(p.spec.imageRepositoryRef)))
+        .map((p) => refKey(p.metadata));
+      return {
+        name,
+        git: git
+          ? {
+              name: refKey(git.metadata),
+              url: git.spec.url,
+              branch: a.spec.git?.push?.branch ?? git.spec.ref?.branch ?? null,
+            }
+          : null,
+        policies,
+        lastPass: pass
+          ? {
+              at: pass.endedAt.toISOString(),
+              trigger: pass.trigger,
+              result: ar?.result ?? null,
+              error: ar?.error ?? null,
+            }
+          : null,
+        lastCommit: commit
+          ? {
+              sha: commit.sha,
+              at: commit.at.toISOString(),
+              url: git ? forgeCommitUrl(git.spec.url, commit.sha) : null,
+              kind: commit.kind,
+            }
+          : null,
+      };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** An up-to-date line pawl upgraded within this long shows as "upgrade written". */
+export const RECENT_UPGRADE_MS = 24 * 60 * 60_000;
+
+/** The newest write of each line (`automation|file|line`), by a run that was not a dry run. */
+function lastWrites(store: Store): Map<string, DecisionRecord> {
+  const out = new Map<string, DecisionRecord>();
+  for (const d of store.decisions({ limit: 5000 })) {
+    const key = `${d.automation}|${d.file}|${d.line}`;
+    if (d.action === 'write' && d.runKind === 'run' && !out.has(key)) out.set(key, d);
+  }
+  return out;
+}
+
+export function overview(src: DashboardSource): Overview {
+  const policies = policyViews(src);
+  const writes = lastWrites(src.store);
+  const repositories = repositoryViews(src);
+  const automations = automationViews(src);
+  const byPolicy = new Map(policies.map((p) => [p.name, p]));
+  const markers: MarkerView[] = [];
+  for (const [, decisions] of latestDecisions(src.store)) {
+    for (const d of decisions) {
+      if (!src.config.automations.has(d.automation)) continue;
+      let state = markerState(d.reason, byPolicy.get(d.policy));
+      let detail = d.detail;
+      const w = writes.get(`${d.automation}|${d.file}|${d.line}`);
+      // The pass after an upgrade finds the line up to date; the upgrade is what a person wants to see.
+      if (
+        state === 'up-to-date' &&
+        w &&
+        w.candidate === d.candidate &&
+        src.now.getTime() - w.at.getTime() < RECENT_UPGRADE_MS
+      ) {
+        state = 'upgrade';
+        detail = `pawl wrote ${w.candidate} over ${w.current} at ${w.at.toISOString()}. ${d.detail}`;
+      }
+      markers.push({
+        automation: d.automation,
+        file: d.file,
+        line: d.line,
+        setter: d.setter,
+        policy: d.policy,
+        current: d.current,
+        candidate: d.candidate,
+        reason: d.reason,
+        action: d.action,
+        state,
+        label: STATE_LABELS[state],
+        detail,
+        meaning: meaningOf(state === 'upgrade' ? 'upgrade' : d.reason),
+        at: d.at.toISOString(),
+        dryRun: d.runKind === 'dry-run',
+      });
+    }
+  }
+  markers.sort(
+    (a, b) =>
+      MARKER_STATES.indexOf(a.state) - MARKER_STATES.indexOf(b.state) ||
+      a.file.localeCompare(b.file) ||
+      a.line - b.line,
+  );
+  const attention: AttentionItem[] = [];
+  for (const r of repositories)
+    if (r.lastScan?.outcome === 'failed')
+      attention.push({
+        state: 'error',
+        title: `Scans of ${r.name} fail`,
+        why: r.lastScan.error ?? 'the last scan failed',
+        href: `#/repository/${r.name}`,
+      });
+  for (const a of automations)
+    if (a.lastPass?.error)
+      attention.push({
+        state: 'error',
+        title: `${a.name} failed`,
+        why: a.lastPass.error,
+        href: '#/',
+      });
+  for (const p of policies)
+    if (p.stale)
+      attention.push({
+        state: 'stale',
+        title: `${p.name}: stale registry`,
+        why: p.stale,
+        href: `#/repository/${p.repository}`,
+      });
+  const notable: MarkerState[] = ['error', 'candidate-missing', 'downgrade-blocked', 'pinned'];
+  for (const m of markers)
+    if (notable.includes(m.state))
+      attention.push({
+        state: m.state,
+        title: `${m.file}:${m.line} — ${STATE_LABELS[m.state]}`,
+        why: m.detail,
+        href: `#/policy/${m.policy}`,
+      });
+  attention.sort((a, b) => MARKER_STATES.indexOf(a.state) - MARKER_STATES.indexOf(b.state));
+  const counts = Object.fromEntries(MARKER_STATES.map((s) => [s, 0])) as Record<MarkerState, number>;
+  for (const m of markers) counts[m.state]++;
+  return {
+    generatedAt: src.now.toISOString(),
+    dryRun: src.dryRun,
+    automations,
+    policies,
+    repositories,
+    markers,
+    attention,
+    counts,
+  };
+}
+
+/** A first scan "adds" every tag; the page needs a few names, not thousands. */
+export const TAG_NAMES_SHOWN = 20;
+
+export interface Timeline {
+  name: string;
+  image: string;
+  scans: {
+    id: number;
+    at: string;
+    outcome: string;
+    tags: number | null;
+    /** At most TAG_NAMES_SHOWN names each; the counts are whole. */
+    added: string[];
+    addedCount: number;
+    removed: string[];
+    removedCount: number;
+    anomalies: { kind: string; text: string }[];
+    error: string | null;
+  }[];
+  policies: {
+    name: string;
+    highWater: string | null;
+    highWaterAt: string | null;
+    /** Oldest first; `tags` orders the selected tags in the order pawl first selected them. */
+    selections: { at: string; candidate: string | null; error: string | null }[];
+    tags: string[];
+  }[];
+}
+
+export function timeline(src: DashboardSource, name: string, limit: number): Timeline | null {
+  const repo = src.config.imageRepositories.get(name);
+  if (!repo) return null;
+  const scans = src.store
+    .scanHistory(name, limit)
+    .filter((s) => s.outcome !== 'running')
+    .reverse();
+  const since = scans[0]?.startedAt.getTime() ?? 0;
+  const policies = [...src.config.imagePolicies.values()]
+    .filter((p) => refKey(p.spec.imageRepositoryRef) === name)
+    .map((p) => {
+      const pname = refKey(p.metadata);
+      const state = src.store.getPolicyState(pname);
+      const selections = src.store
+        .selectionHistory(pname, limit * 4)
+        .filter((s) => s.at.getTime() >= since)
+        .reverse();
+      const tags: string[] = [];
+      for (const s of selections) if (s.candidate && !tags.includes(s.candidate)) tags.push(s.candidate);
+      if (state?.highWater && !tags.includes(state.highWater)) tags.push(state.highWater);
+      return {
+        name: pname,
+        highWater: state?.highWater ?? null,
+        highWaterAt: iso(state?.highWaterAt),
+        selections: selections.map((s) => ({
+          at: s.at.toISOString(),
+          candidate: s.candidate,
+          error: s.error,
+        })),
+        tags,
+      };
+    });
+  return {
+    name,
+    image: repo.spec.image,
+    scans: scans.map((s) => ({
+      id: s.id,
+      at: s.startedAt.toISOString(),
+      outcome: s.outcome,
+      tags: s.tagCount,
+      added: s.added.slice(0, TAG_NAMES_SHOWN),
+      addedCount: s.added.length,
+      removed: s.removed.slice(0, TAG_NAMES_SHOWN),
+      removedCount: s.removed.length,
+      anomalies: s.anomalies.map((a) => ({ kind: a.kind, text: describeAnomaly(a, 5) })),
+      error: s.error,
+    })),
+    policies,
+  };
+}

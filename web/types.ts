@@ -1,0 +1,156 @@
+/** The shapes the page reads (src/serve/dashboard-data.ts and src/run/explain.ts; docs/dashboard.md). */
+export type MarkerState =
+  'error' | 'candidate-missing' | 'stale' | 'downgrade-blocked' | 'pinned' | 'upgrade' | 'up-to-date';
+
+export interface Marker {
+  automation: string;
+  file: string;
+  line: number;
+  setter: string;
+  policy: string;
+  current: string;
+  candidate: string | null;
+  reason: string;
+  action: 'write' | 'keep';
+  state: MarkerState;
+  label: string;
+  detail: string;
+  meaning: string;
+  at: string;
+  dryRun: boolean;
+}
+
+export interface Policy {
+  name: string;
+  repository: string;
+  strategy: string;
+  candidate: string | null;
+  selectedAt: string | null;
+  highWater: string | null;
+  highWaterAt: string | null;
+  pending: { candidate: string; count: number; firstAt: string; lastAt: string } | null;
+  error: string | null;
+  stale: string | null;
+}
+
+export interface Repository {
+  name: string;
+  image: string;
+  interval: number;
+  tags: number | null;
+  lastScan: {
+    at: string;
+    outcome: string;
+    tags: number | null;
+    anomalies: string[];
+    error: string | null;
+  } | null;
+}
+
+export interface Automation {
+  name: string;
+  git: { name: string; url: string; branch: string | null } | null;
+  policies: string[];
+  lastPass: { at: string; trigger: string; result: string | null; error: string | null } | null;
+  lastCommit: { sha: string; at: string; url: string | null; kind: string } | null;
+}
+
+export interface Overview {
+  generatedAt: string;
+  dryRun: boolean;
+  automations: Automation[];
+  policies: Policy[];
+  repositories: Repository[];
+  markers: Marker[];
+  attention: { state: MarkerState; title: string; why: string; href: string }[];
+  counts: Record<MarkerState, number>;
+}
+
+export interface Timeline {
+  name: string;
+  image: string;
+  scans: {
+    id: number;
+    at: string;
+    outcome: string;
+    tags: number | null;
+    added: string[];
+    addedCount: number;
+    removed: string[];
+    removedCount: number;
+    anomalies: { kind: string; text: string }[];
+    error: string | null;
+  }[];
+  policies: {
+    name: string;
+    highWater: string | null;
+    highWaterAt: string | null;
+    selections: { at: string; candidate: string | null; error: string | null }[];
+    tags: string[];
+  }[];
+}
+
+export interface Explanation {
+  policy: string;
+  repository: string;
+  image: string;
+  strategy: string;
+  selected: string | null;
+  candidate: string | null;
+  error: string | null;
+  counts: {
+    tags: number;
+    excluded: number;
+    filteredOut: number;
+    unparsable: number;
+    outOfRange: number;
+  } | null;
+  candidates: { rank: number; tag: string; extracted: string; key: string }[];
+  highWater: string | null;
+  highWaterAt: string | null;
+  pending: { candidate: string; count: number; firstAt: string; lastAt: string } | null;
+  ratchet: string;
+  markers: {
+    automation: string;
+    file: string;
+    line: number;
+    setter: string;
+    value: string;
+    action: 'write' | 'keep';
+    reason: string;
+    words: string;
+    detail: string;
+    advice: string | null;
+    pin: {
+      state: string;
+      detail: string;
+      commit?: string;
+      author?: string;
+      time?: string;
+      previous?: string;
+      kind?: string;
+    } | null;
+  }[];
+  automationErrors: { automation: string; error: string }[];
+  events: { at: string; kind: string; detail: Record<string, unknown> }[];
+}
+
+export const STATE_LABELS: Record<MarkerState, string> = {
+  error: 'error',
+  'candidate-missing': 'candidate missing',
+  stale: 'stale registry',
+  'downgrade-blocked': 'downgrade blocked',
+  pinned: 'pinned',
+  upgrade: 'upgrade written',
+  'up-to-date': 'up to date',
+};
+
+export const STATE_ORDER: MarkerState[] = [
+  'error',
+  'candidate-missing',
+  'stale',
+  'downgrade-blocked',
+  'pinned',
+  'upgrade',
+  'up-to-date',
+];
