@@ -12,6 +12,7 @@ import { IMAGE_API_VERSIONS, imageRepositorySchema } from './schema/imagereposit
 import { imageUpdateAutomationSchema } from './schema/imageupdateautomation.js';
 import { RECEIVER_API_VERSIONS, receiverSchema } from './schema/receiver.js';
 import { secretSchema } from './schema/secret.js';
+import { alertSchema, NOTIFICATION_API_VERSIONS, providerSchema } from './schema/notification.js';
 import { parseDocuments, type SourceDoc } from './yaml-source.js';
 import type { Config, Kind, PawlObject } from './types.js';
 
@@ -36,6 +37,8 @@ const KINDS: Record<Kind, KindInfo> = {
   GitRepository: { apiVersions: GIT_API_VERSIONS, schema: gitRepositorySchema, map: 'gitRepositories' },
   Receiver: { apiVersions: RECEIVER_API_VERSIONS, schema: receiverSchema, map: 'receivers' },
   Secret: { apiVersions: ['v1'], schema: secretSchema, map: 'secrets' },
+  Provider: { apiVersions: NOTIFICATION_API_VERSIONS, schema: providerSchema, map: 'providers' },
+  Alert: { apiVersions: NOTIFICATION_API_VERSIONS, schema: alertSchema, map: 'alerts' },
 };
 
 export const KIND_NAMES = Object.keys(KINDS) as Kind[];
@@ -53,6 +56,8 @@ export function emptyConfig(): Config {
     gitRepositories: new Map(),
     receivers: new Map(),
     secrets: new Map(),
+    providers: new Map(),
+    alerts: new Map(),
   };
 }
 
@@ -63,7 +68,7 @@ const group = (apiVersion: string): string =>
 // repository is mostly Deployments and Kustomizations, and parsing is the expensive part.
 // Such a file failing to parse is an error; a kubectl List that fails only gets a warning.
 const MENTIONS_PAWL_KIND =
-  /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
+  /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret|Provider|Alert)\b/;
 const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?List\b/;
 
 export interface LoadResult {
