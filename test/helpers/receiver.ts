@@ -36,6 +36,8 @@ export interface Receiver {
   requests: Received[];
   /** Requests that were answered 2xx. */
   accepted(): Received[];
+  /** Forgets what was received (between tests sharing a receiver). */
+  reset(): void;
   /** Behaviour of the next requests, in order; afterwards `ok`. */
   script(...b: Behaviour[]): void;
   /** Resolves when `n` requests have arrived. */
@@ -117,6 +119,10 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
     port,
     requests,
     accepted: () => accepted,
+    reset: () => {
+      requests.length = 0;
+      accepted.length = 0;
+    },
     script: (...b) => plan.push(...b),
     arrived: (n) =>
       new Promise<void>((resolve) => {
