@@ -6,6 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
+import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 export interface OutgoingRequest {
@@ -55,7 +56,10 @@ function tunnel(proxy: URL, target: URL, req: OutgoingRequest, signal: AbortSign
       }
       const secure = tls.connect({
         socket,
-        servername: target.hostname,
+        // The name the certificate is checked against.
+        host: target.hostname,
+        // SNI carries host names only (RFC 6066).
+        ...(isIP(target.hostname) ? {} : { servername: target.hostname }),
         ...(req.ca ? { ca: req.ca } : {}),
         ...(req.cert ? { cert: req.cert } : {}),
         ...(req.key ? { key: req.key } : {}),
@@ -87,8 +91,8 @@ export const httpTransport: Transport = async (req) => {
         host: target.hostname,
         path: `${target.pathname}${target.search}`,
         headers,
+        // Without `agent`, Node uses createConnection (with `agent: false` it would not).
         createConnection: () => socket,
-        agent: false,
       };
     } else if (proxy) {
       options = {

@@ -12,7 +12,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 
 const exec = promisify(execFile);
 
@@ -34,6 +34,8 @@ export interface Receiver {
   port: number;
   /** Every request, answered or not, in arrival order. */
   requests: Received[];
+  /** `host:port` of each CONNECT tunnel opened through this receiver acting as a proxy. */
+  tunnels: string[];
   /** Requests that were answered 2xx. */
   accepted(): Received[];
   /** Forgets what was received (between tests sharing a receiver). */
@@ -112,16 +114,40 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
   const server = opts.tls
     ? https.createServer({ key: opts.tls.key, cert: opts.tls.cert }, handler)
     : http.createServer(handler);
+  // As an HTTPS proxy: tunnels to loopback only (tests never reach other addresses).
+  const tunnels: string[] = [];
+  const tunnelSockets = new Set<import('node:stream').Duplex>();
+  server.on('connect', (req: http.IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
+    const target = req.url ?? '';
+    tunnels.push(target);
+    const m = /^127\.0\.0\.1:(\d+)$/.exec(target);
+    if (!m) {
+      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+      return;
+    }
+    tunnelSockets.add(socket);
+    socket.on('close', () => tunnelSockets.delete(socket));
+    const upstream = connect(Number(m[1]), '127.0.0.1', () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}/hook`,
     port,
     requests,
+    tunnels,
     accepted: () => accepted,
     reset: () => {
       requests.length = 0;
       accepted.length = 0;
+      tunnels.length = 0;
     },
     script: (...b) => plan.push(...b),
     arrived: (n) =>
@@ -139,6 +165,7 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
     stop: () =>
       new Promise<void>((resolve) => {
         for (const { res } of held.splice(0)) res.destroy();
+        for (const socket of tunnelSockets) socket.destroy();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

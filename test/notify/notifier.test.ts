@@ -365,6 +365,12 @@ describe('Notifier against a webhook receiver on loopback', { concurrency: 1 }, 
           extra: `  proxy: ${proxy.url.replace('/hook', '')}\n`,
         },
         { name: 'secure', address: secure.url, secret: { token: TOKEN } },
+        {
+          name: 'tunnelled',
+          type: 'generic',
+          address: secure.url,
+          extra: `  proxy: ${proxy.url.replace('/hook', '')}\n`,
+        },
       ]);
       // The CA comes from certSecretRef.
       config.secrets.set('apps/ca', {
@@ -376,6 +382,7 @@ describe('Notifier against a webhook receiver on loopback', { concurrency: 1 }, 
         data: { 'ca.crt': pair.cert },
       });
       config.providers.get('apps/secure')!.spec.certSecretRef = 'ca';
+      config.providers.get('apps/tunnelled')!.spec.certSecretRef = 'ca';
       const metrics = countingMetrics();
       const n = new Notifier({ config, metrics, sleep: instantSleep().sleep, attempts: 1 });
       n.publish({
@@ -389,11 +396,14 @@ describe('Notifier against a webhook receiver on loopback', { concurrency: 1 }, 
       await n.idle();
       assert.equal(proxy.requests.length, 1);
       assert.equal(proxy.requests[0]!.url, 'http://127.0.0.1:9/hook', 'the proxy got the absolute URI');
-      assert.equal(secure.requests.length, 1);
-      assert.equal(secure.requests[0]!.signatureValid, true);
+      assert.deepEqual(proxy.tunnels, [`127.0.0.1:${secure.port}`], 'HTTPS went through a CONNECT tunnel');
+      assert.equal(secure.requests.length, 2);
+      const signed = secure.requests.find((r) => r.headers['x-signature'] !== undefined)!;
+      assert.equal(signed.signatureValid, true);
       // Go's encoding/json escapes <, > and &; the signature covers those bytes.
-      assert.match(secure.requests[0]!.body.toString(), /via proxy \\u0026 TLS \\u003cok\\u003e/);
+      assert.match(signed.body.toString(), /via proxy \\u0026 TLS \\u003cok\\u003e/);
       assert.equal(metrics.counts['delivered apps/secure'], 1);
+      assert.equal(metrics.counts['delivered apps/tunnelled'], 1);
     } finally {
       await proxy.stop();
       await secure.stop();
