@@ -42,4 +42,5 @@ export {
   type NotifyMetrics,
   type ProviderStats,
 } from './notifier.js';
+export { testProvider, type ProbeResult } from './probe.js';
 export { httpTransport, type OutgoingRequest, type Transport, type TransportResponse } from './transport.js';

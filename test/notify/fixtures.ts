@@ -65,16 +65,21 @@ spec:
 ${extra}`;
 }
 
+/** The configuration of `configWith` as YAML. */
+export function configText(providers: ProviderSpec[], alertExtra = ''): string {
+  return (
+    VALID +
+    providers.map(providerYaml).join('') +
+    providers.map((p) => alertYaml(`to-${p.name ?? 'hooks'}`, p.name ?? 'hooks', alertExtra)).join('')
+  );
+}
+
 /**
  * The config fixture (ImageRepository, ImagePolicy apps/app, automation apps/fleet) plus one
  * Alert per Provider matching every object, loaded by the real loader.
  */
 export async function configWith(providers: ProviderSpec[], alertExtra = ''): Promise<Config> {
-  const text =
-    VALID +
-    providers.map(providerYaml).join('') +
-    providers.map((p) => alertYaml(`to-${p.name ?? 'hooks'}`, p.name ?? 'hooks', alertExtra)).join('');
-  const { dir, cleanup } = await configDir({ 'f.yaml': text });
+  const { dir, cleanup } = await configDir({ 'f.yaml': configText(providers, alertExtra) });
   try {
     const { config, problems } = await loadConfig([dir]);
     const errors = problems.filter((p) => p.severity === 'error');
