@@ -331,7 +331,7 @@ describe('Notifier against a webhook receiver on loopback', { concurrency: 1 }, 
     try {
       slow.script('hold');
       const config = await configWith([
-        { name: 'slow', type: 'generic', address: slow.url, extra: '  timeout: 200ms\n' },
+        { name: 'slow', type: 'generic', address: slow.url, extra: '  timeout: 1s\n' },
       ]);
       const metrics = countingMetrics();
       const n = new Notifier({ config, metrics, sleep: instantSleep().sleep });
@@ -344,8 +344,10 @@ describe('Notifier against a webhook receiver on loopback', { concurrency: 1 }, 
         at: at(31),
       });
       await n.idle();
-      assert.equal(slow.requests.length, 2);
-      assert.equal(metrics.counts['retried apps/slow'], 1);
+      // The held request timed out and was tried again. (On a loaded machine an answered attempt
+      // may time out too; what must hold is that the timeout leads to a retry and a delivery.)
+      assert.ok(slow.requests.length >= 2, `${slow.requests.length} requests`);
+      assert.equal(metrics.counts['retried apps/slow'], slow.requests.length - 1);
       assert.equal(metrics.counts['delivered apps/slow'], 1);
     } finally {
       await slow.stop();
