@@ -77,6 +77,8 @@ interface ProviderQueue {
   target: Target;
   items: Delivery[];
   running: boolean;
+  /** A drop was logged since the last delivery: a dead Provider logs once, not per event. */
+  dropLogged: boolean;
 }
 
 export interface ProviderStats {
@@ -131,7 +133,7 @@ export class Notifier {
       if (p.spec.suspend) continue;
       const r = resolveTarget(opts.config, p);
       const key = `${p.metadata.namespace}/${p.metadata.name}`;
-      if (r.ok) this.queues.set(key, { target: r.target, items: [], running: false });
+      if (r.ok) this.queues.set(key, { target: r.target, items: [], running: false, dropLogged: false });
       else {
         this.problems.push(r.problem);
         this.broken.add(key);
@@ -216,10 +218,13 @@ export class Notifier {
       const dropped = q.items.shift()!;
       this.stat(q.target.provider).dropped++;
       this.metrics.dropped(q.target.provider);
-      this.log.warn(
-        { provider: q.target.provider, event: dropped.label },
-        'notification queue full; dropped the oldest message',
-      );
+      if (!q.dropLogged) {
+        q.dropLogged = true;
+        this.log.warn(
+          { provider: q.target.provider, event: dropped.label },
+          'notification queue full; dropping the oldest messages until the Provider accepts again',
+        );
+      }
     }
     q.items.push(d);
     if (!q.running) {
@@ -257,6 +262,7 @@ export class Notifier {
         const rejected = res.status >= 200 && res.status < 300 ? rejectsBody(t, res.body) : null;
         if (res.status >= 200 && res.status < 300 && rejected === null) {
           s.delivered++;
+          q.dropLogged = false;
           this.metrics.delivered(t.provider);
           return;
         }
