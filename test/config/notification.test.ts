@@ -115,6 +115,12 @@ const CASES: Case[] = [
     message: /spec\.address is required unless secretRef names a Secret/,
   },
   {
+    name: 'generic-hmac without a secretRef',
+    text: sub(PROVIDER, '  secretRef:\n    name: hook-token\n', ''),
+    at: 'type: generic-hmac',
+    message: /spec\.type: generic-hmac needs a secretRef to a Secret with a "token" key/,
+  },
+  {
     name: 'generic-hmac Secret without a token',
     text: [
       sub(SECRET, 'name: hook-token', 'name: no-token').replace('  token: s3cret\n', ''),

@@ -113,6 +113,13 @@ export const providerSchema = z.object({
       commitStatusExpr: ignored('pawl has no commit status providers'),
     })
     .superRefine((spec, ctx) => {
+      if (spec.type === 'generic-hmac' && spec.secretRef === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['type'],
+          message: 'generic-hmac needs a secretRef to a Secret with a "token" key (the HMAC key)',
+        });
+      }
       if (spec.address === undefined && spec.secretRef === undefined) {
         ctx.addIssue({
           code: 'custom',
