@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   rollback: () => import('./commands/rollback.js'),
   release: () => import('./commands/rollback.js'),
   serve: () => import('./commands/serve.js'),
+  notify: () => import('./commands/notify.js'),
 };
 
 /** Global options that take a value, so their values are not taken for the command name. */

@@ -3,7 +3,14 @@ import { valueAt } from './issues.js';
 import { selectPolicies } from './resolve.js';
 import { closest } from './suggest.js';
 import { accessDenied } from './access.js';
-import type { Config, ImageRepository, Kind, PawlObject, Secret } from './types.js';
+import {
+  EVENT_OBJECT_KINDS,
+  type Config,
+  type ImageRepository,
+  type Kind,
+  type PawlObject,
+  type Secret,
+} from './types.js';
 import type { SourceDoc } from './yaml-source.js';
 
 /**
@@ -27,6 +34,8 @@ interface Ref {
   name: string;
   /** Checks the target once found; returns what is wrong with it. */
   needs?: (target: unknown) => string | undefined;
+  /** How a missing target is reported; default error. */
+  missing?: Problem['severity'];
 }
 
 const MAP_OF: Record<Kind, keyof Config> = {
@@ -36,6 +45,8 @@ const MAP_OF: Record<Kind, keyof Config> = {
   GitRepository: 'gitRepositories',
   Receiver: 'receivers',
   Secret: 'secrets',
+  Provider: 'providers',
+  Alert: 'alerts',
 };
 
 const RECEIVER_TARGETS = new Set<string>([
@@ -61,11 +72,17 @@ export function referencesOf(
 ): Ref[] {
   const refs: Ref[] = [];
   const { raw, namespace: ns } = l;
-  const add = (path: PropertyKey[], kind: Kind, nsPath?: PropertyKey[], needs?: Ref['needs']): void => {
+  const add = (
+    path: PropertyKey[],
+    kind: Kind,
+    nsPath?: PropertyKey[],
+    needs?: Ref['needs'],
+    missing?: Ref['missing'],
+  ): void => {
     const name = str(raw, path);
     if (name === undefined) return;
     const namespace = (nsPath && str(raw, nsPath)) || ns;
-    refs.push({ path, kind, namespace, name, ...(needs ? { needs } : {}) });
+    refs.push({ path, kind, namespace, name, ...(needs ? { needs } : {}), ...(missing ? { missing } : {}) });
   };
   const keys = (target: unknown): Record<string, Buffer> => (target as Secret).data;
   const secretName = (path: PropertyKey[]): string => `${ns}/${str(raw, path) ?? ''}`;
@@ -171,6 +188,54 @@ export function referencesOf(
       }
       break;
     }
+    case 'Provider': {
+      const type = str(raw, ['spec', 'type']);
+      const address = str(raw, ['spec', 'address']);
+      const secretPath = ['spec', 'secretRef', 'name'];
+      add(secretPath, 'Secret', undefined, (s) => {
+        const k = keys(s);
+        const name = secretName(secretPath);
+        if (address === undefined && !('address' in k))
+          return `Secret ${name} has no "address" key and spec.address is empty; put the webhook URL in one of them`;
+        if (type === 'generic-hmac' && !('token' in k))
+          return `Secret ${name} has no "token" key; a generic-hmac Provider signs with it`;
+        return undefined;
+      });
+      add(['spec', 'certSecretRef', 'name'], 'Secret', undefined, (s) => {
+        const k = keys(s);
+        return 'ca.crt' in k || 'tls.crt' in k || 'caFile' in k
+          ? undefined
+          : `Secret ${secretName(['spec', 'certSecretRef', 'name'])} has none of ca.crt, tls.crt/tls.key; put the receiver's CA in ca.crt`;
+      });
+      break;
+    }
+    case 'Alert': {
+      add(['spec', 'providerRef', 'name'], 'Provider');
+      const sources = valueAt(raw, ['spec', 'eventSources']);
+      if (Array.isArray(sources)) {
+        sources.forEach((_, i) => {
+          const kind = str(raw, ['spec', 'eventSources', i, 'kind']);
+          if (kind === undefined) return;
+          if (!(EVENT_OBJECT_KINDS as readonly string[]).includes(kind)) {
+            warn(
+              ['spec', 'eventSources', i, 'kind'],
+              `pawl sends no events about ${kind}; this source matches nothing (pawl's are ${EVENT_OBJECT_KINDS.join(', ')})`,
+            );
+            return;
+          }
+          if (str(raw, ['spec', 'eventSources', i, 'name']) === '*') return;
+          // Flux accepts an Alert for an object that does not exist yet: a warning, not an error.
+          add(
+            ['spec', 'eventSources', i, 'name'],
+            kind as Kind,
+            ['spec', 'eventSources', i, 'namespace'],
+            undefined,
+            'warning',
+          );
+        });
+      }
+      break;
+    }
     case 'Secret':
       break;
   }
@@ -239,7 +304,7 @@ export function checkReferences(
       }
       const near = closest(key, namesOf(r.kind), 3);
       const hint = near.length ? ` Did you mean ${near.join(', ')}?` : '';
-      report(r.path, `${r.kind} ${key} not found.${hint} Define it or fix the name.`);
+      report(r.path, `${r.kind} ${key} not found.${hint} Define it or fix the name.`, r.missing);
     }
     if (l.obj?.kind === 'ImageUpdateAutomation' && selectPolicies(config, l.obj).length === 0) {
       const selector = l.obj.spec.policySelector;

@@ -14,6 +14,7 @@ import { RECEIVER_API_VERSIONS, receiverSchema } from './schema/receiver.js';
 import { secretSchema } from './schema/secret.js';
 import { NAMESPACE_NAME_LABEL, namespaceSchema } from './schema/namespace.js';
 import { skipInvalid, type SkippedObject } from './skip.js';
+import { alertSchema, NOTIFICATION_API_VERSIONS, providerSchema } from './schema/notification.js';
 import { parseDocuments, type SourceDoc } from './yaml-source.js';
 import type { Config, Kind, NamespaceInfo, ObjectRef, PawlObject } from './types.js';
 
@@ -38,6 +39,8 @@ const KINDS: Record<Kind, KindInfo> = {
   GitRepository: { apiVersions: GIT_API_VERSIONS, schema: gitRepositorySchema, map: 'gitRepositories' },
   Receiver: { apiVersions: RECEIVER_API_VERSIONS, schema: receiverSchema, map: 'receivers' },
   Secret: { apiVersions: ['v1'], schema: secretSchema, map: 'secrets' },
+  Provider: { apiVersions: NOTIFICATION_API_VERSIONS, schema: providerSchema, map: 'providers' },
+  Alert: { apiVersions: NOTIFICATION_API_VERSIONS, schema: alertSchema, map: 'alerts' },
 };
 
 export const KIND_NAMES = Object.keys(KINDS) as Kind[];
@@ -56,6 +59,8 @@ export function emptyConfig(): Config {
     receivers: new Map(),
     secrets: new Map(),
     namespaces: new Map(),
+    providers: new Map(),
+    alerts: new Map(),
   };
 }
 
@@ -67,7 +72,7 @@ const group = (apiVersion: string): string =>
 // Such a file failing to parse is an error; a kubectl List, or a Namespace (read only for its
 // labels, for `accessFrom`), that fails only gets a warning.
 const MENTIONS_PAWL_KIND =
-  /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret)\b/;
+  /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret|Provider|Alert)\b/;
 const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?(List|Namespace)\b/;
 
 export interface LoadResult {

@@ -36,6 +36,8 @@ const MAP_OF: Record<Kind, keyof Config> = {
   GitRepository: 'gitRepositories',
   Receiver: 'receivers',
   Secret: 'secrets',
+  Provider: 'providers',
+  Alert: 'alerts',
 };
 
 function rawLabels(raw: unknown): Record<string, string> | undefined {

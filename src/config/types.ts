@@ -189,8 +189,86 @@ export interface Secret extends Base<'Secret'> {
   data: Record<string, Buffer>;
 }
 
+/** Provider types pawl sends to, with the payloads of Flux's notification-controller. */
+export const PROVIDER_TYPES = [
+  'generic',
+  'generic-hmac',
+  'slack',
+  'msteams',
+  'discord',
+  'rocket',
+  'googlechat',
+] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+export interface Provider extends Base<'Provider'> {
+  spec: {
+    type: ProviderType;
+    address?: string;
+    channel?: string;
+    username?: string;
+    /** Secret keys: `address`, `token`, `headers` (YAML map), `proxy`. */
+    secretRef?: string;
+    /** Secret keys: `ca.crt`, optionally `tls.crt` and `tls.key`. */
+    certSecretRef?: string;
+    proxy?: string;
+    /** Per request; Flux's default 15s. */
+    timeout: number;
+    suspend: boolean;
+  };
+}
+
+/** Kinds Flux's Alert `eventSources` accept (CrossNamespaceObjectReference). */
+export const ALERT_SOURCE_KINDS = [
+  'Bucket',
+  'GitRepository',
+  'Kustomization',
+  'HelmRelease',
+  'HelmChart',
+  'HelmRepository',
+  'ImageRepository',
+  'ImagePolicy',
+  'ImageUpdateAutomation',
+  'OCIRepository',
+  'ArtifactGenerator',
+  'ExternalArtifact',
+] as const;
+export type AlertSourceKind = (typeof ALERT_SOURCE_KINDS)[number];
+/** The kinds pawl emits events about; sources of other kinds match nothing. */
+export const EVENT_OBJECT_KINDS = ['ImageRepository', 'ImagePolicy', 'ImageUpdateAutomation'] as const;
+
+export interface AlertSource {
+  kind: AlertSourceKind;
+  /** A name or `*`. */
+  name: string;
+  /** Absent: the Alert's own namespace. */
+  namespace?: string;
+  matchLabels?: Record<string, string>;
+}
+
+export interface Alert extends Base<'Alert'> {
+  spec: {
+    providerRef: string;
+    eventSeverity: 'info' | 'error';
+    eventSources: AlertSource[];
+    /** RE2 patterns matched against the event message. */
+    inclusionList: string[];
+    exclusionList: string[];
+    summary?: string;
+    eventMetadata: Record<string, string>;
+    suspend: boolean;
+  };
+}
+
 export type PawlObject =
-  ImageRepository | ImagePolicy | ImageUpdateAutomation | GitRepository | Receiver | Secret;
+  | ImageRepository
+  | ImagePolicy
+  | ImageUpdateAutomation
+  | GitRepository
+  | Receiver
+  | Secret
+  | Provider
+  | Alert;
 export type Kind = PawlObject['kind'];
 
 /** Everything loaded from `-c` paths, indexed by `namespace/name` per kind. */
@@ -203,4 +281,6 @@ export interface Config {
   secrets: Map<string, Secret>;
   /** Namespace objects by name; not a kind pawl acts on, only read for their labels. */
   namespaces: Map<string, NamespaceInfo>;
+  providers: Map<string, Provider>;
+  alerts: Map<string, Alert>;
 }
