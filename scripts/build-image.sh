@@ -139,11 +139,13 @@ fi
 
 # 3. app ----------------------------------------------------------------------------------------
 t=$(now)
-echo "== app: npm run build; production node_modules" >&2
-npm run --silent build >&2
+echo "== app: build dist/; production node_modules" >&2
 app=$work/app/opt/pawl
 mkdir -p "$app"
-cp -a dist bin package.json package-lock.json README.md "$app/"
+# `npm run build`, into the image's tree rather than the work tree's dist/ (which bin/pawl.js
+# would prefer over the sources).
+npx tsc -p tsconfig.build.json --outDir "$app/dist" --declaration false --sourceMap false >&2
+cp -a bin package.json package-lock.json README.md "$app/"
 [ -f LICENSE ] && cp LICENSE "$app/"
 # Production node_modules, cached by lockfile and Node version. better-sqlite3's native module
 # must match the image's Node ABI: it is built by this machine's Node, so the two must agree.
