@@ -9,11 +9,22 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startRegistry } from '../test/helpers/registry.js';
 import { pushTags } from '../test/helpers/push.js';
 import { startGitServer } from '../test/helpers/git-server.js';
-import { ROOT } from '../test/helpers/world.js';
+
+// This file runs as scripts/demo.ts in a checkout and bundled as dist/demo/demo.js in the npm
+// package (the `pawl-demo` command): either way the package root is the nearest folder above
+// with bin/pawl.js, which runs the compiled CLI or, in a checkout, the sources.
+let pkgRoot = dirname(fileURLToPath(import.meta.url));
+while (!existsSync(join(pkgRoot, 'bin', 'pawl.js'))) {
+  const up = dirname(pkgRoot);
+  if (up === pkgRoot) throw new Error('pawl-demo: cannot find bin/pawl.js above this script');
+  pkgRoot = up;
+}
 
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 const step = (s: string) => process.stdout.write(`\n${bold(`== ${s}`)}\n`);
@@ -139,9 +150,7 @@ spec:
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/cli/main.ts'),
+        join(pkgRoot, 'bin', 'pawl.js'),
         ...args,
         '-c',
         join(work, 'flux.yaml'),
@@ -150,7 +159,7 @@ spec:
       ],
       {
         stdio: 'inherit',
-        cwd: ROOT,
+        cwd: work,
       },
     );
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
