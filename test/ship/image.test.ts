@@ -69,15 +69,19 @@ interface RunOptions {
   network?: 'none' | 'host';
 }
 
+interface Started {
+  running(): Promise<boolean>;
+  logs(): Promise<string>;
+  /** Sends SIGTERM, waits, returns the exit code. */
+  stop(): Promise<number | null>;
+}
+
 /** Runs the image one way or the other: podman + runc, or the unpacked root in a chroot. */
 interface Runner {
   what: string;
   run(args: string[], opts?: RunOptions): Promise<Result>;
-  /** Starts a long-running container; stop() sends SIGTERM and returns the exit code. */
-  start(
-    args: string[],
-    opts?: RunOptions,
-  ): Promise<{ stop(): Promise<number | null>; logs(): Promise<string> }>;
+  /** Starts a long-running container. */
+  start(args: string[], opts?: RunOptions): Promise<Started>;
 }
 
 /** The Deployment's security context, as podman flags. */
@@ -106,6 +110,8 @@ function podmanRunner(ref: string): Runner {
     async start(args, opts) {
       const id = (await must('podman', ['run', '--detach', ...flags(opts), ref, ...args])).trim();
       return {
+        running: async () =>
+          (await run('podman', ['inspect', '--format={{.State.Running}}', id])).stdout.trim() === 'true',
         logs: async () => {
           const r = await run('podman', ['logs', id]);
           return r.stdout + r.stderr;
@@ -165,6 +171,7 @@ async function chrootRunner(layout: string, tag: string, dir: string): Promise<R
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
       return {
+        running: async () => child.exitCode === null && child.signalCode === null,
         logs: async () => out,
         async stop() {
           const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -371,7 +378,7 @@ if (!reason) {
     // Poll until the daemon is up; how long it takes is not the point (no timed assertion), the
     // bound only keeps a broken image from hanging the suite.
     const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline && (await server.running())) {
       try {
         ready = await fetch(`http://127.0.0.1:${admin}/readyz`);
         body = await ready.text();
