@@ -13,7 +13,8 @@ WORKDIR /src
 # node-gyp: the image's own headers, not a download.
 ENV npm_config_nodedir=/usr/local
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# `npm ls` fails on a tree npm left incomplete (npm 10 can exit 0 after a failed download).
+RUN npm ci --no-audit --no-fund && npm ls >/dev/null
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json --declaration false --sourceMap false \

@@ -276,4 +276,6 @@ if [ "$run" = 1 ]; then
   command -v podman >/dev/null || { echo "build-image.sh: podman is missing, not running the image (--no-run to skip)" >&2; exit 1; }
   podman pull --quiet --tls-verify=false "$ref" >/dev/null
   echo "  run: $(podman run --rm --runtime runc --network=none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "$ref" --version)"
+  # The registry is gone after this script: do not leave a name behind that cannot be pulled again.
+  podman rmi "$ref" >/dev/null
 fi

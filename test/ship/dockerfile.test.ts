@@ -51,9 +51,17 @@ if (!enabled) {
     work = await mkdtemp(join(tmpdir(), 'pawl-dockerfile-test-'));
     const standin = await run('bash', [join(ROOT, 'scripts/build-image.sh'), '--node-standin']);
     assert.equal(standin.code, 0, standin.stderr);
+    // npm inside the build must trust what the host's npm trusts (this machine reaches the
+    // registry through a TLS-inspecting proxy whose CA is in the host's bundle): mounted for the
+    // build's RUN steps only, not part of the image.
+    const npmrc = join(work, 'npmrc');
+    await writeFile(npmrc, 'cafile=/etc/ssl/host-ca-certificates.crt\n');
     const build = await run('podman', [
       'build',
+      '--no-cache',
       '--pull=never',
+      '--volume=/etc/ssl/certs/ca-certificates.crt:/etc/ssl/host-ca-certificates.crt:ro',
+      `--volume=${npmrc}:/root/.npmrc:ro`,
       '--runtime=runc',
       '--network=host',
       '--ulimit=nofile=4096:4096',
