@@ -4,15 +4,18 @@
  * Flux objects, and runs the real `pawl` CLI against them:
  *   1. `pawl run` pushes one commit that moves the marked image lines, and shows its diff;
  *   2. a person commits a newer tag by hand; `pawl run` keeps it (downgrade blocked);
- *   3. `pawl explain` says why.
+ *   3. `pawl explain` says why;
+ *   4. `pawl serve` runs as a daemon, the registry notifies it of a push (a `distribution`
+ *      Receiver), and the new tag is on the Git remote moments later.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startRegistry } from '../test/helpers/registry.js';
+import { freePort, startRegistry } from '../test/helpers/registry.js';
 import { pushTags } from '../test/helpers/push.js';
 import { startGitServer } from '../test/helpers/git-server.js';
 
@@ -29,7 +32,21 @@ while (!existsSync(join(pkgRoot, 'bin', 'pawl.js'))) {
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 const step = (s: string) => process.stdout.write(`\n${bold(`== ${s}`)}\n`);
 
-const registry = await startRegistry({ auth: 'none' });
+// The registry notifies the daemon of step 4 (on a port chosen now) with a bearer token.
+const hookPort = await freePort();
+const HOOK_TOKEN = 'demo-webhook-token';
+const hookPath = `/hook/${createHash('sha256').update(`${HOOK_TOKEN}registryflux-system`).digest('hex')}`;
+const registry = await startRegistry({
+  auth: 'none',
+  notifications: [
+    {
+      name: 'pawl',
+      url: `http://127.0.0.1:${hookPort}${hookPath}`,
+      headers: { Authorization: [`Bearer ${HOOK_TOKEN}`] },
+      ignore: { actions: ['pull'] },
+    },
+  ],
+});
 const git = await startGitServer({ users: { flux: 'demo-password' } });
 const work = await mkdtemp(join(tmpdir(), 'pawl-demo-'));
 try {
@@ -141,6 +158,20 @@ spec:
         {{ end -}}
     push: { branch: main }
   update: { path: ./apps, strategy: Setters }
+---
+apiVersion: notification.toolkit.fluxcd.io/v1
+kind: Receiver
+metadata: { name: registry, namespace: flux-system }
+spec:
+  type: distribution
+  resources:
+    - { apiVersion: image.toolkit.fluxcd.io/v1, kind: ImageRepository, name: podinfo }
+  secretRef: { name: webhook-token }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: webhook-token, namespace: flux-system }
+stringData: { token: ${HOOK_TOKEN} }
 `;
   await writeFile(join(work, 'flux.yaml'), config);
   // Asynchronous on purpose: the git server runs in this process and must
@@ -204,6 +235,108 @@ spec:
   await pawl('run');
   step('why?');
   await pawl('explain', 'worker');
+
+  step('pawl serve: the registry notifies the daemon of a push, and the tag reaches Git');
+  const admin = await freePort();
+  process.stdout.write(
+    `$ pawl serve --listen 127.0.0.1:${hookPort} --admin-listen 127.0.0.1:${admin}\n` +
+      `  (the registry's notifications.endpoints: http://127.0.0.1:${hookPort}/hook/…, Authorization: Bearer …)\n`,
+  );
+  const daemon = spawn(
+    process.execPath,
+    [
+      join(pkgRoot, 'bin', 'pawl.js'),
+      'serve',
+      '-c',
+      join(work, 'flux.yaml'),
+      '--state-dir',
+      join(work, 'state'),
+      '--listen',
+      `127.0.0.1:${hookPort}`,
+      '--admin-listen',
+      `127.0.0.1:${admin}`,
+      '--log-level',
+      'info',
+    ],
+    { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const seen: Record<string, unknown>[] = [];
+  let buffered = '';
+  daemon.stderr.on('data', (d: Buffer) => {
+    buffered += d.toString();
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      try {
+        seen.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        process.stdout.write(`${line}\n`);
+      }
+    }
+  });
+  const until = async (what: string, pred: () => boolean): Promise<void> => {
+    const deadline = Date.now() + 60_000;
+    while (!pred()) {
+      if (daemon.exitCode !== null) throw new Error(`pawl serve exited (${daemon.exitCode}) before ${what}`);
+      if (Date.now() > deadline) throw new Error(`pawl serve: no ${what} within 60 s`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  try {
+    await until('first pass', () => seen.some((r) => r.msg === 'pass'));
+    // The registry queued its notifications of the pushes above while nothing listened, and
+    // delivers them now (they change nothing); wait until that backlog has drained.
+    let quietSince = Date.now();
+    let count = 0;
+    await until('the backlog of notifications', () => {
+      const n = seen.filter((r) => r.msg === 'webhook accepted').length;
+      if (n !== count) [count, quietSince] = [n, Date.now()];
+      return Date.now() - quietSince > 1500 && seen.filter((r) => r.msg === 'pass').length >= 1;
+    });
+    process.stdout.write(
+      `the daemon is up; its passes found everything up to date (${count} queued notifications of earlier pushes changed nothing)\n`,
+    );
+    const mark = seen.length;
+    const before = (await git.log('fleet', 'main'))[0]!.sha;
+    await pushTags(registry.url, 'demo/podinfo', ['6.3.0'], {
+      createdFor: () => new Date(Date.UTC(2024, 11, 1)),
+    });
+    const pushed = performance.now();
+    process.stdout.write('pushed demo/podinfo:6.3.0 to the registry\n');
+    let after = before;
+    await until('commit on the remote', () => {
+      const r = spawnSync('git', ['--git-dir', git.repoPath('fleet'), 'rev-parse', 'main'], {
+        encoding: 'utf8',
+      });
+      after = r.stdout.trim();
+      return after !== before;
+    });
+    const ms = Math.round(performance.now() - pushed);
+    await until('the pass log', () =>
+      seen.slice(mark).some((r) => r.msg === 'pass' && r.result === 'pushed'),
+    );
+    const notified = seen.slice(mark).filter((r) => r.msg === 'webhook accepted').length;
+    const pass = seen.slice(mark).find((r) => r.msg === 'pass' && r.result === 'pushed')!;
+    process.stdout.write(
+      `  daemon: notifications accepted: ${notified}; ` +
+        `pass of ${String(pass.automation)}: ${String(pass.result)} ${String(pass.commit).slice(0, 12)} (${String(pass.ms)} ms)\n`,
+    );
+    process.stdout.write(
+      `commit ${after.slice(0, 12)} is on the remote ${ms} ms after the registry answered the push\n`,
+    );
+    const show = spawnSync(
+      'git',
+      ['--git-dir', git.repoPath('fleet'), 'show', '--stat', '--format=%s', 'main'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    process.stdout.write(show.stdout);
+  } finally {
+    daemon.kill('SIGTERM');
+    await new Promise((r) => daemon.once('exit', r));
+  }
   step('done: nothing moved backwards');
 } finally {
   await git.close();

@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   explain: () => import('./commands/explain.js'),
   rollback: () => import('./commands/rollback.js'),
   release: () => import('./commands/rollback.js'),
+  serve: () => import('./commands/serve.js'),
 };
 
 /** Global options that take a value, so their values are not taken for the command name. */

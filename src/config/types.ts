@@ -138,9 +138,12 @@ export const RECEIVER_TYPES = [
   'generic-hmac',
   'github',
   'gitlab',
+  'bitbucket',
   'dockerhub',
   'quay',
   'harbor',
+  'nexus',
+  'acr',
   'distribution',
 ] as const;
 export type ReceiverType = (typeof RECEIVER_TYPES)[number];

@@ -130,7 +130,8 @@ export async function ensureAskpass(stateDir: string): Promise<string> {
     current = '';
   }
   if (current !== ASKPASS_SCRIPT) {
-    const tmp = `${file}.${process.pid}.tmp`;
+    // Unique per call: concurrent passes in one process (the daemon) write it at the same time.
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     await writeFile(tmp, ASKPASS_SCRIPT, { mode: 0o700 });
     await rename(tmp, file);
   }

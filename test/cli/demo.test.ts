@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/world.js';
 
-test('npm run demo: one pushed commit, then a hand-written newer tag kept and explained', async () => {
+test('npm run demo: one pushed commit, a hand-written newer tag kept and explained, then the daemon turns a registry push into a commit', async () => {
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
@@ -20,4 +20,6 @@ test('npm run demo: one pushed commit, then a hand-written newer tag kept and ex
   assert.match(out, /automation flux-system\/fleet: up-to-date/);
   assert.match(out, /\(downgrade blocked\)/);
   assert.match(out, /pawl rollback flux-system\/worker --to main-0a0b0c-1720000000/);
+  assert.match(out, /pass of flux-system\/fleet: pushed ([0-9a-f]{12})/);
+  assert.match(out, /commit [0-9a-f]{12} is on the remote \d+ ms after the registry answered the push/);
 });

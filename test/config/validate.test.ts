@@ -157,7 +157,7 @@ const CASES: Case[] = [
 kind: Receiver
 metadata: {name: hook, namespace: apps}
 spec:
-  type: bitbucket
+  type: gcr
   secretRef: {name: token}
   resources:
     - kind: ImageRepository
@@ -169,8 +169,29 @@ metadata: {name: token, namespace: apps}
 stringData: {token: abc}
 ---
 ${REPO}`,
-    at: 'type: bitbucket',
-    message: /receiver type "bitbucket" is not supported by pawl yet/,
+    at: 'type: gcr',
+    message: /receiver type "gcr" is not supported by pawl \(it authenticates Google Pub\/Sub/,
+  },
+  {
+    name: 'Receiver wildcard without matchLabels',
+    text: `apiVersion: notification.toolkit.fluxcd.io/v1
+kind: Receiver
+metadata: {name: hook, namespace: apps}
+spec:
+  type: distribution
+  secretRef: {name: token}
+  resources:
+    - kind: ImageRepository
+      name: '*'
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: token, namespace: apps}
+stringData: {token: abc}
+---
+${REPO}`,
+    at: '- kind: ImageRepository',
+    message: /spec\.resources\[0\]\.matchLabels: name "\*" needs matchLabels/,
   },
   {
     name: 'update.path outside the repository',

@@ -17,7 +17,23 @@ const REGISTRY_BIN = process.env.PAWL_REGISTRY_BIN ?? '/usr/bin/docker-registry'
 
 export type RegistryAuth = 'none' | 'htpasswd' | 'token';
 
+/** One of the registry's `notifications.endpoints`: where it POSTs its event envelopes. */
+export interface RegistryNotificationEndpoint {
+  name: string;
+  url: string;
+  /** Sent with every request, e.g. `{ Authorization: ['Bearer TOKEN'] }`. */
+  headers?: Record<string, string[]>;
+  /** Go durations; defaults keep a test's retries quick. */
+  timeout?: string;
+  threshold?: number;
+  backoff?: string;
+  /** `ignore.mediatypes` and `ignore.actions` (e.g. `['pull']`). */
+  ignore?: { mediatypes?: string[]; actions?: string[] };
+}
+
 export interface RegistryOptions {
+  /** The registry sends its push/pull/delete events to these endpoints. */
+  notifications?: RegistryNotificationEndpoint[];
   auth?: RegistryAuth;
   /** name → password; default `{ alice: 'wonderland-secret-1' }` when auth is not 'none'. */
   users?: Record<string, string>;
@@ -92,6 +108,16 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
   throw new Error(`docker-registry did not answer on ${url} within 15s:\n${output()}`);
 }
 
+/** JSON is YAML: each endpoint is written as one flow mapping, so URLs and tokens need no quoting rules. */
+function notificationsBlock(endpoints: RegistryNotificationEndpoint[] | undefined): string {
+  if (!endpoints?.length) return '';
+  const lines = endpoints.map((e) => {
+    const endpoint = { timeout: '2s', threshold: 3, backoff: '200ms', ...e };
+    return `    - ${JSON.stringify(endpoint)}\n`;
+  });
+  return `notifications:\n  endpoints:\n${lines.join('')}`;
+}
+
 export async function startRegistry(opts: RegistryOptions = {}): Promise<TestRegistry> {
   const auth = opts.auth ?? 'none';
   const users = auth === 'none' ? {} : (opts.users ?? { alice: 'wonderland-secret-1' });
@@ -126,7 +152,8 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
       `storage:\n  filesystem:\n    rootdirectory: ${storageDir}\n  delete:\n    enabled: true\n` +
       `  maintenance:\n    uploadpurging:\n      enabled: false\n` +
       `http:\n  addr: 127.0.0.1:${port}\n  secret: pawl-test-http-secret\n` +
-      authBlock;
+      authBlock +
+      notificationsBlock(opts.notifications);
     const configFile = join(dir, 'config.yml');
     await writeFile(configFile, config);
     const child = spawn(REGISTRY_BIN, ['serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });

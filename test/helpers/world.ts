@@ -8,7 +8,7 @@ import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startRegistry, type TestRegistry } from './registry.js';
+import { startRegistry, type RegistryOptions, type TestRegistry } from './registry.js';
 import { startRegistryProxy, type RegistryProxy } from './registry-proxy.js';
 import { startGitServer, type GitServer } from './git-server.js';
 
@@ -70,10 +70,12 @@ export interface WorldOptions {
   files: Record<string, string>;
   /** Config YAML files (name → content); `{{REGISTRY}}` and `{{GIT_URL}}` are replaced. */
   config: Record<string, string>;
+  /** Registry options (e.g. `notifications`); auth stays 'none'. */
+  registry?: Omit<RegistryOptions, 'auth'>;
 }
 
 export async function startWorld(opts: WorldOptions): Promise<World> {
-  const registry = await startRegistry({ auth: 'none' });
+  const registry = await startRegistry({ ...opts.registry, auth: 'none' });
   const proxy = opts.proxy ? await startRegistryProxy(registry.url) : null;
   const registryHost = proxy ? proxy.host : registry.host;
   const git = await startGitServer({ users: { [GIT_USER]: GIT_PASSWORD } });

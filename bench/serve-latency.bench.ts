@@ -1,0 +1,81 @@
+/**
+ * `pawl serve` (issue 11): from the registry's answer to a push of a new tag until the commit is
+ * on the Git remote. Debian's docker-registry notifies the real daemon (`node --import tsx
+ * src/cli/main.ts serve`, a `distribution` Receiver with `Authorization: Bearer TOKEN`); every
+ * interval is an hour, so only the notification can cause the commit. 20 pushes (BENCH_PUSHES),
+ * one after the other; each waits for its commit. The remote's branch is watched by reading the
+ * bare repository's ref file every millisecond (cheap; no git process). Targets: median ≤ 300 ms,
+ * max ≤ 1 s.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { pushTags } from '../test/helpers/push.js';
+import { startServe } from '../test/helpers/serve.js';
+import { startServeWorld } from '../test/serve/fixtures.js';
+
+const PUSHES = Number(process.env.BENCH_PUSHES ?? 20);
+const TARGET_MEDIAN_MS = 300;
+const TARGET_MAX_MS = 1000;
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+const { world, port } = await startServeWorld();
+await pushTags(world.registry.url, 'team/app', ['1.0.0']);
+const serve = await startServe({
+  configDir: world.configDir,
+  stateDir: world.stateDir,
+  listenPort: port,
+  args: ['--log-level', 'info'],
+});
+const refFile = join(world.git.repoPath(world.repoName), 'refs', 'heads', 'main');
+const head = async (): Promise<string> => (await readFile(refFile, 'utf8').catch(() => '')).trim();
+let failed = false;
+try {
+  await serve.waitForLog((r) => r.msg === 'pass', 'the first pass');
+  // Warm-up: the first webhook pays for the first fetch of the workspace and JIT.
+  const latencies: number[] = [];
+  for (let i = 0; i <= PUSHES; i++) {
+    const tag = `1.${i + 1}.0`;
+    const before = await head();
+    await pushTags(world.registry.url, 'team/app', [tag]);
+    const answered = performance.now();
+    const deadline = answered + 30_000;
+    while ((await head()) === before) {
+      if (performance.now() > deadline) throw new Error(`push of ${tag}: no commit within 30 s`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const ms = performance.now() - answered;
+    const content = await world.git.show(world.repoName, 'main', 'apps/app.yaml');
+    if (!content.includes(`team/app:${tag} `)) throw new Error(`the commit after ${tag} does not hold it`);
+    if (i > 0) latencies.push(ms);
+  }
+  const med = median(latencies);
+  const max = Math.max(...latencies);
+  const load = loadavg().map((x) => x.toFixed(2));
+  console.log(`serve latency: ${PUSHES} pushes of new tags, registry answer → commit on the remote`);
+  console.log(`  each (ms): ${latencies.map((x) => Math.round(x)).join(' ')}`);
+  console.log(
+    `  median ${Math.round(med)} ms (target ≤ ${TARGET_MEDIAN_MS}), max ${Math.round(max)} ms (target ≤ ${TARGET_MAX_MS})`,
+  );
+  console.log(`  load average ${load.join(' ')}`);
+  if (med > TARGET_MEDIAN_MS || max > TARGET_MAX_MS) console.log('  OVER TARGET');
+  const passes = serve.records().filter((r) => r.msg === 'pass' && r.trigger === 'request');
+  console.log(
+    `  passes run by webhooks: ${passes.length}; pass ms: median ${median(passes.map((p) => Number(p.ms)))}`,
+  );
+  if (process.env.BENCH_DEBUG)
+    for (const r of serve.records()) if (r.level >= 30) console.error(JSON.stringify(r));
+} catch (err) {
+  console.error(`FAIL: ${(err as Error).message}`);
+
+  failed = true;
+} finally {
+  await serve.stop();
+  await world.close();
+}
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,93 @@
+import { Option, type Command } from 'commander';
+import { withGlobalOptions } from '../context.js';
+import { action } from '../action.js';
+import { parseDuration } from '../../config/index.js';
+import { UsageError } from '../../util/errors.js';
+import {
+  createServeLogger,
+  DEFAULT_ADMIN_LISTEN,
+  DEFAULT_GRACE_PERIOD_MS,
+  DEFAULT_LISTEN,
+  startServer,
+} from '../../serve/index.js';
+
+interface ServeCliOptions {
+  listen: string;
+  adminListen: string;
+  gracePeriod?: string;
+  dryRun?: boolean;
+  watch: boolean;
+  startSpread?: string;
+}
+
+export function register(program: Command): void {
+  const cmd = withGlobalOptions(
+    program
+      .command('serve')
+      .description(
+        'the daemon: every object on its interval, webhook receivers, metrics, health and a JSON API',
+      )
+      .option('--listen <addr>', 'webhook receivers (HOST:PORT or :PORT)', DEFAULT_LISTEN)
+      .option('--admin-listen <addr>', 'metrics, /healthz, /readyz and the JSON API', DEFAULT_ADMIN_LISTEN)
+      .option(
+        '--grace-period <duration>',
+        'on SIGTERM, how long a pass in progress may take to finish',
+        '30s',
+      )
+      .option('--dry-run', 'compute everything, write and push nothing (to compare with Flux first)')
+      .option('--no-watch', 'reload only on SIGHUP, not when a configuration file changes')
+      // Tests and benches: start every object at once instead of spreading the first runs.
+      .addOption(new Option('--start-spread <duration>').hideHelp()),
+  );
+  cmd.action(
+    action(async (ctx) => {
+      const opts = cmd.opts<ServeCliOptions>();
+      const graceMs =
+        opts.gracePeriod === undefined
+          ? DEFAULT_GRACE_PERIOD_MS
+          : duration(opts.gracePeriod, '--grace-period');
+      const log = createServeLogger({
+        level: ctx.options.logLevel === 'warn' && !process.env.PAWL_LOG_LEVEL ? 'info' : ctx.options.logLevel,
+      });
+      const server = await startServer({
+        configPaths: ctx.options.config,
+        stateDir: ctx.options.stateDir,
+        log,
+        listen: opts.listen,
+        adminListen: opts.adminListen,
+        dryRun: opts.dryRun === true,
+        watch: opts.watch,
+        ...(opts.startSpread !== undefined
+          ? { startSpreadMs: duration(opts.startSpread, '--start-spread') }
+          : {}),
+      });
+      const onHup = () => void server.daemon.reload('SIGHUP');
+      process.on('SIGHUP', onHup);
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+        process.once('SIGINT', () => resolve('SIGINT'));
+      });
+      process.off('SIGHUP', onHup);
+      log.info({ signal, graceMs }, 'stopping');
+      // A second signal during the grace period stops at once.
+      const again = () => {
+        log.warn('second signal: exiting now');
+        process.exit(1);
+      };
+      process.once('SIGTERM', again);
+      process.once('SIGINT', again);
+      const outcome = await server.stop(graceMs);
+      log.info({ outcome }, 'stopped');
+      // Abandoned runs still hold the event loop (and the registry clients keep sockets): exit now.
+      process.exit(0);
+    }),
+  );
+}
+
+function duration(raw: string, option: string): number {
+  try {
+    return parseDuration(raw);
+  } catch {
+    throw new UsageError(`${option}: "${raw}" is not a duration (e.g. 30s, 2m)`);
+  }
+}

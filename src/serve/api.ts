@@ -1,0 +1,245 @@
+/**
+ * The read-only JSON API on the admin listener (docs/api.md documents every field). It serves
+ * what `pawl tags --history`, `pawl explain` and `pawl run --json` show, per object, plus the
+ * scheduler's view of each job. Nothing here writes.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { KIND_NAMES, configMapOf, refKey } from '../config/index.js';
+import { explain } from '../run/index.js';
+import { errorMessage, formatProblem } from '../util/errors.js';
+import { automationJob, repositoryJob, type Daemon } from './daemon.js';
+import type { JobStatus } from './scheduler.js';
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function jobView(s: JobStatus | null): Record<string, unknown> | null {
+  if (!s) return null;
+  return {
+    suspended: s.suspended,
+    running: s.running,
+    queued: s.queued,
+    runs: s.runs,
+    failures: s.failures,
+    nextAt: iso(s.nextAt),
+    lastRun: s.last
+      ? {
+          trigger: s.last.trigger,
+          startedAt: iso(s.last.startedAt),
+          endedAt: iso(s.last.endedAt),
+          error: s.last.error,
+        }
+      : null,
+    lastError: s.lastError,
+  };
+}
+
+interface NameParams {
+  namespace: string;
+  name: string;
+}
+
+function limitOf(q: unknown, fallback: number, max: number): number {
+  const raw = (q as { limit?: string } | undefined)?.limit;
+  const n = raw === undefined ? fallback : Number(raw);
+  return Number.isInteger(n) && n > 0 ? Math.min(n, max) : fallback;
+}
+
+function notFound(reply: FastifyReply, what: string): FastifyReply {
+  return reply.code(404).send({ error: `${what} is not in the running configuration` });
+}
+
+export function registerApi(app: FastifyInstance, daemon: Daemon): void {
+  app.get('/api/v1/status', async () => {
+    const { config, loadedAt } = daemon.current;
+    const objects: Record<string, number> = {};
+    for (const kind of KIND_NAMES) objects[kind] = config[configMapOf(kind)].size;
+    const jobs = daemon.scheduler.statuses();
+    const r = daemon.lastReload;
+    return {
+      startedAt: daemon.startedAt.toISOString(),
+      ready: daemon.ready,
+      dryRun: daemon.dryRun,
+      config: {
+        paths: daemon.opts.configPaths,
+        loadedAt: loadedAt.toISOString(),
+        objects,
+        lastReload: {
+          at: r.at.toISOString(),
+          reason: r.reason,
+          applied: r.applied,
+          added: r.added,
+          removed: r.removed,
+          changed: r.changed,
+          problems: r.problems.map((p) => ({
+            file: p.location.file,
+            line: p.location.line ?? null,
+            object: p.object ?? null,
+            severity: p.severity,
+            message: p.message,
+            text: formatProblem(p),
+          })),
+        },
+      },
+      jobs: {
+        total: jobs.length,
+        running: jobs.filter((j) => j.running).length,
+        failing: jobs
+          .filter((j) => j.failures > 0)
+          .map((j) => ({ job: j.key, failures: j.failures, error: j.lastError })),
+      },
+    };
+  });
+
+  app.get('/api/v1/repositories', async () =>
+    [...daemon.current.config.imageRepositories.values()].map((r) => {
+      const name = refKey(r.metadata);
+      const last = daemon.store.lastFinishedScan(name);
+      const good = daemon.store.lastGoodScan(name);
+      return {
+        name,
+        image: r.spec.image,
+        interval: r.spec.interval,
+        suspended: r.spec.suspend,
+        tags: good?.tagCount ?? null,
+        lastScan: last
+          ? {
+              id: last.id,
+              startedAt: last.startedAt.toISOString(),
+              outcome: last.outcome,
+              tags: last.tagCount,
+              anomalies: last.anomalies.map((a) => a.kind),
+              error: last.error,
+            }
+          : null,
+        job: jobView(daemon.scheduler.status(repositoryJob(name))),
+      };
+    }),
+  );
+
+  // `pawl tags NAME --history --json`
+  app.get<{ Params: NameParams }>('/api/v1/repositories/:namespace/:name/history', async (req, reply) => {
+    const name = `${req.params.namespace}/${req.params.name}`;
+    if (!daemon.current.config.imageRepositories.has(name)) return notFound(reply, `ImageRepository ${name}`);
+    return { name, scans: daemon.store.scanHistory(name, limitOf(req.query, 20, 500)) };
+  });
+
+  // `pawl tags NAME --json`
+  app.get<{ Params: NameParams }>('/api/v1/repositories/:namespace/:name/tags', async (req, reply) => {
+    const name = `${req.params.namespace}/${req.params.name}`;
+    if (!daemon.current.config.imageRepositories.has(name)) return notFound(reply, `ImageRepository ${name}`);
+    const good = daemon.store.lastGoodScan(name);
+    if (!good) return reply.code(404).send({ error: `${name} has no good scan yet` });
+    const last = daemon.store.lastScan(name);
+    return {
+      name,
+      image: good.image,
+      scan: { id: good.id, startedAt: good.startedAt, checksum: good.checksum, anomalies: good.anomalies },
+      lastScan:
+        last && last.id !== good.id
+          ? { id: last.id, startedAt: last.startedAt, outcome: last.outcome, error: last.error }
+          : null,
+      tags: daemon.store.currentTagInfos(name).map((i) => ({
+        tag: i.tag,
+        firstSeen: i.firstSeen,
+        lastSeen: i.lastSeen,
+        digest: i.digest,
+        initial: i.initial,
+      })),
+    };
+  });
+
+  app.get('/api/v1/policies', async () =>
+    [...daemon.current.config.imagePolicies.values()].map((p) => {
+      const name = refKey(p.metadata);
+      const state = daemon.store.getPolicyState(name);
+      const sel = daemon.store.selectionHistory(name, 1)[0];
+      return {
+        name,
+        repository: refKey(p.spec.imageRepositoryRef),
+        strategy: p.spec.policy.strategy,
+        candidate: sel?.candidate ?? null,
+        selectedAt: sel ? sel.at.toISOString() : null,
+        error: sel?.error ?? null,
+        highWater: state?.highWater ?? null,
+        highWaterAt: state?.highWaterAt ? state.highWaterAt.toISOString() : null,
+      };
+    }),
+  );
+
+  // `pawl explain POLICY --json`
+  app.get<{ Params: NameParams }>('/api/v1/policies/:namespace/:name/explain', async (req, reply) => {
+    const name = `${req.params.namespace}/${req.params.name}`;
+    const { config, clients } = daemon.current;
+    const policy = config.imagePolicies.get(name);
+    if (!policy) return notFound(reply, `ImagePolicy ${name}`);
+    try {
+      return await explain(
+        { config, store: daemon.store, stateDir: daemon.opts.stateDir, clients, log: daemon.log },
+        policy,
+        { candidates: limitOf(req.query, 10, 200) },
+      );
+    } catch (err) {
+      return reply.code(500).send({ error: errorMessage(err) });
+    }
+  });
+
+  app.get('/api/v1/automations', async () =>
+    [...daemon.current.config.automations.values()].map((a) => {
+      const name = refKey(a.metadata);
+      const last = daemon.lastPass.get(name);
+      const ar = last?.report.automations[0];
+      return {
+        name,
+        interval: a.spec.interval,
+        suspended: a.spec.suspend,
+        repositories: daemon.current.repositoriesOf.get(name) ?? [],
+        lastPass: last
+          ? {
+              startedAt: last.startedAt.toISOString(),
+              endedAt: last.endedAt.toISOString(),
+              trigger: last.trigger,
+              webhooks: last.webhooks,
+              result: ar?.result ?? null,
+              commit: ar?.commit ?? null,
+              changes: ar?.changes.length ?? 0,
+              error: ar?.error ?? null,
+            }
+          : null,
+        job: jobView(daemon.scheduler.status(automationJob(name))),
+      };
+    }),
+  );
+
+  // The last pass's `pawl run --json` report for this automation.
+  app.get<{ Params: NameParams }>('/api/v1/automations/:namespace/:name', async (req, reply) => {
+    const name = `${req.params.namespace}/${req.params.name}`;
+    if (!daemon.current.config.automations.has(name)) return notFound(reply, `ImageUpdateAutomation ${name}`);
+    const last = daemon.lastPass.get(name);
+    return {
+      name,
+      job: jobView(daemon.scheduler.status(automationJob(name))),
+      lastPass: last
+        ? {
+            startedAt: last.startedAt.toISOString(),
+            endedAt: last.endedAt.toISOString(),
+            trigger: last.trigger,
+            webhooks: last.webhooks,
+            dryRun: last.dryRun,
+            report: last.report,
+          }
+        : null,
+    };
+  });
+
+  app.get('/api/v1/events', async (req) => {
+    const q = req.query as { kind?: string; policy?: string; repository?: string };
+    return daemon.store
+      .events({
+        ...(q.kind ? { kind: q.kind } : {}),
+        ...(q.policy ? { policy: q.policy } : {}),
+        ...(q.repository ? { repository: q.repository } : {}),
+        limit: limitOf(req.query, 100, 1000),
+      })
+      .map((e) => ({ ...e, at: e.at.toISOString() }));
+  });
+}

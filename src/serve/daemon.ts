@@ -1,0 +1,594 @@
+/**
+ * `pawl serve` (SPEC §6, issue 11): the configuration, the store, the scheduler with one job per
+ * ImageRepository and ImageUpdateAutomation, the webhook receivers and the admin endpoints,
+ * reloads and a graceful stop. Everything that touches the process (signals, exit) is the CLI's.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
+import {
+  loadConfig,
+  refKey,
+  selectPolicies,
+  type Config,
+  type ImageRepository,
+  type ImageUpdateAutomation,
+} from '../config/index.js';
+import { runPass, type RunReport } from '../run/index.js';
+import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
+import { openStore, type Store } from '../store/index.js';
+import { ConfigError, errorMessage, formatProblem, type Problem } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { ServeEvents, type PassEvent } from './events.js';
+import { countingFetch, ServeMetrics } from './metrics.js';
+import { Scheduler, systemClock, type Clock, type JobSpec, type RunContext } from './scheduler.js';
+import { buildHooks, type Hook } from './webhooks.js';
+
+export interface ServeOptions {
+  configPaths: string[];
+  stateDir: string;
+  log: Logger;
+  /** Compute everything, write nothing (running beside Flux before taking over). */
+  dryRun?: boolean;
+  /** Reload when a configuration file changes. Default true. */
+  watch?: boolean;
+  /** Debounce of configuration file changes, ms. */
+  watchDebounceMs?: number;
+  /** Scans running at once across all repositories (the registry client limits each registry further). */
+  scanConcurrency?: number;
+  /** Automation passes running at once (each runs git); default 4. */
+  passConcurrency?: number;
+  /** Outer bound of one automation pass; default 10 minutes. */
+  automationTimeoutMs?: number;
+  clock?: Clock;
+  random?: () => number;
+  /** Spread of the first runs after start, ms (default 5s; 0 runs everything due at once). */
+  startSpreadMs?: number;
+  metrics?: ServeMetrics;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  clients: ScanClients;
+  hooks: Map<string, Hook>;
+  /** `ns/name` of a repository → keys of the automations that depend on it. */
+  dependents: Map<string, string[]>;
+  /** automation `ns/name` → its repositories' `ns/name`. */
+  repositoriesOf: Map<string, string[]>;
+  loadedAt: Date;
+  warnings: Problem[];
+}
+
+export interface ReloadOutcome {
+  applied: boolean;
+  reason: string;
+  at: Date;
+  problems: Problem[];
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export const repositoryJob = (name: string): string => `ImageRepository/${name}`;
+export const automationJob = (name: string): string => `ImageUpdateAutomation/${name}`;
+
+/** Webhooks folded into an automation's next pass: which repositories to rescan, and since when. */
+interface Pending {
+  repositories: Set<string>;
+  firstAt: number;
+  count: number;
+  /** Passes already re-run because the pushed tag was not readable yet. */
+  retries: number;
+}
+
+/** Re-runs of a webhook's pass while the registry has not finished linking the tag it announced. */
+const SETTLE_RETRIES = 5;
+const SETTLE_FIRST_MS = 100;
+
+class Slots {
+  #free: number;
+  readonly #queue: (() => void)[] = [];
+  constructor(size: number) {
+    this.#free = Math.max(1, size);
+  }
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((r) => this.#queue.push(r));
+    try {
+      return await fn();
+    } finally {
+      const next = this.#queue.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
+}
+
+export class Daemon {
+  readonly events: ServeEvents;
+  readonly metrics: ServeMetrics;
+  readonly scheduler: Scheduler;
+  readonly store: Store;
+  readonly log: Logger;
+  readonly dryRun: boolean;
+  current: LoadedConfig;
+  lastReload: ReloadOutcome;
+  /** Last pass of each automation, for the API. */
+  readonly lastPass = new Map<string, PassEvent>();
+  readonly startedAt: Date;
+  #stopping: Promise<'finished' | 'abandoned'> | null = null;
+  #reloading: Promise<ReloadOutcome> = Promise.resolve(null as unknown as ReloadOutcome);
+  readonly #pending = new Map<string, Pending>();
+  readonly #scanSlots: Slots;
+  readonly #passSlots: Slots;
+  readonly #clock: Clock;
+  readonly #watchers: FSWatcher[] = [];
+  #watchTimer: NodeJS.Timeout | null = null;
+  readonly #settleTimers = new Set<unknown>();
+
+  private constructor(
+    readonly opts: ServeOptions,
+    store: Store,
+    loaded: LoadedConfig,
+  ) {
+    this.log = opts.log;
+    this.store = store;
+    this.dryRun = opts.dryRun === true;
+    this.#clock = opts.clock ?? systemClock;
+    this.metrics = opts.metrics ?? new ServeMetrics({ defaultMetrics: false });
+    this.events = new ServeEvents(opts.log);
+    this.#scanSlots = new Slots(opts.scanConcurrency ?? 16);
+    this.#passSlots = new Slots(opts.passConcurrency ?? 4);
+    this.current = loaded;
+    this.startedAt = new Date(this.#clock.now());
+    this.lastReload = {
+      applied: true,
+      reason: 'start',
+      at: loaded.loadedAt,
+      problems: loaded.warnings,
+      added: [],
+      removed: [],
+      changed: [],
+    };
+    this.scheduler = new Scheduler({
+      clock: this.#clock,
+      ...(opts.random ? { random: opts.random } : {}),
+      ...(opts.startSpreadMs !== undefined ? { startSpread: opts.startSpreadMs } : {}),
+      onSettled: (r) => {
+        this.metrics.passFailures.set({ job: r.key }, this.scheduler.status(r.key)?.failures ?? 0);
+        if (r.error)
+          this.log.warn(
+            { job: r.key, error: r.error, trigger: r.trigger },
+            'run failed; retrying with backoff',
+          );
+      },
+    });
+  }
+
+  /**
+   * Loads the configuration (refusing an invalid one with its problems), opens the store and
+   * starts every job. Throws ConfigError (exit 2) on an invalid configuration.
+   */
+  static async start(opts: ServeOptions): Promise<Daemon> {
+    opts = { ...opts, metrics: opts.metrics ?? new ServeMetrics() };
+    const loaded = await Daemon.#load(opts);
+    if ('problems' in loaded) throw new ConfigError(loaded.problems);
+    const store = openStore(opts.stateDir);
+    const daemon = new Daemon(opts, store, loaded);
+    for (const w of loaded.warnings) opts.log.warn(formatProblem(w));
+    daemon.#applyJobs();
+    if (opts.watch !== false) await daemon.#watchConfig();
+    opts.log.info(
+      {
+        repositories: loaded.config.imageRepositories.size,
+        policies: loaded.config.imagePolicies.size,
+        automations: loaded.config.automations.size,
+        receivers: loaded.config.receivers.size,
+        dryRun: daemon.dryRun,
+      },
+      'serving',
+    );
+    return daemon;
+  }
+
+  get ready(): boolean {
+    return this.#stopping === null;
+  }
+
+  get stopping(): boolean {
+    return this.#stopping !== null;
+  }
+
+  static async #load(opts: ServeOptions): Promise<LoadedConfig | { problems: Problem[] }> {
+    let result;
+    try {
+      result = await loadConfig(opts.configPaths);
+    } catch (err) {
+      // A path that vanished, or none given: a problem like any other, so a reload can refuse it.
+      return {
+        problems: [
+          { location: { file: opts.configPaths.join(', ') }, severity: 'error', message: errorMessage(err) },
+        ],
+      };
+    }
+    const { config, problems } = result;
+    if (problems.some((p) => p.severity === 'error')) return { problems };
+    const dependents = new Map<string, string[]>();
+    const repositoriesOf = new Map<string, string[]>();
+    for (const a of config.automations.values()) {
+      const name = refKey(a.metadata);
+      const repos = [
+        ...new Set(selectPolicies(config, a).map((p) => refKey(p.spec.imageRepositoryRef))),
+      ].sort();
+      repositoriesOf.set(name, repos);
+      for (const r of repos) dependents.set(r, [...(dependents.get(r) ?? []), name]);
+    }
+    return {
+      config,
+      clients: createScanClients(config, {
+        log: opts.log,
+        ...(opts.metrics ? { extra: { fetch: countingFetch(opts.metrics) } } : {}),
+      }),
+      hooks: buildHooks(config, opts.log),
+      dependents,
+      repositoriesOf,
+      loadedAt: new Date(),
+      warnings: problems,
+    };
+  }
+
+  /**
+   * Reads the configuration again. A valid one replaces the running one (added objects start,
+   * removed ones stop, changed ones get a new schedule); an invalid one is refused with the same
+   * file:line problems as `pawl validate`, and the running one stays.
+   */
+  reload(reason: string): Promise<ReloadOutcome> {
+    const next = this.#reloading.then(() => this.#reloadNow(reason));
+    this.#reloading = next.catch(() => null as unknown as ReloadOutcome);
+    return next;
+  }
+
+  async #reloadNow(reason: string): Promise<ReloadOutcome> {
+    const at = new Date(this.#clock.now());
+    if (this.#stopping) {
+      return { applied: false, reason, at, problems: [], added: [], removed: [], changed: [] };
+    }
+    const loaded = await Daemon.#load({ ...this.opts, metrics: this.metrics });
+    if ('problems' in loaded) {
+      for (const p of loaded.problems.filter((x) => x.severity === 'error'))
+        this.log.error({ reload: reason }, formatProblem(p));
+      this.log.error({ reload: reason }, 'configuration refused; the running configuration stays');
+      this.metrics.reloads.inc({ outcome: 'refused' });
+      this.lastReload = {
+        applied: false,
+        reason,
+        at,
+        problems: loaded.problems,
+        added: [],
+        removed: [],
+        changed: [],
+      };
+      return this.lastReload;
+    }
+    for (const w of loaded.warnings) this.log.warn({ reload: reason }, formatProblem(w));
+    this.current = loaded;
+    const { added, removed, changed } = this.#applyJobs();
+    for (const key of removed) {
+      const [kind, ...rest] = key.split('/');
+      const name = rest.join('/');
+      this.metrics.forget('job', key);
+      if (kind === 'ImageRepository') this.metrics.forget('repository', name);
+      else {
+        this.metrics.forget('automation', name);
+        this.lastPass.delete(name);
+        this.#pending.delete(name);
+      }
+    }
+    this.metrics.reloads.inc({ outcome: 'applied' });
+    this.log.info({ reload: reason, added, removed, changed }, 'configuration applied');
+    this.lastReload = { applied: true, reason, at, problems: loaded.warnings, added, removed, changed };
+    return this.lastReload;
+  }
+
+  #applyJobs(): { added: string[]; removed: string[]; changed: string[] } {
+    const { config, repositoriesOf } = this.current;
+    const specs: JobSpec[] = [];
+    for (const r of config.imageRepositories.values()) specs.push(this.#repositorySpec(r));
+    for (const a of config.automations.values()) specs.push(this.#automationSpec(a, config, repositoriesOf));
+    return this.scheduler.set(specs);
+  }
+
+  #repositorySpec(repo: ImageRepository): JobSpec {
+    const name = refKey(repo.metadata);
+    return {
+      key: repositoryJob(name),
+      interval: repo.spec.interval,
+      // The scanner enforces spec.timeout itself; the scheduler's bound also covers waiting for a slot.
+      timeout: repo.spec.timeout * 2 + 5_000,
+      suspended: repo.spec.suspend,
+      fingerprint: JSON.stringify([
+        repo.spec,
+        this.#secretsFingerprint(repo.metadata.namespace, [repo.spec.secretRef, repo.spec.certSecretRef]),
+      ]),
+      // A repository scanned recently (before a restart) is due when its interval is up, not now.
+      firstDelay: () => {
+        const current = this.current.config.imageRepositories.get(name) ?? repo;
+        const last = this.store.lastFinishedScan(name);
+        if (!last || last.image !== current.spec.image) return 0;
+        return last.startedAt.getTime() + current.spec.interval - this.#clock.now();
+      },
+      run: (ctx) => this.#scan(name, ctx),
+    };
+  }
+
+  #secretsFingerprint(namespace: string, names: (string | undefined)[]): string[] {
+    return names.map((n) => {
+      const s = n === undefined ? undefined : this.current.config.secrets.get(`${namespace}/${n}`);
+      return s ? JSON.stringify(Object.entries(s.data).map(([k, v]) => [k, v.toString('base64')])) : '';
+    });
+  }
+
+  #automationSpec(a: ImageUpdateAutomation, config: Config, repositoriesOf: Map<string, string[]>): JobSpec {
+    const name = refKey(a.metadata);
+    const policies = selectPolicies(config, a).map((p) => [refKey(p.metadata), p.spec]);
+    const git = config.gitRepositories.get(refKey(a.spec.sourceRef));
+    return {
+      key: automationJob(name),
+      interval: a.spec.interval,
+      timeout: this.opts.automationTimeoutMs ?? 10 * 60_000,
+      suspended: a.spec.suspend,
+      fingerprint: JSON.stringify([a.spec, policies, git?.spec ?? null, repositoriesOf.get(name) ?? []]),
+      run: (ctx) => this.#pass(name, ctx),
+    };
+  }
+
+  async #scan(name: string, ctx: RunContext): Promise<void> {
+    const { config, clients } = this.current;
+    const repo = config.imageRepositories.get(name);
+    if (!repo) return;
+    const started = performance.now();
+    const [report] = await this.#scanSlots.run(() =>
+      scanRepositories(
+        [repo],
+        {
+          client: (r) => clients.client(r),
+          reference: (r) => clients.reference(r),
+          store: this.store,
+          log: this.log,
+          now: () => new Date(this.#clock.now()),
+          signal: ctx.signal,
+        },
+        { concurrency: 1 },
+      ),
+    );
+    if (!report) return;
+    this.metrics.observeScan(report);
+    this.metrics.passDuration.observe(
+      { kind: 'scan', outcome: report.error ? 'failed' : 'ok' },
+      (performance.now() - started) / 1000,
+    );
+    this.events.emitScan({ trigger: ctx.trigger, at: new Date(this.#clock.now()), report });
+    if (report.error) throw new Error(report.error);
+  }
+
+  /**
+   * One automation's pass. Reconcile through: the repositories it depends on that are due, or
+   * that a webhook named, are scanned first through their own jobs (so a scan already running is
+   * joined, never doubled); then the pass, which finds nothing left to scan.
+   */
+  async #pass(name: string, ctx: RunContext): Promise<void> {
+    // Webhooks that arrive while the pass waits for a slot are folded into it.
+    await this.#passSlots.run(() => this.#passNow(name, ctx));
+  }
+
+  async #passNow(name: string, ctx: RunContext): Promise<void> {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    // Stopping: a pass still waiting for its slot does not start (its webhooks stay for the next start's interval pass).
+    if (this.#stopping) return;
+    const { config, clients, repositoriesOf } = this.current;
+    const automation = config.automations.get(name);
+    if (!automation) return;
+    const pending = this.#pending.get(name);
+    this.#pending.delete(name);
+    const started = performance.now();
+    const startedAt = new Date(this.#clock.now());
+    const now = new Date(this.#clock.now());
+    const toScan = (repositoriesOf.get(name) ?? []).filter((r) => {
+      if (pending?.repositories.has(r)) return true;
+      const repo = config.imageRepositories.get(r);
+      return repo !== undefined && isScanDue(repo, this.store, now);
+    });
+    await Promise.all(toScan.map((r) => this.scheduler.request(repositoryJob(r))));
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    const report = await runPass(
+      {
+        config,
+        store: this.store,
+        stateDir: this.opts.stateDir,
+        clients,
+        log: this.log,
+        now: () => new Date(this.#clock.now()),
+      },
+      { automations: [automation], ...(this.dryRun ? { dryRun: true } : {}) },
+    );
+    const endedAt = new Date(this.#clock.now());
+    const ar = report.automations[0];
+    this.metrics.observeReport(report);
+    for (const e of this.store.events({ kind: 'stale-scan', since: startedAt, limit: 1000 }))
+      if (e.policy) this.metrics.staleEpisodes.inc({ policy: e.policy });
+    const outcome = ar?.result ?? 'failed';
+    this.metrics.passDuration.observe({ kind: 'automation', outcome }, (performance.now() - started) / 1000);
+    if (ar?.result === 'pushed' && pending)
+      this.metrics.webhookToPush.observe((this.#clock.now() - pending.firstAt) / 1000);
+    const event: PassEvent = {
+      automation: name,
+      trigger: ctx.trigger,
+      webhooks: pending?.count ?? 0,
+      startedAt,
+      endedAt,
+      dryRun: this.dryRun,
+      report,
+    };
+    this.lastPass.set(name, event);
+    if (pending && ar && ar.result !== 'failed' && unsettled(report)) this.#settleRetry(name, pending);
+    this.log.info(
+      {
+        automation: name,
+        result: outcome,
+        trigger: ctx.trigger,
+        webhooks: event.webhooks,
+        changes: ar?.changes.length ?? 0,
+        commit: ar?.commit ?? undefined,
+        ms: Math.round(performance.now() - started),
+      },
+      'pass',
+    );
+    this.events.emitReport(event);
+    if (ar?.result === 'failed') throw new Error(ar.error ?? 'the pass failed');
+  }
+
+  /**
+   * The registry notifies as soon as the manifest is stored, sometimes before its tag answers a
+   * HEAD: the pass then finds no candidate (`candidate-missing`, or a selection that does not
+   * exist yet). Rather than leave the push to the next interval, the pass runs again shortly,
+   * a few times, with the same webhooks (and their arrival time, for the latency metric).
+   */
+  #settleRetry(name: string, pending: Pending): void {
+    if (pending.retries >= SETTLE_RETRIES || this.#stopping) {
+      this.log.info({ automation: name }, 'the pushed tag is still not readable; the next interval retries');
+      return;
+    }
+    const delay = SETTLE_FIRST_MS * 2 ** pending.retries;
+    const timer = this.#clock.setTimeout(() => {
+      this.#settleTimers.delete(timer);
+      const p = this.#pending.get(name) ?? {
+        repositories: new Set<string>(),
+        firstAt: pending.firstAt,
+        count: 0,
+        retries: 0,
+      };
+      for (const r of pending.repositories) p.repositories.add(r);
+      p.firstAt = Math.min(p.firstAt, pending.firstAt);
+      p.retries = Math.max(p.retries, pending.retries + 1);
+      this.#pending.set(name, p);
+      void this.scheduler.request(automationJob(name));
+    }, delay);
+    this.#settleTimers.add(timer);
+  }
+
+  /**
+   * An accepted webhook: the automations depending on the named repositories run at once (their
+   * pass rescans those repositories first); a repository no automation uses is rescanned. Many
+   * events for one automation fold into its running pass's single follow-up.
+   */
+  trigger(
+    repositories: readonly string[],
+    named: readonly string[] = [],
+  ): { automations: string[]; repositories: string[] } {
+    const { config, dependents } = this.current;
+    const runnable = (a: string) => config.automations.get(a)?.spec.suspend === false;
+    const touched = new Map<string, Set<string>>();
+    const alone: string[] = [];
+    for (const r of repositories) {
+      const deps = (dependents.get(r) ?? []).filter(runnable);
+      if (deps.length === 0) alone.push(r);
+      for (const a of deps) touched.set(a, (touched.get(a) ?? new Set<string>()).add(r));
+    }
+    // Automations the Receiver names run even when the event names no image (a forge push).
+    for (const a of named) if (runnable(a) && !touched.has(a)) touched.set(a, new Set());
+    const now = this.#clock.now();
+    for (const [a, repos] of touched) {
+      const p = this.#pending.get(a) ?? {
+        repositories: new Set<string>(),
+        firstAt: now,
+        count: 0,
+        retries: 0,
+      };
+      for (const r of repos) p.repositories.add(r);
+      p.count++;
+      this.#pending.set(a, p);
+      void this.scheduler.request(automationJob(a));
+    }
+    for (const r of alone) void this.scheduler.request(repositoryJob(r));
+    return { automations: [...touched.keys()], repositories: alone };
+  }
+
+  /**
+   * Stops taking work and lets runs in progress finish within `graceMs`. 'abandoned' when some
+   * did not: the caller exits anyway — workspaces and commits are crash-safe, and the next start
+   * fetches, resets and redoes what was left.
+   */
+  shutdown(graceMs: number): Promise<'finished' | 'abandoned'> {
+    if (this.#stopping) return this.#stopping;
+    this.#stopping = (async () => {
+      this.scheduler.stop();
+      this.#unwatch();
+      for (const t of this.#settleTimers) this.#clock.clearTimeout(t);
+      this.#settleTimers.clear();
+      const running = this.scheduler.runningCount();
+      if (running > 0) this.log.info({ running, graceMs }, 'stopping: waiting for runs in progress');
+      let timer: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([
+        this.scheduler.idle().then(() => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs))),
+      ]);
+      clearTimeout(timer);
+      if (!finished) {
+        this.log.warn(
+          { running: this.scheduler.runningCount() },
+          'stopping: grace period over; abandoning runs in progress (the next start completes them)',
+        );
+        return 'abandoned';
+      }
+      this.store.close();
+      return 'finished';
+    })();
+    return this.#stopping;
+  }
+
+  async #watchConfig(): Promise<void> {
+    const debounce = this.opts.watchDebounceMs ?? 300;
+    const onChange = () => {
+      if (this.#watchTimer) clearTimeout(this.#watchTimer);
+      this.#watchTimer = setTimeout(() => {
+        this.#watchTimer = null;
+        void this.reload('file change');
+      }, debounce);
+    };
+    for (const p of this.opts.configPaths) {
+      const abs = resolve(p);
+      try {
+        const isDir = (await stat(abs)).isDirectory();
+        // A file is watched through its directory: editors and ConfigMap updates replace it by rename.
+        const w = isDir
+          ? watch(abs, { recursive: true }, onChange)
+          : watch(dirname(abs), (_e, f) => {
+              if (f === null || f === basename(abs) || f === '..data') onChange();
+            });
+        w.on('error', (err) =>
+          this.log.warn({ path: abs, err: errorMessage(err) }, 'cannot watch the configuration'),
+        );
+        w.unref();
+        this.#watchers.push(w);
+      } catch (err) {
+        this.log.warn(
+          { path: abs, err: errorMessage(err) },
+          'cannot watch the configuration; reload with SIGHUP',
+        );
+      }
+    }
+  }
+
+  #unwatch(): void {
+    if (this.#watchTimer) clearTimeout(this.#watchTimer);
+    for (const w of this.#watchers.splice(0)) w.close();
+  }
+}
+
+/** A pass that found no candidate, or a candidate the registry does not answer for yet. */
+function unsettled(report: RunReport): boolean {
+  return (
+    report.policies.some((p) => p.error !== null) ||
+    report.automations.some((a) => a.kept.some((k) => k.reason === 'candidate-missing'))
+  );
+}

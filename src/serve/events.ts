@@ -1,0 +1,66 @@
+/**
+ * The daemon's in-process event seam: every pass report and every scan result, as they happen.
+ * The alerts module (src/notify/) subscribes here; so can tests and embedders. A listener that
+ * throws is logged and never disturbs the daemon or the other listeners.
+ */
+import type { RunReport } from '../run/index.js';
+import type { ScanReport } from '../scan/index.js';
+import type { Logger } from '../util/log.js';
+import type { RunTrigger } from './scheduler.js';
+
+export interface PassEvent {
+  /** `ns/name` of the ImageUpdateAutomation the pass ran. */
+  automation: string;
+  trigger: RunTrigger;
+  /** Accepted webhooks folded into this pass (0 for an interval pass). */
+  webhooks: number;
+  startedAt: Date;
+  endedAt: Date;
+  dryRun: boolean;
+  report: RunReport;
+}
+
+export interface ScanEvent {
+  trigger: RunTrigger;
+  at: Date;
+  report: ScanReport;
+}
+
+type Listener<T> = (event: T) => void;
+
+export class ServeEvents {
+  readonly #reports = new Set<Listener<PassEvent>>();
+  readonly #scans = new Set<Listener<ScanEvent>>();
+
+  constructor(private readonly log: Logger) {}
+
+  /** Called after every automation pass; returns a function that unsubscribes. */
+  onReport(fn: Listener<PassEvent>): () => void {
+    this.#reports.add(fn);
+    return () => this.#reports.delete(fn);
+  }
+
+  /** Called after every scan the scheduler ran (not the ones inside a pass that found nothing due). */
+  onScan(fn: Listener<ScanEvent>): () => void {
+    this.#scans.add(fn);
+    return () => this.#scans.delete(fn);
+  }
+
+  emitReport(e: PassEvent): void {
+    this.#emit(this.#reports, e, { automation: e.automation });
+  }
+
+  emitScan(e: ScanEvent): void {
+    this.#emit(this.#scans, e, { repository: e.report.name });
+  }
+
+  #emit<T>(listeners: Set<Listener<T>>, e: T, object: Record<string, string>): void {
+    for (const fn of listeners) {
+      try {
+        fn(e);
+      } catch (err) {
+        this.log.error({ ...object, err }, 'an event listener failed');
+      }
+    }
+  }
+}

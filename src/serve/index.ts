@@ -1,0 +1,74 @@
+/**
+ * `pawl serve`: the daemon (daemon.ts), its scheduler core (scheduler.ts), the webhook route and
+ * admin endpoints (http.ts, api.ts), metrics and the in-process event seam (events.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import { Daemon, type ServeOptions } from './daemon.js';
+import { adminApp, listen, parseListen, receiverApp, type ReceiverServerOptions } from './http.js';
+
+export { Daemon, automationJob, repositoryJob, type ServeOptions, type ReloadOutcome } from './daemon.js';
+export { ServeEvents, type PassEvent, type ScanEvent } from './events.js';
+export { ServeMetrics } from './metrics.js';
+export {
+  Scheduler,
+  systemClock,
+  type Clock,
+  type JobSpec,
+  type JobStatus,
+  type RunContext,
+  type RunResult,
+} from './scheduler.js';
+export { parseListen } from './http.js';
+export { createServeLogger } from './log.js';
+
+export const DEFAULT_LISTEN = ':9292';
+export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:9293';
+export const DEFAULT_GRACE_PERIOD_MS = 30_000;
+
+export interface Server {
+  daemon: Daemon;
+  /** Where the receivers and the admin endpoints listen (`host:port`, ports resolved). */
+  listen: string;
+  admin: string;
+  /** Stop taking work, let runs finish within `graceMs`, close the listeners. */
+  stop(graceMs: number): Promise<'finished' | 'abandoned'>;
+}
+
+export interface StartOptions extends ServeOptions {
+  listen?: string;
+  adminListen?: string;
+  receivers?: ReceiverServerOptions;
+}
+
+export async function startServer(opts: StartOptions): Promise<Server> {
+  const listenAddr = parseListen(opts.listen ?? DEFAULT_LISTEN);
+  const adminAddr = parseListen(opts.adminListen ?? DEFAULT_ADMIN_LISTEN);
+  const daemon = await Daemon.start(opts);
+  const apps: FastifyInstance[] = [];
+  try {
+    const hooks = receiverApp(daemon, opts.receivers);
+    apps.push(hooks);
+    const listenAt = await listen(hooks, listenAddr);
+    const admin = adminApp(daemon);
+    apps.push(admin);
+    const adminAt = await listen(admin, adminAddr);
+    daemon.log.info({ listen: listenAt, admin: adminAt }, 'listening');
+    return {
+      daemon,
+      listen: listenAt,
+      admin: adminAt,
+      async stop(graceMs) {
+        // Webhooks first: a sender gets 503 (and retries later) rather than work that will not run.
+        const closing = hooks.close();
+        const outcome = await daemon.shutdown(graceMs);
+        await Promise.race([closing, new Promise((r) => setTimeout(r, 1000).unref())]);
+        await admin.close();
+        return outcome;
+      },
+    };
+  } catch (err) {
+    await Promise.all(apps.map((a) => a.close()));
+    await daemon.shutdown(0);
+    throw err;
+  }
+}

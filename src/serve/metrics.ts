@@ -1,0 +1,176 @@
+/**
+ * Prometheus metrics of the daemon (docs/serve.md lists them). One registry per daemon, never
+ * prom-client's global one, so tests and a reload never see another instance's counts.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RunReport } from '../run/index.js';
+import type { ScanReport } from '../scan/index.js';
+
+export type WebhookResult =
+  | 'accepted'
+  | 'ignored'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'malformed'
+  | 'too-large'
+  | 'not-found'
+  | 'suspended'
+  | 'busy';
+
+export class ServeMetrics {
+  readonly registry = new Registry();
+  readonly scans: Counter<'repository' | 'outcome'>;
+  readonly registryRequests: Counter<'registry' | 'status'>;
+  readonly tags: Gauge<'repository'>;
+  readonly anomalies: Counter<'repository' | 'kind'>;
+  readonly selections: Counter<'policy' | 'outcome'>;
+  readonly updates: Counter<'automation' | 'result'>;
+  readonly decisions: Counter<'reason'>;
+  readonly staleEpisodes: Counter<'policy'>;
+  readonly pins: Gauge<'automation'>;
+  readonly webhooks: Counter<'receiver' | 'result'>;
+  readonly passDuration: Histogram<'kind' | 'outcome'>;
+  readonly webhookToPush: Histogram;
+  readonly passFailures: Gauge<'job'>;
+  readonly reloads: Counter<'outcome'>;
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'pawl_' });
+    this.scans = new Counter({
+      name: 'pawl_scans_total',
+      help: 'Scans of ImageRepositories by outcome (ok, failed).',
+      labelNames: ['repository', 'outcome'],
+      registers,
+    });
+    this.registryRequests = new Counter({
+      name: 'pawl_registry_requests_total',
+      help: 'HTTP requests to registries by host and status code ("error" when no answer).',
+      labelNames: ['registry', 'status'],
+      registers,
+    });
+    this.tags = new Gauge({
+      name: 'pawl_repository_tags',
+      help: 'Tags of the last good scan, after exclusionList.',
+      labelNames: ['repository'],
+      registers,
+    });
+    this.anomalies = new Counter({
+      name: 'pawl_scan_anomalies_total',
+      help: 'Scan anomalies (stale or shrunken tag lists) by kind.',
+      labelNames: ['repository', 'kind'],
+      registers,
+    });
+    this.selections = new Counter({
+      name: 'pawl_selections_total',
+      help: 'Policy evaluations by outcome (candidate, none).',
+      labelNames: ['policy', 'outcome'],
+      registers,
+    });
+    this.updates = new Counter({
+      name: 'pawl_automation_runs_total',
+      help: 'Automation passes by result (pushed, up-to-date, dry-run, failed).',
+      labelNames: ['automation', 'result'],
+      registers,
+    });
+    this.decisions = new Counter({
+      name: 'pawl_guard_decisions_total',
+      help: 'Per-marker guard decisions by reason code (upgrade, up-to-date, downgrade-blocked, pinned, ...).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.staleEpisodes = new Counter({
+      name: 'pawl_stale_list_episodes_total',
+      help: 'Scans whose selection went backwards while the high-water mark still existed (stale tag lists).',
+      labelNames: ['policy'],
+      registers,
+    });
+    this.pins = new Gauge({
+      name: 'pawl_pinned_markers',
+      help: 'Markers kept because a person pinned them, as of the last pass of each automation.',
+      labelNames: ['automation'],
+      registers,
+    });
+    this.webhooks = new Counter({
+      name: 'pawl_webhook_requests_total',
+      help: 'Webhook requests by receiver and result.',
+      labelNames: ['receiver', 'result'],
+      registers,
+    });
+    this.passDuration = new Histogram({
+      name: 'pawl_pass_duration_seconds',
+      help: 'Duration of scheduled runs by kind (scan, automation) and outcome.',
+      labelNames: ['kind', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    });
+    this.webhookToPush = new Histogram({
+      name: 'pawl_webhook_to_push_seconds',
+      help: 'From an accepted webhook to the push of the commit it caused.',
+      buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 30],
+      registers,
+    });
+    this.passFailures = new Gauge({
+      name: 'pawl_job_failures',
+      help: 'Failures in a row of each scheduled job (0 when its last run succeeded).',
+      labelNames: ['job'],
+      registers,
+    });
+    this.reloads = new Counter({
+      name: 'pawl_config_reloads_total',
+      help: 'Configuration reloads by outcome (applied, refused).',
+      labelNames: ['outcome'],
+      registers,
+    });
+  }
+
+  observeScan(r: ScanReport): void {
+    if (r.suspended) return;
+    this.scans.inc({ repository: r.name, outcome: r.error ? 'failed' : 'ok' });
+    if (r.scanned) this.tags.set({ repository: r.name }, r.tags);
+    for (const a of r.anomalies) this.anomalies.inc({ repository: r.name, kind: a.kind });
+  }
+
+  observeReport(r: RunReport): void {
+    for (const p of r.policies)
+      this.selections.inc({ policy: p.name, outcome: p.candidate ? 'candidate' : 'none' });
+    for (const a of r.automations) {
+      this.updates.inc({ automation: a.name, result: a.result });
+      for (const c of a.changes) this.decisions.inc({ reason: c.reason });
+      for (const k of a.kept) this.decisions.inc({ reason: k.reason });
+      this.pins.set({ automation: a.name }, a.kept.filter((k) => k.reason === 'pinned').length);
+    }
+  }
+
+  /** Forgets the series of objects no longer configured, so a reload does not leave ghosts. */
+  forget(kind: 'repository' | 'automation' | 'job', name: string): void {
+    if (kind === 'repository') {
+      this.tags.remove({ repository: name });
+    } else if (kind === 'automation') {
+      this.pins.remove({ automation: name });
+    } else {
+      this.passFailures.remove({ job: name });
+    }
+  }
+}
+
+/** Wraps `fetch` so every registry answer is counted by host and status. */
+export function countingFetch(metrics: ServeMetrics, inner: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    let host = '?';
+    try {
+      host = new URL(url).host;
+    } catch {
+      // not a URL: counted under "?"
+    }
+    try {
+      const res = await inner(input, init);
+      metrics.registryRequests.inc({ registry: host, status: String(res.status) });
+      return res;
+    } catch (err) {
+      metrics.registryRequests.inc({ registry: host, status: 'error' });
+      throw err;
+    }
+  };
+}

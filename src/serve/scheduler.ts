@@ -1,0 +1,323 @@
+/**
+ * The daemon's scheduler core: one job per object, each run on its interval with jitter, at most
+ * one run per job at a time, requests during a run coalesced into exactly one follow-up, failed
+ * runs retried with exponential backoff. Time comes from an injected clock, so every rule here
+ * is tested without waiting (test/serve/scheduler.test.ts).
+ */
+import { errorMessage } from '../util/errors.js';
+
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/** Why a run started: its timer, a request (webhook, reconcile through, reload), or a retry. */
+export type RunTrigger = 'interval' | 'request' | 'retry';
+
+export interface RunContext {
+  signal: AbortSignal;
+  trigger: RunTrigger;
+}
+
+export interface JobSpec {
+  key: string;
+  /** Milliseconds between the end of one run and the start of the next (before jitter). */
+  interval: number;
+  /** A run still going after this long has its signal aborted and counts as failed. */
+  timeout: number;
+  suspended: boolean;
+  /** A changed fingerprint on `set` restarts the job's schedule. */
+  fingerprint: string;
+  /** Delay before the first run (e.g. until a stored scan becomes due); default a short spread. */
+  firstDelay?: () => number;
+  run(ctx: RunContext): Promise<void>;
+}
+
+export interface RunResult {
+  key: string;
+  trigger: RunTrigger;
+  startedAt: number;
+  endedAt: number;
+  error: string | null;
+}
+
+export interface JobStatus {
+  key: string;
+  suspended: boolean;
+  running: boolean;
+  /** A follow-up run is queued behind the running one. */
+  queued: boolean;
+  runs: number;
+  /** Failures in a row; 0 after a success. */
+  failures: number;
+  nextAt: number | null;
+  last: RunResult | null;
+  lastError: string | null;
+}
+
+export interface SchedulerOptions {
+  clock?: Clock;
+  random?: () => number;
+  /** Each interval is stretched or shrunk by up to this fraction (Flux: 5%). */
+  jitter?: number;
+  /** First runs without `firstDelay` are spread over [0, startSpread) ms. */
+  startSpread?: number;
+  backoffBase?: number;
+  backoffMax?: number;
+  onSettled?: (result: RunResult) => void;
+}
+
+interface Job {
+  spec: JobSpec;
+  timer: unknown;
+  nextAt: number | null;
+  running: Promise<void> | null;
+  followUp: boolean;
+  /** Resolved when the run after the current one ends (or never runs). */
+  waiting: ((r: RunResult | null) => void)[];
+  runs: number;
+  failures: number;
+  last: RunResult | null;
+  lastError: string | null;
+  removed: boolean;
+}
+
+export class TimeoutError extends Error {
+  override name = 'TimeoutError';
+}
+
+export class Scheduler {
+  private readonly jobs = new Map<string, Job>();
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly opts: Required<Omit<SchedulerOptions, 'clock' | 'random' | 'onSettled'>>;
+  private stopped = false;
+
+  constructor(private readonly options: SchedulerOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.opts = {
+      jitter: options.jitter ?? 0.05,
+      startSpread: options.startSpread ?? 5_000,
+      backoffBase: options.backoffBase ?? 1_000,
+      backoffMax: options.backoffMax ?? 5 * 60_000,
+    };
+  }
+
+  /**
+   * Makes the job set equal to `specs`: new jobs start, missing ones stop (a run in progress
+   * finishes), jobs whose fingerprint changed get the new spec and a fresh schedule.
+   */
+  set(specs: readonly JobSpec[]): { added: string[]; removed: string[]; changed: string[] } {
+    const added: string[] = [];
+    const removed: string[] = [];
+    const changed: string[] = [];
+    const wanted = new Map(specs.map((s) => [s.key, s]));
+    for (const [key, job] of this.jobs) {
+      if (wanted.has(key)) continue;
+      this.clearTimer(job);
+      job.removed = true;
+      if (job.running) this.orphans.add(job.running);
+      this.jobs.delete(key);
+      for (const w of job.waiting.splice(0)) w(null);
+      removed.push(key);
+    }
+    for (const spec of specs) {
+      const job = this.jobs.get(spec.key);
+      if (!job) {
+        const fresh: Job = {
+          spec,
+          timer: null,
+          nextAt: null,
+          running: null,
+          followUp: false,
+          waiting: [],
+          runs: 0,
+          failures: 0,
+          last: null,
+          lastError: null,
+          removed: false,
+        };
+        this.jobs.set(spec.key, fresh);
+        this.schedule(fresh, this.firstDelay(spec));
+        added.push(spec.key);
+        continue;
+      }
+      const previous = job.spec;
+      job.spec = spec;
+      if (previous.fingerprint === spec.fingerprint) continue;
+      changed.push(spec.key);
+      job.failures = 0;
+      // A running job picks up its new schedule when the run ends.
+      if (!job.running) this.schedule(job, this.firstDelay(spec));
+    }
+    return { added, removed, changed };
+  }
+
+  /**
+   * Runs the job as soon as possible: now when idle, else once right after the current run —
+   * however many requests arrive meanwhile. Resolves with the result of a run that started
+   * after the request, or null when none will (unknown, suspended, removed, stopped).
+   */
+  request(key: string): Promise<RunResult | null> {
+    const job = this.jobs.get(key);
+    if (!job || job.spec.suspended || this.stopped) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      job.waiting.push(resolve);
+      if (job.running) job.followUp = true;
+      else this.start(job, 'request');
+    });
+  }
+
+  has(key: string): boolean {
+    return this.jobs.has(key);
+  }
+
+  status(key: string): JobStatus | null {
+    const job = this.jobs.get(key);
+    return job ? this.statusOf(job) : null;
+  }
+
+  statuses(): JobStatus[] {
+    return [...this.jobs.values()].map((j) => this.statusOf(j));
+  }
+
+  runningCount(): number {
+    let n = 0;
+    for (const j of this.jobs.values()) if (j.running) n++;
+    return n;
+  }
+
+  /** Takes no more work: timers cleared, queued follow-ups dropped; runs in progress go on. */
+  stop(): void {
+    this.stopped = true;
+    for (const job of this.jobs.values()) {
+      this.clearTimer(job);
+      job.followUp = false;
+      for (const w of job.waiting.splice(0)) w(null);
+    }
+  }
+
+  /** Settles when no run is in progress (after `stop`, nothing new starts). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const running = [...this.jobs.values()].flatMap((j) => (j.running ? [j.running] : []));
+      running.push(...this.orphans);
+      if (running.length === 0) return;
+      await Promise.allSettled(running);
+    }
+  }
+
+  /** Runs of removed jobs still going: `idle` waits for them too. */
+  private readonly orphans = new Set<Promise<void>>();
+
+  private statusOf(job: Job): JobStatus {
+    return {
+      key: job.spec.key,
+      suspended: job.spec.suspended,
+      running: job.running !== null,
+      queued: job.followUp,
+      runs: job.runs,
+      failures: job.failures,
+      nextAt: job.nextAt,
+      last: job.last,
+      lastError: job.lastError,
+    };
+  }
+
+  private firstDelay(spec: JobSpec): number {
+    if (spec.firstDelay) return Math.max(0, spec.firstDelay());
+    return Math.floor(this.random() * Math.min(this.opts.startSpread, spec.interval));
+  }
+
+  private jittered(interval: number): number {
+    return Math.max(1, Math.round(interval * (1 + (this.random() * 2 - 1) * this.opts.jitter)));
+  }
+
+  /** Exponential, capped by backoffMax and by the interval itself: a retry never waits longer than a tick. */
+  backoff(failures: number, interval: number): number {
+    const raw = this.opts.backoffBase * 2 ** Math.min(30, Math.max(0, failures - 1));
+    return Math.max(1, Math.min(raw, this.opts.backoffMax, interval));
+  }
+
+  private clearTimer(job: Job): void {
+    if (job.timer !== null) this.clock.clearTimeout(job.timer);
+    job.timer = null;
+    job.nextAt = null;
+  }
+
+  private schedule(job: Job, delay: number, trigger: RunTrigger = 'interval'): void {
+    this.clearTimer(job);
+    if (this.stopped || job.removed || job.spec.suspended) return;
+    job.nextAt = this.clock.now() + delay;
+    job.timer = this.clock.setTimeout(() => {
+      job.timer = null;
+      job.nextAt = null;
+      if (!job.running) this.start(job, trigger);
+    }, delay);
+  }
+
+  private start(job: Job, trigger: RunTrigger): void {
+    this.clearTimer(job);
+    job.followUp = false;
+    const waiting = job.waiting.splice(0);
+    const spec = job.spec;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timeout = this.clock.setTimeout(() => {
+      timedOut = true;
+      controller.abort(new TimeoutError(`${spec.key} timed out after ${spec.timeout} ms`));
+    }, spec.timeout);
+    const startedAt = this.clock.now();
+    job.runs++;
+    const run = (async () => {
+      let error: string | null = null;
+      try {
+        await spec.run({ signal: controller.signal, trigger });
+        if (timedOut) error = `timed out after ${Math.round(spec.timeout / 1000)}s`;
+      } catch (err) {
+        error = timedOut ? `timed out after ${Math.round(spec.timeout / 1000)}s` : errorMessage(err);
+      } finally {
+        this.clock.clearTimeout(timeout);
+      }
+      this.finish(job, { key: spec.key, trigger, startedAt, endedAt: this.clock.now(), error }, waiting);
+    })();
+    job.running = run;
+  }
+
+  private finish(job: Job, result: RunResult, waiting: ((r: RunResult | null) => void)[]): void {
+    const run = job.running;
+    job.running = null;
+    if (run) this.orphans.delete(run);
+    job.last = result;
+    if (result.error === null) {
+      job.failures = 0;
+      job.lastError = null;
+    } else {
+      job.failures++;
+      job.lastError = result.error;
+    }
+    try {
+      this.options.onSettled?.(result);
+    } finally {
+      for (const w of waiting) w(result);
+    }
+    if (job.removed || this.stopped) {
+      for (const w of job.waiting.splice(0)) w(null);
+      return;
+    }
+    if (job.followUp) {
+      this.start(job, 'request');
+      return;
+    }
+    if (result.error !== null) this.schedule(job, this.backoff(job.failures, job.spec.interval), 'retry');
+    else this.schedule(job, this.jittered(job.spec.interval));
+  }
+}

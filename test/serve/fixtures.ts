@@ -1,0 +1,80 @@
+/** A world for the daemon's tests: one image, one policy, one automation, a distribution Receiver. */
+import { createHash } from 'node:crypto';
+import { freePort } from '../helpers/registry.js';
+import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
+
+export const TOKEN = 'registry-notify-token-0123456789';
+export const RECEIVER = { namespace: 'flux-system', name: 'registry' };
+/** Flux's path: sha256 of token, name and namespace. */
+export const HOOK_PATH = `/hook/${createHash('sha256')
+  .update(TOKEN + RECEIVER.name + RECEIVER.namespace)
+  .digest('hex')}`;
+
+export const RECEIVER_YAML = `apiVersion: notification.toolkit.fluxcd.io/v1
+kind: Receiver
+metadata:
+  name: ${RECEIVER.name}
+  namespace: ${RECEIVER.namespace}
+spec:
+  type: distribution
+  resources:
+    - apiVersion: image.toolkit.fluxcd.io/v1
+      kind: ImageRepository
+      name: app
+  secretRef:
+    name: webhook-token
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: webhook-token
+  namespace: flux-system
+stringData:
+  token: ${TOKEN}
+`;
+
+export const DEPLOY = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          image: {{REGISTRY}}/team/app:1.0.0 # {"$imagepolicy": "flux-system:app"}
+`;
+
+export interface ServeWorld {
+  world: World;
+  /** The port pawl serve must listen on (the registry notifies it). */
+  port: number;
+}
+
+/** Registry notifying 127.0.0.1:port, git remote with DEPLOY, config with the objects above. */
+export async function startServeWorld(
+  opts: { intervals?: string; automationInterval?: string; proxy?: boolean } = {},
+): Promise<ServeWorld> {
+  const port = await freePort();
+  const world = await startWorld({
+    ...(opts.proxy ? { proxy: true } : {}),
+    registry: {
+      notifications: [
+        {
+          name: 'pawl',
+          url: `http://127.0.0.1:${port}${HOOK_PATH}`,
+          headers: { Authorization: [`Bearer ${TOKEN}`] },
+        },
+      ],
+    },
+    files: { 'apps/app.yaml': DEPLOY },
+    config: {
+      'git.yaml': gitObjects().replace('interval: 5m', `interval: ${opts.automationInterval ?? '1h'}`),
+      'app.yaml': imageObjects('app', '{{REGISTRY}}/team/app', 'semver:\n  range: ">=1.0.0"', {
+        interval: opts.intervals ?? '1h',
+      }),
+      'receiver.yaml': RECEIVER_YAML,
+    },
+  });
+  return { world, port };
+}

@@ -1,0 +1,179 @@
+/**
+ * The scheduler core without real time: intervals with jitter, suspend, at most one run per
+ * job, coalescing, backoff, timeouts, reconfiguration and stopping.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Scheduler, type JobSpec, type RunContext } from '../../src/serve/index.js';
+import { FakeClock, settle } from '../helpers/clock.js';
+
+interface Probe {
+  starts: number[];
+  running: number;
+  maxRunning: number;
+  release: (() => void)[];
+  fail: boolean;
+  /** Runs wait for release() when true. */
+  hold: boolean;
+}
+
+function job(clock: FakeClock, key: string, probe: Probe, over: Partial<JobSpec> = {}): JobSpec {
+  return {
+    key,
+    interval: 60_000,
+    timeout: 30_000,
+    suspended: false,
+    fingerprint: 'v1',
+    firstDelay: () => 0,
+    async run(_ctx: RunContext) {
+      probe.starts.push(clock.now());
+      probe.running++;
+      probe.maxRunning = Math.max(probe.maxRunning, probe.running);
+      try {
+        if (probe.hold) await new Promise<void>((r) => probe.release.push(r));
+        if (probe.fail) throw new Error('registry down');
+      } finally {
+        probe.running--;
+      }
+    },
+    ...over,
+  };
+}
+
+const probe = (): Probe => ({ starts: [], running: 0, maxRunning: 0, release: [], fail: false, hold: false });
+
+describe('scheduler', () => {
+  test('runs each job on its interval, jittered within ±5%', async () => {
+    const clock = new FakeClock();
+    let r = 0;
+    const randoms = [0, 1, 0.5];
+    const s = new Scheduler({ clock, random: () => randoms[r++ % randoms.length]! });
+    const p = probe();
+    s.set([job(clock, 'a', p)]);
+    await clock.advance(0);
+    assert.deepEqual(p.starts, [0]);
+    // random 0 → interval × 0.95
+    await clock.advance(57_000 - 1);
+    assert.equal(p.starts.length, 1);
+    await clock.advance(1);
+    assert.deepEqual(p.starts, [0, 57_000]);
+    // random 1 → × 1.05
+    await clock.advance(63_000);
+    assert.deepEqual(p.starts, [0, 57_000, 120_000]);
+  });
+
+  test('a suspended job never runs, and a request for it does nothing', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    const p = probe();
+    s.set([job(clock, 'a', p, { suspended: true })]);
+    assert.equal(await s.request('a'), null);
+    await clock.advance(10 * 60_000);
+    assert.equal(p.starts.length, 0);
+  });
+
+  test('requests during a run: exactly one follow-up, never two runs at once', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    const p = probe();
+    p.hold = true;
+    s.set([job(clock, 'a', p)]);
+    await clock.advance(0);
+    assert.equal(p.starts.length, 1);
+    const waits = Array.from({ length: 50 }, () => s.request('a'));
+    await settle();
+    assert.equal(s.status('a')!.queued, true);
+    p.release.shift()!();
+    await settle();
+    assert.equal(p.starts.length, 2, 'one follow-up for 50 requests');
+    p.release.shift()!();
+    const results = await Promise.all(waits);
+    assert.ok(results.every((x) => x !== null && x.trigger === 'request'));
+    assert.equal(p.maxRunning, 1);
+    assert.equal(p.starts.length, 2);
+  });
+
+  test('a failing run is retried with exponential backoff, capped; success resets it', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock, backoffBase: 1000, backoffMax: 8000, jitter: 0 });
+    const p = probe();
+    p.fail = true;
+    s.set([job(clock, 'a', p)]);
+    await clock.advance(0);
+    await clock.advance(1000 + 2000 + 4000 + 8000 + 8000);
+    assert.deepEqual(p.starts, [0, 1000, 3000, 7000, 15000, 23000]);
+    const st = s.status('a')!;
+    assert.equal(st.failures, 6);
+    assert.equal(st.lastError, 'registry down');
+    p.fail = false;
+    await clock.advance(8000);
+    assert.equal(s.status('a')!.failures, 0);
+    assert.equal(s.status('a')!.lastError, null);
+    assert.equal(s.status('a')!.nextAt, 31_000 + 60_000);
+  });
+
+  test('a run past its timeout has its signal aborted and counts as failed', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    let aborted = false;
+    s.set([
+      {
+        key: 'slow',
+        interval: 60_000,
+        timeout: 5_000,
+        suspended: false,
+        fingerprint: '1',
+        firstDelay: () => 0,
+        run: ({ signal }) =>
+          new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => {
+              aborted = true;
+              resolve();
+            }),
+          ),
+      },
+    ]);
+    await clock.advance(5_000);
+    assert.equal(aborted, true);
+    assert.match(s.status('slow')!.lastError ?? '', /timed out after 5s/);
+  });
+
+  test('set: added jobs start, removed ones stop, changed ones get a new schedule', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock, jitter: 0 });
+    const a = probe();
+    const b = probe();
+    const c = probe();
+    s.set([job(clock, 'a', a), job(clock, 'b', b)]);
+    await clock.advance(0);
+    const r = s.set([job(clock, 'b', b, { fingerprint: 'v2', interval: 10_000 }), job(clock, 'c', c)]);
+    assert.deepEqual(r, { added: ['c'], removed: ['a'], changed: ['b'] });
+    await clock.advance(0);
+    assert.equal(b.starts.length, 2, 'the changed job runs again on its new schedule');
+    assert.equal(c.starts.length, 1);
+    await clock.advance(120_000);
+    assert.equal(a.starts.length, 1, 'a removed job never runs again');
+    assert.equal(b.starts.length, 2 + 12);
+  });
+
+  test('stop: no new runs, idle waits for the one in progress', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    const p = probe();
+    p.hold = true;
+    s.set([job(clock, 'a', p)]);
+    await clock.advance(0);
+    const queued = s.request('a');
+    s.stop();
+    assert.equal(await queued, null);
+    let idle = false;
+    const done = s.idle().then(() => (idle = true));
+    await settle();
+    assert.equal(idle, false);
+    p.release.shift()!();
+    await done;
+    await clock.advance(10 * 60_000);
+    assert.equal(p.starts.length, 1);
+    assert.equal(clock.pending(), 0);
+  });
+});
