@@ -355,7 +355,11 @@ if (!reason) {
     // Secret under --secrets-dir, and the state directory on a volume owned by the pawl user.
     const config = join(work, 'configmap');
     await mkdir(join(config, '..2026_01_01_00_00_00.000000001'), { recursive: true });
-    await writeFile(join(config, '..2026_01_01_00_00_00.000000001', 'pawl.yaml'), GOOD);
+    // Host network: the daemon scans at once, so its ImageRepository names the test's registry.
+    await writeFile(
+      join(config, '..2026_01_01_00_00_00.000000001', 'pawl.yaml'),
+      GOOD.replace('127.0.0.1:5000', registry!.host),
+    );
     await symlink('..2026_01_01_00_00_00.000000001', join(config, '..data'));
     await symlink('..data/pawl.yaml', join(config, 'pawl.yaml'));
     const secrets = join(work, 'secrets');
