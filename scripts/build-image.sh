@@ -18,13 +18,12 @@
 #
 # Cache: $PAWL_IMAGE_CACHE (default ~/.cache/pawl-image) holds the OCI layout `oci/` with one tag
 # per cached layer (`base-KEY`, `node-KEY`), keyed by what goes into the layer (bump the `v2` in
-# the base key when changing how the base is made), the Node tarball,
-# and the production node_modules keyed by package-lock.json and the Node version. Delete the
-# directory to build cold. Needs root (debootstrap, chroot) and the Debian packages of
+# the base key when changing how the base is made), the Node tarball, and the production
+# node_modules keyed by package-lock.json, the Node ABI and the architecture. Delete the directory
+# to build cold. Needs root (debootstrap, chroot) and the Debian packages of
 # `scripts/install-deps.sh image`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 
 NODE_VERSION=20.20.2
 NODE_INTEGRITY=sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==

@@ -15,7 +15,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, mkdir, writeFile, readFile, readdir, rm, chown, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
@@ -203,8 +203,9 @@ let work = '';
 let ref = '';
 let buildOutput = '';
 let runner: Runner | undefined;
+// Where build-image.sh keeps its OCI layout (the chroot fallback unpacks the image from there).
 const layout = join(
-  process.env.PAWL_IMAGE_CACHE ?? join(process.env.HOME ?? '/root', '.cache', 'pawl-image'),
+  process.env.PAWL_IMAGE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'pawl-image'),
   'oci',
 );
 
