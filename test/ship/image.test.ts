@@ -148,6 +148,11 @@ async function chrootRunner(layout: string, tag: string, dir: string): Promise<R
       'set -e',
       `mount -t tmpfs tmpfs ${q(rootfs + '/tmp')}`,
       `mount -t proc proc ${q(rootfs + '/proc')}`,
+      // The few devices a container runtime would give it.
+      `mount -t tmpfs -o mode=755 tmpfs ${q(rootfs + '/dev')}`,
+      ...['null', 'zero', 'random', 'urandom'].map(
+        (d) => `touch ${q(`${rootfs}/dev/${d}`)} && mount --bind /dev/${d} ${q(`${rootfs}/dev/${d}`)}`,
+      ),
       ...binds,
       `exec chroot --userspec=${PAWL_UID}:${PAWL_UID} ${q(rootfs)} /usr/bin/env -i ${env.map(q).join(' ')} ` +
         [...entry, ...args].map(q).join(' '),
