@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile, rm, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile, rm, readFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/world.js';
@@ -98,11 +98,14 @@ kind: ImageRepository
 metadata: { name: podinfo, namespace: flux-system }
 spec: { image: 127.0.0.1:5000/demo/podinfo, interval: 1h }
 `;
-    await writeFile(join(work, 'good.yaml'), good);
-    await writeFile(join(work, 'bad.yaml'), good.replace('interval: 1h', 'interval: soon'));
+    // A folder the container's user (10001) may enter: mkdtemp's is private to root.
+    const config = join(work, 'config');
+    await mkdir(config, { mode: 0o755 });
+    await writeFile(join(config, 'good.yaml'), good);
+    await writeFile(join(config, 'bad.yaml'), good.replace('interval: 1h', 'interval: soon'));
     const ok = await run('podman', [
       ...RUN,
-      `--volume=${work}:/config:ro`,
+      `--volume=${config}:/config:ro`,
       TAG,
       'validate',
       '-c',
@@ -111,7 +114,7 @@ spec: { image: 127.0.0.1:5000/demo/podinfo, interval: 1h }
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
     const no = await run('podman', [
       ...RUN,
-      `--volume=${work}:/config:ro`,
+      `--volume=${config}:/config:ro`,
       TAG,
       'validate',
       '-c',
