@@ -180,8 +180,11 @@ async function chrootRunner(layout: string, tag: string, dir: string): Promise<R
         logs: async () => out,
         async stop() {
           const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-          // unshare --fork passes the signal on to the namespace's first process.
-          child.kill('SIGTERM');
+          // unshare waits for its child and does not pass signals on: signal the namespace's
+          // first process (tini, which hands it to pawl) the way a runtime stops a container.
+          const pid = child.pid!;
+          const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+          for (const c of children.trim().split(/\s+/).filter(Boolean)) process.kill(Number(c), 'SIGTERM');
           return exited;
         },
       };
