@@ -34,7 +34,7 @@ RUN apt-get update \
  && mkdir -p /var/lib/pawl && chown 10001:10001 /var/lib/pawl && chmod 0750 /var/lib/pawl
 COPY --from=build /src/node_modules /opt/pawl/node_modules
 COPY package.json README.md /opt/pawl/
-COPY bin /opt/pawl/bin
+COPY bin/pawl.js /opt/pawl/bin/pawl.js
 COPY --from=build /src/dist /opt/pawl/dist
 RUN ln -s /opt/pawl/bin/pawl.js /usr/local/bin/pawl
 USER 10001:10001

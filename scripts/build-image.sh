@@ -180,7 +180,9 @@ mkdir -p "$app"
 # `npm run build`, into the image's tree rather than the work tree's dist/ (which bin/pawl.js
 # would prefer over the sources).
 npx tsc -p tsconfig.build.json --outDir "$app/dist" --declaration false --sourceMap false >&2
-cp -a bin package.json package-lock.json README.md "$app/"
+mkdir -p "$app/bin"
+cp -a bin/pawl.js "$app/bin/" # not pawl-demo: the demo needs a registry and git server, not in here
+cp -a package.json package-lock.json README.md "$app/"
 [ -f LICENSE ] && cp LICENSE "$app/"
 # Production node_modules, cached by lockfile and Node version. better-sqlite3's native module
 # must match the image's Node ABI: it is built by this machine's Node, so the two must agree.
