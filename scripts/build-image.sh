@@ -76,7 +76,13 @@ cleanup() {
 trap cleanup EXIT
 
 key() { printf '%s\n' "$@" | sha256sum | cut -c1-16; }
-has_tag() { umoci ls --layout "$oci" | grep -qx "$1"; }
+# Not `umoci ls | grep -q`: grep stopping at the first match breaks umoci's pipe, and pipefail
+# then reads a present tag as missing.
+has_tag() {
+  local tags
+  tags=$(umoci ls --layout "$oci")
+  grep -qx "$1" <<<"$tags"
+}
 now() { date +%s; }
 t0=$(now)
 layers_built=()
