@@ -19,7 +19,15 @@ export const LAYERS = {
   guard: ['go', 'util', 'image', 'config', 'select', 'store'],
   git: ['go', 'util', 'image', 'config', 'write', 'guard'],
   run: ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'write', 'guard', 'git'],
-  notify: ['go', 'util', 'image', 'config', 'guard', { folder: 'scan', typesOnly: true }, { folder: 'run', typesOnly: true }],
+  notify: [
+    'go',
+    'util',
+    'image',
+    'config',
+    'guard',
+    { folder: 'scan', typesOnly: true },
+    { folder: 'run', typesOnly: true },
+  ],
   serve: [
     'go',
     'util',

@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-// Runs the compiled CLI when built (npm pack / global install), else the TypeScript source through tsx.
+// In a checkout (src/ beside bin/) runs the TypeScript sources through tsx, so a dist/ left by
+// `npm run build` is never run stale; in the npm package and the image (no src/) runs dist/.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const built = join(root, 'dist', 'cli', 'main.js');
-if (existsSync(built)) {
-  await import(pathToFileURL(built).href);
-} else {
+const source = join(root, 'src', 'cli', 'main.ts');
+if (existsSync(source)) {
   const { register } = await import('tsx/esm/api');
   register();
-  await import(pathToFileURL(join(root, 'src', 'cli', 'main.ts')).href);
+  await import(pathToFileURL(source).href);
+} else {
+  await import(pathToFileURL(join(root, 'dist', 'cli', 'main.js')).href);
 }

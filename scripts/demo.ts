@@ -12,11 +12,22 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort, startRegistry } from '../test/helpers/registry.js';
 import { pushTags } from '../test/helpers/push.js';
 import { startGitServer } from '../test/helpers/git-server.js';
-import { ROOT } from '../test/helpers/world.js';
+
+// This file runs as scripts/demo.ts in a checkout and bundled as dist/demo/demo.js in the npm
+// package (the `pawl-demo` command): either way the package root is the nearest folder above
+// with bin/pawl.js, which runs the compiled CLI or, in a checkout, the sources.
+let pkgRoot = dirname(fileURLToPath(import.meta.url));
+while (!existsSync(join(pkgRoot, 'bin', 'pawl.js'))) {
+  const up = dirname(pkgRoot);
+  if (up === pkgRoot) throw new Error('pawl-demo: cannot find bin/pawl.js above this script');
+  pkgRoot = up;
+}
 
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 const step = (s: string) => process.stdout.write(`\n${bold(`== ${s}`)}\n`);
@@ -170,9 +181,7 @@ stringData: { token: ${HOOK_TOKEN} }
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/cli/main.ts'),
+        join(pkgRoot, 'bin', 'pawl.js'),
         ...args,
         '-c',
         join(work, 'flux.yaml'),
@@ -181,7 +190,7 @@ stringData: { token: ${HOOK_TOKEN} }
       ],
       {
         stdio: 'inherit',
-        cwd: ROOT,
+        cwd: work,
       },
     );
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -236,9 +245,7 @@ stringData: { token: ${HOOK_TOKEN} }
   const daemon = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      join(ROOT, 'src/cli/main.ts'),
+      join(pkgRoot, 'bin', 'pawl.js'),
       'serve',
       '-c',
       join(work, 'flux.yaml'),
@@ -251,7 +258,7 @@ stringData: { token: ${HOOK_TOKEN} }
       '--log-level',
       'info',
     ],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+    { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const seen: Record<string, unknown>[] = [];
   let buffered = '';

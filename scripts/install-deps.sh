@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Debian packages pawl's tests and demo use: the CNCF registry, skopeo, htpasswd, sshd, gpg, git,
-# kubectl (for kustomize), and chromium (the dashboard's browser tests drive it with playwright-core;
-# no browser is downloaded).
+# kubectl (for kustomize and deploy/kubernetes), and chromium (the dashboard's browser tests drive
+# it with playwright-core; no browser is downloaded).
+# `install-deps.sh image` adds what building and running the container image needs
+# (scripts/build-image.sh, test/ship/image.test.ts): debootstrap, umoci, podman, runc. CI installs
+# both; without the second group the image test says it is skipped (and fails under CI=true).
 set -euo pipefail
 pkgs=(git chromium docker-registry skopeo apache2-utils openssh-server openssh-client gnupg openssl ca-certificates python3 make g++)
+for group in "$@"; do
+  case "$group" in
+    image) pkgs+=(debootstrap umoci podman runc uidmap curl) ;;
+    *) echo "install-deps.sh: unknown group $group (known: image)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

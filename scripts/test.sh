@@ -3,7 +3,7 @@
 # checks formatting, lints, runs Flux's conformance fixtures and every test file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh image
 [ -d node_modules/tsx ] || npm ci --no-audit --no-fund
 npm run typecheck
 npm run format:check
