@@ -31,7 +31,6 @@ const EXOTIC = /^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|0o|0x)/;
 /** First characters of a value that are YAML indicators (flow, anchors, tags, block scalars, …). */
 const INDICATOR = /^[[\]{}&*!|>%@`?:,#-]/;
 /** CR, tab, BOM, control characters, surrogates (lone or paired): the library knows what to make of them. */
-// eslint-disable-next-line no-control-regex
 const UNUSUAL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]/;
 const SEPARATOR = /^---[ ]*(?:#.*)?$/;
 const GIVE_UP = Symbol('give up');
