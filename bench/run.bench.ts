@@ -15,13 +15,17 @@
  * `downgrade-blocked`). The first pass reads those build times; a second pass reads none
  * (cached by digest).
  *
- * Wall time: measured here around the spawn of `node --import tsx src/cli/main.ts run …` (so it
- * includes node's and tsx's start-up; the `--help` floor is printed for comparison). Peak RSS:
+ * The CLI is measured as shipped: `npm run build` (scripts/build.ts, the esbuild bundle in dist/)
+ * run through bin/pawl.js; BENCH_TSX=1 adds the cold pass from source through tsx. Start-up
+ * (issue 12): `node -e 0`, `pawl --version`, `pawl --help`, and `pawl validate` over the 1,003
+ * objects of the guarded world, in the same run.
+ *
+ * Wall time: measured here around the spawn (so it includes node's start-up). Peak RSS:
  * `/usr/bin/time -f %M` of that process (getrusage of the waited child: the largest of pawl's
  * node process and the git processes it waited for, not their sum). Every pass is verified
  * (result, commit count, lines touched); a wrong result fails the bench.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +36,7 @@ import { pushImage, seedTags } from '../test/helpers/push.js';
 import { startGitServer } from '../test/helpers/git-server.js';
 import { GIT_PASSWORD, GIT_USER, ROOT, gitObjects, imageObjects } from '../test/helpers/world.js';
 import type { RunReport } from '../src/run/report.js';
+import { buildCli } from '../scripts/build.js';
 
 const execFileP = promisify(execFile);
 const N = Number(process.env.BENCH_IMAGES ?? 500);
@@ -41,8 +46,16 @@ const HOTFIX = Math.max(1, Math.min(50, Math.floor(N / 10)));
 const TAGS = Array.from({ length: 10 }, (_, i) => `1.${i}.0`);
 const CLI = join(ROOT, 'src', 'cli', 'main.ts');
 const UNGUARDED = 'downgrades: Allow\nmanualEdits: Override\nverifyCandidate: false';
-/** BENCH_PROFILE=DIR: write a V8 CPU profile of every CLI run there (figures then include the profiler). */
-const PROFILE = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
+/**
+ * BENCH_PROFILE=1 (or =DIR): write a V8 CPU profile of every CLI run into bench/out/profiles (or
+ * DIR); the figures then include the profiler.
+ */
+const PROFILE_DIR =
+  process.env.BENCH_PROFILE === '1' ? join(ROOT, 'bench', 'out', 'profiles') : process.env.BENCH_PROFILE;
+const PROFILE = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
+const TSX = process.env.BENCH_TSX === '1';
+/** The CLI as installed: bin/pawl.js runs dist/cli/main.js once `npm run build` has made it. */
+const SHIPPED = join(ROOT, 'bin', 'pawl.js');
 const TARGET_WALL_MS = 5000;
 const TARGET_RSS_MB = 250;
 const TARGET_GUARD = 0.2;
@@ -73,54 +86,25 @@ interface Measured {
   stderr: string;
 }
 
-/**
- * The CLI as shipped (`npm run build` + bin/pawl.js run compiled JavaScript, no tsx): an esbuild
- * bundle of src/cli/main.ts with the packages external, built once into the temp dir. Null
- * when it does not bundle (another module mid-change); the bundled rows are then left out.
- */
-function bundleCli(outDir: string): string | null {
-  const r = spawnSync(
-    join(ROOT, 'node_modules', '.bin', 'esbuild'),
-    [
-      CLI,
-      '--bundle',
-      '--platform=node',
-      '--format=esm',
-      '--packages=external',
-      `--outdir=${outDir}`,
-      '--entry-names=[name]',
-      '--log-level=error',
-    ],
-    { encoding: 'utf8' },
-  );
-  if (r.status !== 0) {
-    console.log(
-      `(the CLI does not bundle right now, bundled rows left out: ${(r.stderr || r.error?.message || '').trim().split('\n')[0]})`,
-    );
-    return null;
-  }
-  return join(outDir, 'main.js');
+/** Runs the CLI (the built bin/pawl.js, or tsx from source) under /usr/bin/time. */
+async function timedCli(args: string[], shipped = true): Promise<Measured> {
+  return timedNode([...PROFILE, ...(shipped ? [SHIPPED] : ['--import', 'tsx', CLI]), ...args]);
 }
 
-/** Runs the CLI (tsx from source, or the bundle) under /usr/bin/time; wall time measured here, peak RSS from time's %M (KiB). */
-async function timedCli(args: string[], bundle?: string): Promise<Measured> {
+/** `node ARGS` under /usr/bin/time; wall time measured here, CPU and peak RSS from time's %U %S %M (KiB). */
+async function timedNode(nodeArgs: string[]): Promise<Measured> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-bench-time-'));
   const out = join(dir, 'time');
   const t0 = performance.now();
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       '/usr/bin/time',
-      [
-        '-o',
-        out,
-        '-f',
-        '%e %U %S %M',
-        process.execPath,
-        ...PROFILE,
-        ...(bundle ? [bundle] : ['--import', 'tsx', CLI]),
-        ...args,
-      ],
-      { cwd: ROOT, env: { ...process.env, PAWL_LOG_LEVEL: 'warn' }, maxBuffer: 256 * 1024 * 1024 },
+      ['-o', out, '-f', '%e %U %S %M', process.execPath, ...nodeArgs],
+      {
+        cwd: ROOT,
+        env: { ...process.env, PAWL_LOG_LEVEL: 'warn', PAWL_USE_DIST: '1' },
+        maxBuffer: 256 * 1024 * 1024,
+      },
       (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
@@ -216,11 +200,12 @@ try {
     await writeFile(join(configDir, 'images.yaml'), guard === 'guarded' ? guardedYaml : unguardedYaml);
     return {
       name,
-      run: async (extra: string[], bundle?: string) => {
+      configDir,
+      run: async (extra: string[], shipped = true) => {
         proxy.resetCounts();
         const m = await timedCli(
           ['run', ...extra, '--json', '-c', configDir, '--state-dir', stateDir],
-          bundle,
+          shipped,
         );
         let report: RunReport;
         try {
@@ -273,17 +258,27 @@ try {
   const results = new Map<string, Row[]>();
   const record = (key: string, r: Row) => results.set(key, [...(results.get(key) ?? []), r]);
 
-  // --- the --help floor
-  // Inside the checkout (bench/out is ignored by git) so the bundle's imports resolve from node_modules.
-  const bundle = bundleCli(join(ROOT, 'bench', 'out', 'run-cli'));
+  // --- start-up and configuration (issue 12), the built CLI against node itself in the same run
+  await buildCli(join(ROOT, 'dist'));
+  const none = counts(proxy);
+  const vw = await world('guarded', () => TAGS[0]!);
   for (let k = 0; k < RUNS; k++) {
-    record('help', { ...(await timedCli(['--help'])), requests: counts(proxy) });
-    if (bundle) record('bundled help', { ...(await timedCli(['--help'], bundle)), requests: counts(proxy) });
+    record('node -e 0', { ...(await timedNode(['-e', '0'])), requests: none });
+    const v = await timedCli(['--version']);
+    if (v.code !== 0 || !/^\d+\.\d+\.\d+/.test(v.stdout)) fail(`--version: ${v.stdout} ${v.stderr}`);
+    record('pawl --version', { ...v, requests: none });
+    record('pawl --help', { ...(await timedCli(['--help'])), requests: none });
+    const val = await timedCli(['validate', '-c', vw.configDir]);
+    if (val.code !== 0 || !/^valid: 500 ImageRepository, 500 ImagePolicy/m.test(val.stdout))
+      fail(`validate: exit ${val.code}: ${val.stdout.slice(0, 500)} ${val.stderr.slice(0, 500)}`);
+    record('pawl validate', { ...val, requests: none });
+    if (TSX) record('tsx help', { ...(await timedCli(['--help'], false)), requests: none });
   }
+  await vw.close();
 
   /** A cold pass, verified: one commit touching exactly the N marked lines. */
-  async function coldPass(variant: string, w: Awaited<ReturnType<typeof world>>, bundle?: string) {
-    const cold = await w.run([], bundle);
+  async function coldPass(variant: string, w: Awaited<ReturnType<typeof world>>, shipped = true) {
+    const cold = await w.run([], shipped);
     const a = cold.report.automations[0];
     if (cold.code !== 0 || a?.result !== 'pushed')
       fail(`${variant} cold: ${a?.result} ${a?.error ?? cold.stderr.slice(0, 2000)}`);
@@ -302,10 +297,10 @@ try {
     for (const variant of k % 2 === 0
       ? (['guarded', 'unguarded'] as const)
       : (['unguarded', 'guarded'] as const)) {
-      if (bundle) {
-        const wb = await world(variant, () => TAGS[0]!);
-        record(`bundled ${variant} cold`, await coldPass(`bundled ${variant}`, wb, bundle));
-        await wb.close();
+      if (TSX) {
+        const wt = await world(variant, () => TAGS[0]!);
+        record(`tsx ${variant} cold`, await coldPass(`tsx ${variant}`, wt, false));
+        await wt.close();
       }
       const w = await world(variant, () => TAGS[0]!);
       record(`${variant} cold`, await coldPass(variant, w));
@@ -388,10 +383,13 @@ try {
   const fmtReq = (r: Counts) =>
     `${r.tags} list, ${r['manifest-head']} HEAD, ${r['manifest-get']} GET, ${r.blob} blob${r.ping ? `, ${r.ping} ping` : ''}${r.other ? `, ${r.other} other` : ''}`;
   const order = [
-    'help',
-    'bundled help',
-    'bundled guarded cold',
-    'bundled unguarded cold',
+    'node -e 0',
+    'pawl --version',
+    'pawl --help',
+    'tsx help',
+    'pawl validate',
+    'tsx guarded cold',
+    'tsx unguarded cold',
     'guarded cold',
     'unguarded cold',
     'guarded warm',
@@ -404,22 +402,26 @@ try {
     'build-time second',
   ];
   const targets: Record<string, string> = {
-    'guarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
-    'bundled guarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
-    'bundled unguarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
-    'unguarded cold': `≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB`,
+    'pawl --version': '≤ 3× node -e 0 CPU (#12)',
+    'pawl validate': '≤ 300 ms CPU over --version (#12)',
+    'guarded cold': `≤ 2,500 ms CPU, ≤ 120 MB (#12)`,
+    'unguarded cold': `≤ 2,500 ms CPU, ≤ 120 MB (#12)`,
+    'guarded warm': '≤ 1,500 ms CPU (#12)',
+    'unguarded warm': '≤ 1,500 ms CPU (#12)',
+    'guarded not-due': '≤ 500 ms CPU (#12)',
+    'unguarded not-due': '≤ 500 ms CPU (#12)',
     'build-time second': '0 GET, 0 blob',
   };
   for (const key of order) {
     if (!results.has(key)) continue;
     const m = med(key);
     rows.push([
-      key.endsWith('help') ? `${key === 'help' ? '' : 'bundled '}pawl --help (start-up floor)` : key,
+      key === 'tsx help' ? 'pawl --help via tsx' : key,
       `${Math.round(m.wallMs)}`,
       `${Math.round(m.minWall)}–${Math.round(m.maxWall)}`,
       `${Math.round(m.cpuMs)}`,
       m.rssMb.toFixed(0),
-      key.endsWith('help') ? '' : fmtReq(m.req),
+      key.startsWith('node') || key.startsWith('pawl') || key.startsWith('tsx help') ? '' : fmtReq(m.req),
       targets[key] ?? '',
     ]);
   }
@@ -463,16 +465,15 @@ try {
       `second pass ${bt2['manifest-get']} + ${bt2.blob} (target 0: cached by digest)`,
   );
   console.log(
-    `cold pass (tsx): ${Math.round(gc.wallMs)} ms / ${gc.rssMb.toFixed(0)} MB guarded, ${Math.round(uc.wallMs)} ms / ${uc.rssMb.toFixed(0)} MB unguarded (targets ≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB)`,
+    `cold pass: ${Math.round(gc.wallMs)} ms wall, ${Math.round(gc.cpuMs)} ms CPU, ${gc.rssMb.toFixed(0)} MB guarded; ${Math.round(uc.wallMs)} ms, ${Math.round(uc.cpuMs)} ms CPU, ${uc.rssMb.toFixed(0)} MB unguarded (issue 4: ≤ ${TARGET_WALL_MS} ms, ≤ ${TARGET_RSS_MB} MB; issue 12: ≤ 2,500 ms CPU, ≤ 120 MB)`,
   );
-  if (results.has('bundled guarded cold')) {
-    const bg = med('bundled guarded cold');
-    const bu = med('bundled unguarded cold');
-    console.log(
-      `cold pass (bundled, as shipped): ${Math.round(bg.wallMs)} ms / ${bg.rssMb.toFixed(0)} MB guarded, ${Math.round(bu.wallMs)} ms / ${bu.rssMb.toFixed(0)} MB unguarded; ` +
-        `guard ${over(bg.wallMs, bu.wallMs)} wall, ${over(bg.cpuMs, bu.cpuMs)} CPU`,
-    );
-  }
+  const node0 = med('node -e 0');
+  const ver = med('pawl --version');
+  const val = med('pawl validate');
+  console.log(
+    `start-up (issue 12): pawl --version ${Math.round(ver.cpuMs)} ms CPU = ${(ver.cpuMs / node0.cpuMs).toFixed(1)}× node -e 0 (${Math.round(node0.cpuMs)} ms; target ≤ 3×); ` +
+      `pawl validate (1,003 objects) ${Math.round(val.cpuMs)} ms CPU, ${Math.round(val.cpuMs - ver.cpuMs)} ms beyond start-up (target ≤ 300 ms)`,
+  );
   console.log(`load average at end: ${loadEnd}`);
   console.log(
     'ok: cold passes pushed one commit touching every marked line; warm passes were up to date; releases touched only their lines',

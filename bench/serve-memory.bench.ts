@@ -4,11 +4,11 @@
  * of 50 apps each, every marker up to date: the steady state), every interval 30s, until 1,000
  * automation passes have run (BENCH_SERVE_PASSES). RSS is read from /proc/PID/status (VmRSS, and
  * VmHWM for the peak) every second; the figures at each 10% of the passes show whether it grows.
- * Target: peak ≤ 150 MB, flat. The daemon runs as built (`tsc -p tsconfig.build.json` into
+ * Target: peak ≤ 150 MB, flat. The daemon runs as built (`npm run build`'s bundle, scripts/build.ts, into
  * bench/out/dist, run with plain node, as the container image does); BENCH_SERVE_TSX=1 runs the
  * sources through tsx instead (its loader thread adds about 35 MB).
  */
-import { execFileSync } from 'node:child_process';
+import { buildCli } from '../scripts/build.js';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,14 +76,7 @@ console.log(
 let entry: string | undefined;
 if (!process.env.BENCH_SERVE_TSX) {
   const out = join(ROOT, 'bench', 'out', 'dist');
-  execFileSync(
-    process.execPath,
-    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', out],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
+  await buildCli(out);
   entry = join(out, 'cli', 'main.js');
 }
 const serve = await startServe({

@@ -185,7 +185,8 @@ app=$work/app/opt/pawl
 mkdir -p "$app"
 # `npm run build`, into the image's tree rather than the work tree's dist/ (which bin/pawl.js
 # would prefer over the sources).
-npx tsc -p tsconfig.build.json --outDir "$app/dist" --declaration false --sourceMap false >&2
+node --import tsx scripts/build.ts "$app/dist" >&2
+node --import tsx scripts/build-web.ts "$app/dist/web" >&2
 mkdir -p "$app/bin"
 cp -a bin/pawl.js "$app/bin/" # not pawl-demo: the demo needs a registry and git server, not in here
 cp -a package.json package-lock.json README.md "$app/"

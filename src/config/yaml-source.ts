@@ -8,6 +8,7 @@ import {
   type Document,
   type Node,
 } from 'yaml';
+import { readFastYaml } from './yaml-fast.js';
 
 /** One YAML document of a config file, as plain data plus a way back to its lines. */
 export interface SourceDoc {
@@ -37,6 +38,23 @@ export interface ParseFailure {
  * the yaml library would add: the offending line may be a Secret's value.
  */
 export function parseDocuments(file: string, text: string): { docs: SourceDoc[]; errors: ParseFailure[] } {
+  const fast = readFastYaml(text);
+  if (fast === null) return parseWithPositions(file, text);
+  // Plain Flux YAML: values from the fast reader; the library parses the file only when a
+  // problem asks for a line (the same documents, matched by their first line).
+  let slow: SourceDoc[] | undefined;
+  const lineOf = (docLine: number, path: readonly PropertyKey[]): number => {
+    slow ??= parseWithPositions(file, text).docs;
+    return slow.find((d) => d.line === docLine)?.lineOf(path) ?? docLine;
+  };
+  return {
+    docs: fast.map((d) => ({ file, line: d.line, value: d.value, lineOf: (path) => lineOf(d.line, path) })),
+    errors: [],
+  };
+}
+
+/** The yaml library's Document API: every node with its position. */
+function parseWithPositions(file: string, text: string): { docs: SourceDoc[]; errors: ParseFailure[] } {
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(text, {
     lineCounter,

@@ -278,8 +278,24 @@ function parseConstraint(c: string, whole: string): Constraint {
   return { op, con, dirty, minorDirty, patchDirty };
 }
 
+// A fleet's policies repeat a handful of ranges (500 policies, one `>=1.0.0`), and every
+// configuration load, selection and pin check parses them: parse each once. Ranges are
+// immutable; failures are not cached (they throw and are rare).
+const ranges = new Map<string, SemverRange>();
+const RANGE_CACHE_LIMIT = 1024;
+
 /** Masterminds `NewConstraint`; throws `Error` with Masterminds' reason when the range is invalid. */
 export function parseSemverRange(range: string): SemverRange {
+  let parsed = ranges.get(range);
+  if (parsed === undefined) {
+    parsed = parseRange(range);
+    if (ranges.size >= RANGE_CACHE_LIMIT) ranges.clear();
+    ranges.set(range, parsed);
+  }
+  return parsed;
+}
+
+function parseRange(range: string): SemverRange {
   const r = rx();
   const rewritten = rewriteRange(range);
   const groups: { constraints: Constraint[]; hasPre: boolean }[] = [];

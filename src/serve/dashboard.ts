@@ -15,14 +15,17 @@ import type { Daemon } from './daemon.js';
 import { overview, timeline, type DashboardSource } from './dashboard-data.js';
 
 /**
- * The built page: `dist/web/` next to the compiled daemon (`dist/serve/` → `../web`), or the
- * repository's `dist/web/` when running from the sources; `PAWL_WEB_DIR` overrides both.
+ * The built page: `dist/web/` beside the bundle (`dist/cli/main.js` or a chunk below it), or the
+ * repository's `dist/web/` when running from the sources; `PAWL_WEB_DIR` overrides both. The
+ * bundle decides which file this code lands in, so the folders above it are searched.
  */
 export function defaultWebDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.PAWL_WEB_DIR) return resolve(env.PAWL_WEB_DIR);
-  const here = dirname(fileURLToPath(import.meta.url));
-  const built = resolve(here, '..', 'web');
-  return existsSync(join(built, 'index.html')) ? built : resolve(here, '..', '..', 'dist', 'web');
+  let dir = dirname(fileURLToPath(import.meta.url));
+  const candidates: string[] = [];
+  for (let up = 0; up < 4; up++, dir = dirname(dir))
+    candidates.push(join(dir, 'web'), join(dir, 'dist', 'web'));
+  return candidates.find((c) => existsSync(join(c, 'index.html'))) ?? candidates[3]!;
 }
 
 const TYPES: Record<string, string> = {

@@ -41,7 +41,7 @@ before(async () => {
     'package-lock.json',
     'README.md',
     'tsconfig.json',
-    'tsconfig.build.json',
+    'web',
     'bin',
     'src',
     'scripts',
