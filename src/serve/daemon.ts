@@ -19,6 +19,7 @@ import { createScanClients, isScanDue, scanRepositories, type ScanClients } from
 import { openStore, type Store } from '../store/index.js';
 import { ConfigError, errorMessage, formatProblem, type Logger, type Problem } from '../util/index.js';
 import { ServeEvents, type PassEvent } from './events.js';
+import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { countingFetch, ServeMetrics } from './metrics.js';
 import { Scheduler, systemClock, type Clock, type JobSpec, type RunContext } from './scheduler.js';
 import { buildRoutes } from './webhooks.js';
@@ -45,6 +46,8 @@ export interface ServeOptions {
   /** Spread of the first runs after start, ms (default 5s; 0 runs everything due at once). */
   startSpreadMs?: number;
   metrics?: ServeMetrics;
+  /** Builds the alerts' notifier (tests give it a transport or a sleep they control). */
+  notifier?: DaemonAlertsOptions['notifier'];
 }
 
 export interface LoadedConfig {
@@ -106,6 +109,7 @@ class Slots {
 
 export class Daemon {
   readonly events: ServeEvents;
+  readonly alerts: DaemonAlerts;
   readonly metrics: ServeMetrics;
   readonly scheduler: Scheduler;
   readonly store: Store;
@@ -137,6 +141,14 @@ export class Daemon {
     this.#clock = opts.clock ?? systemClock;
     this.metrics = opts.metrics ?? new ServeMetrics({ defaultMetrics: false });
     this.events = new ServeEvents(opts.log);
+    this.alerts = new DaemonAlerts({
+      config: loaded.config,
+      events: this.events,
+      store,
+      metrics: this.metrics,
+      log: opts.log,
+      ...(opts.notifier ? { notifier: opts.notifier } : {}),
+    });
     this.#scanSlots = new Slots(opts.scanConcurrency ?? 16);
     this.#passSlots = new Slots(opts.passConcurrency ?? 4);
     this.current = loaded;
@@ -272,6 +284,7 @@ export class Daemon {
     }
     for (const w of loaded.warnings) this.log.warn({ reload: reason }, formatProblem(w));
     this.current = loaded;
+    this.alerts.reconfigure(loaded.config);
     const { added, removed, changed } = this.#applyJobs();
     for (const key of removed) {
       const [kind, ...rest] = key.split('/');
@@ -549,6 +562,8 @@ export class Daemon {
         );
         return 'abandoned';
       }
+      // Queued alerts get a last try, bounded: a Provider that is down must not hold the exit.
+      await this.alerts.close(Math.min(graceMs, 5000));
       this.store.close();
       return 'finished';
     })();

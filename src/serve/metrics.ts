@@ -33,6 +33,7 @@ export class ServeMetrics {
   readonly webhookToPush: Histogram;
   readonly passFailures: Gauge<'job'>;
   readonly reloads: Counter<'outcome'>;
+  readonly alerts: Counter<'provider' | 'outcome'>;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -120,6 +121,12 @@ export class ServeMetrics {
       name: 'pawl_config_reloads_total',
       help: 'Configuration reloads by outcome (applied, refused).',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.alerts = new Counter({
+      name: 'pawl_alerts_total',
+      help: 'Alert messages to Providers by outcome (delivered, retried, failed, dropped; suppressed: an equal event within the rate-limit interval).',
+      labelNames: ['provider', 'outcome'],
       registers,
     });
   }
