@@ -41,6 +41,8 @@ describe('pawl serve end to end', () => {
     assert.match(content, /team\/app:1\.1\.0 # \{"\$imagepolicy": "flux-system:app"\}/);
     assert.equal((await world.git.log(world.repoName, 'main')).length, before.length + 1);
 
+    // The commit reaches the remote before the pass has recorded it: wait for the pass's log line.
+    await serve.waitForLog((r) => r.msg === 'pass' && r.result === 'pushed', 'the pass that pushed');
     const metrics = await serve.metrics();
     assert.ok(metricValue(metrics, 'pawl_webhook_requests_total', { result: 'accepted' }) >= 1);
     assert.equal(metricValue(metrics, 'pawl_webhook_to_push_seconds_count'), 1);
