@@ -4,6 +4,7 @@ import { selectPolicies } from './resolve.js';
 import { closest } from './suggest.js';
 import { accessDenied } from './access.js';
 import {
+  CONFIG_MAPS,
   EVENT_OBJECT_KINDS,
   type Config,
   type ImageRepository,
@@ -37,17 +38,6 @@ interface Ref {
   /** How a missing target is reported; default error. */
   missing?: Problem['severity'];
 }
-
-const MAP_OF: Record<Kind, keyof Config> = {
-  ImageRepository: 'imageRepositories',
-  ImagePolicy: 'imagePolicies',
-  ImageUpdateAutomation: 'automations',
-  GitRepository: 'gitRepositories',
-  Receiver: 'receivers',
-  Secret: 'secrets',
-  Provider: 'providers',
-  Alert: 'alerts',
-};
 
 const RECEIVER_TARGETS = new Set<string>([
   'ImageRepository',
@@ -282,7 +272,7 @@ export function checkReferences(
     };
     for (const r of referencesOf(l, (p, m) => report(p, m, 'warning'), config)) {
       const key = `${r.namespace}/${r.name}`;
-      const map = config[MAP_OF[r.kind]] as Map<string, unknown>;
+      const map = config[CONFIG_MAPS[r.kind]] as Map<string, unknown>;
       const target = map.get(key);
       if (target !== undefined) {
         const wrong = r.needs?.(target);

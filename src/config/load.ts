@@ -16,38 +16,42 @@ import { NAMESPACE_NAME_LABEL, namespaceSchema } from './schema/namespace.js';
 import { skipInvalid, type SkippedObject } from './skip.js';
 import { alertSchema, NOTIFICATION_API_VERSIONS, providerSchema } from './schema/notification.js';
 import { parseDocuments, type SourceDoc } from './yaml-source.js';
-import type { Config, Kind, NamespaceInfo, ObjectRef, PawlObject } from './types.js';
+import {
+  CONFIG_MAPS,
+  type Config,
+  type Kind,
+  type NamespaceInfo,
+  type ObjectRef,
+  type PawlObject,
+} from './types.js';
 
 interface KindInfo {
   apiVersions: readonly string[];
   schema: z.ZodType;
-  map: keyof Config;
 }
 
 const KINDS: Record<Kind, KindInfo> = {
   ImageRepository: {
     apiVersions: IMAGE_API_VERSIONS,
     schema: imageRepositorySchema,
-    map: 'imageRepositories',
   },
-  ImagePolicy: { apiVersions: IMAGE_API_VERSIONS, schema: imagePolicySchema, map: 'imagePolicies' },
+  ImagePolicy: { apiVersions: IMAGE_API_VERSIONS, schema: imagePolicySchema },
   ImageUpdateAutomation: {
     apiVersions: IMAGE_API_VERSIONS,
     schema: imageUpdateAutomationSchema,
-    map: 'automations',
   },
-  GitRepository: { apiVersions: GIT_API_VERSIONS, schema: gitRepositorySchema, map: 'gitRepositories' },
-  Receiver: { apiVersions: RECEIVER_API_VERSIONS, schema: receiverSchema, map: 'receivers' },
-  Secret: { apiVersions: ['v1'], schema: secretSchema, map: 'secrets' },
-  Provider: { apiVersions: NOTIFICATION_API_VERSIONS, schema: providerSchema, map: 'providers' },
-  Alert: { apiVersions: NOTIFICATION_API_VERSIONS, schema: alertSchema, map: 'alerts' },
+  GitRepository: { apiVersions: GIT_API_VERSIONS, schema: gitRepositorySchema },
+  Receiver: { apiVersions: RECEIVER_API_VERSIONS, schema: receiverSchema },
+  Secret: { apiVersions: ['v1'], schema: secretSchema },
+  Provider: { apiVersions: NOTIFICATION_API_VERSIONS, schema: providerSchema },
+  Alert: { apiVersions: NOTIFICATION_API_VERSIONS, schema: alertSchema },
 };
 
 export const KIND_NAMES = Object.keys(KINDS) as Kind[];
 
 /** Which map of `Config` holds objects of a kind. */
 export function configMapOf(kind: Kind): keyof Config {
-  return KINDS[kind].map;
+  return CONFIG_MAPS[kind];
 }
 
 export function emptyConfig(): Config {
@@ -267,7 +271,7 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
   const source = { file: doc.file, line: doc.line, ...(doc.via ? { via: doc.via } : {}) };
   const obj = { ...(parsed.data as object), source } as PawlObject;
   const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
-  const map = sink.config[info.map] as Map<string, PawlObject>;
+  const map = sink.config[CONFIG_MAPS[kind as Kind]] as Map<string, PawlObject>;
   const first = map.get(key);
   if (first) {
     // The same object reached twice (two clusters' copies of the bootstrap GitRepository) is

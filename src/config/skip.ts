@@ -2,7 +2,7 @@ import type { Location, Problem } from '../util/index.js';
 import { referencesOf, type Loaded } from './check.js';
 import { valueAt } from './issues.js';
 import { matchesSelector } from './resolve.js';
-import type { Config, Kind, LabelSelector } from './types.js';
+import { CONFIG_MAPS, type Config, type Kind, type LabelSelector } from './types.js';
 
 /**
  * An object pawl will not act on in this run, and why. Flux stalls only the object that is
@@ -28,17 +28,6 @@ export interface SkippedObject {
 
 export const objectLabel = (kind: string, namespace: string, name: string): string =>
   `${kind} ${namespace}/${name}`;
-
-const MAP_OF: Record<Kind, keyof Config> = {
-  ImageRepository: 'imageRepositories',
-  ImagePolicy: 'imagePolicies',
-  ImageUpdateAutomation: 'automations',
-  GitRepository: 'gitRepositories',
-  Receiver: 'receivers',
-  Secret: 'secrets',
-  Provider: 'providers',
-  Alert: 'alerts',
-};
 
 function rawLabels(raw: unknown): Record<string, string> | undefined {
   const labels = valueAt(raw, ['metadata', 'labels']);
@@ -125,6 +114,6 @@ export function skipInvalid(
       changed = true;
     }
   }
-  for (const s of skipped.values()) config[MAP_OF[s.kind]].delete(`${s.namespace}/${s.name}`);
+  for (const s of skipped.values()) config[CONFIG_MAPS[s.kind]].delete(`${s.namespace}/${s.name}`);
   return [...skipped.values()];
 }

@@ -284,3 +284,15 @@ export interface Config {
   providers: Map<string, Provider>;
   alerts: Map<string, Alert>;
 }
+
+/** Which map of `Config` holds the objects of each kind. */
+export const CONFIG_MAPS: Record<Kind, keyof Config> = {
+  ImageRepository: 'imageRepositories',
+  ImagePolicy: 'imagePolicies',
+  ImageUpdateAutomation: 'automations',
+  GitRepository: 'gitRepositories',
+  Receiver: 'receivers',
+  Secret: 'secrets',
+  Provider: 'providers',
+  Alert: 'alerts',
+};
