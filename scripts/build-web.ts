@@ -27,5 +27,5 @@ export async function buildWeb(outDir = join(ROOT, 'dist', 'web')): Promise<stri
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const out = await buildWeb(process.argv[2] ? resolve(process.argv[2]) : undefined);
-  console.log(`dashboard built into ${out}`);
+  process.stderr.write(`dashboard built into ${out}\n`);
 }

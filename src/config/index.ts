@@ -9,7 +9,7 @@ export {
   type LoadOptions,
   type LoadResult,
 } from './load.js';
-export type { SkippedObject } from './skip.js';
+export { dependencyProblems, type SkippedObject } from './skip.js';
 export { resolveObject, matchesSelector, selectPolicies } from './resolve.js';
 export { parseDuration, formatDuration } from './duration.js';
 export { imagePolicySchema } from './schema/imagepolicy.js';

@@ -29,6 +29,21 @@ export interface SkippedObject {
 export const objectLabel = (kind: string, namespace: string, name: string): string =>
   `${kind} ${namespace}/${name}`;
 
+/**
+ * The problems to show for objects that are fine themselves but would not run, because what they
+ * need is invalid (those have problems of their own already): one line each, where they are.
+ */
+export function dependencyProblems(skipped: readonly SkippedObject[]): Problem[] {
+  return skipped
+    .filter((s) => s.reason === 'dependency')
+    .map((s) => ({
+      location: s.location,
+      object: objectLabel(s.kind, s.namespace, s.name),
+      severity: 'error' as const,
+      message: `skipped: needs ${s.dependsOn}`,
+    }));
+}
+
 function rawLabels(raw: unknown): Record<string, string> | undefined {
   const labels = valueAt(raw, ['metadata', 'labels']);
   if (labels === undefined) return {};

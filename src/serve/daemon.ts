@@ -7,6 +7,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import {
+  dependencyProblems,
   loadConfig,
   refKey,
   selectPolicies,
@@ -223,8 +224,11 @@ export class Daemon {
         ],
       };
     }
-    const { config, problems } = result;
-    if (problems.some((p) => p.severity === 'error')) return { problems };
+    const { config, problems, skipped } = result;
+    // All or nothing, unlike a single pass: a daemon keeps the configuration it runs rather than
+    // swapping in one that lost objects; the refusal says what `pawl validate` says.
+    if (problems.some((p) => p.severity === 'error'))
+      return { problems: [...problems, ...dependencyProblems(skipped)] };
     const dependents = new Map<string, string[]>();
     const repositoriesOf = new Map<string, string[]>();
     for (const a of config.automations.values()) {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
-import { loadConfig, KIND_NAMES, configMapOf } from '../../config/index.js';
+import { dependencyProblems, loadConfig, KIND_NAMES, configMapOf } from '../../config/index.js';
 import { formatProblem } from '../../util/index.js';
 import { configJson, loadOptions } from '../config.js';
 
@@ -25,12 +25,7 @@ export function register(program: Command): void {
           ...configJson({ problems, skipped }),
         });
       } else {
-        for (const p of problems) writeLine(ctx, formatProblem(p));
-        // Objects that are fine themselves but would not run: what they need is invalid.
-        for (const s of skipped.filter((x) => x.reason === 'dependency')) {
-          const where = s.location.line ? `${s.location.file}:${s.location.line}` : s.location.file;
-          writeLine(ctx, `${where}: ${s.kind} ${s.namespace}/${s.name}: skipped: needs ${s.dependsOn}`);
-        }
+        for (const p of [...problems, ...dependencyProblems(skipped)]) writeLine(ctx, formatProblem(p));
         const counts = KIND_NAMES.filter((k) => objects[k]! > 0).map((k) => `${objects[k]} ${k}`);
         const plural = (n: number, w: string): string => `${n} ${w}${n === 1 ? '' : 's'}`;
         writeLine(
