@@ -7,6 +7,10 @@ import tseslint from 'typescript-eslint';
  * nothing of pawl. Nothing imports run/ or cli/ but the folders above them (serve/, cli/).
  * A folder missing from this table cannot be imported at all: add it here when you add it.
  */
+const RUN = ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'write', 'guard', 'git'];
+// The daemon sits beside run/ with the alerts it sends; the CLI sits on top of everything.
+const SERVE = [...RUN, 'run', 'notify'];
+
 export const LAYERS = {
   go: [],
   util: [],
@@ -18,7 +22,7 @@ export const LAYERS = {
   write: ['go', 'util', 'image'],
   guard: ['go', 'util', 'image', 'config', 'select', 'store'],
   git: ['go', 'util', 'image', 'config', 'write', 'guard'],
-  run: ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'write', 'guard', 'git'],
+  run: RUN,
   notify: [
     'go',
     'util',
@@ -28,35 +32,8 @@ export const LAYERS = {
     { folder: 'scan', typesOnly: true },
     { folder: 'run', typesOnly: true },
   ],
-  serve: [
-    'go',
-    'util',
-    'image',
-    'config',
-    'store',
-    'scan',
-    'select',
-    'write',
-    'guard',
-    'git',
-    'run',
-    'notify',
-  ],
-  cli: [
-    'go',
-    'util',
-    'image',
-    'config',
-    'store',
-    'scan',
-    'select',
-    'write',
-    'guard',
-    'git',
-    'run',
-    'notify',
-    'serve',
-  ],
+  serve: SERVE,
+  cli: [...SERVE, 'serve'],
 };
 
 /**
