@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Debian packages pawl's tests and demo use: the CNCF registry, skopeo, htpasswd, sshd, gpg, git,
 # kubectl (for kustomize and deploy/kubernetes), and chromium (the dashboard's browser tests drive
-# it with playwright-core; no browser is downloaded).
+# it with playwright-core; no browser is downloaded), and PostgreSQL (the replica tests start their
+# own cluster with initdb/pg_ctl on a free port, as the postgres user; test/helpers/postgres.ts).
 # `install-deps.sh image` adds what building and running the container image needs
 # (scripts/build-image.sh, test/ship/image.test.ts): debootstrap, umoci, podman, runc. CI installs
 # both; without the second group the image test says it is skipped (and fails under CI=true).
 set -euo pipefail
-pkgs=(git chromium docker-registry skopeo apache2-utils openssh-server openssh-client gnupg openssl ca-certificates python3 make g++)
+pkgs=(git chromium docker-registry skopeo postgresql apache2-utils openssh-server openssh-client gnupg openssl ca-certificates python3 make g++)
 for group in "$@"; do
   case "$group" in
     image) pkgs+=(debootstrap umoci podman runc uidmap curl) ;;
