@@ -6,7 +6,8 @@
  * VmHWM for the peak) every second; the figures at each 10% of the passes show whether it grows.
  * Target: peak ≤ 150 MB, flat. The daemon runs as built (`npm run build`'s bundle, scripts/build.ts, into
  * bench/out/dist, run with plain node, as the container image does); BENCH_SERVE_TSX=1 runs the
- * sources through tsx instead (its loader thread adds about 35 MB).
+ * sources through tsx instead (its loader thread adds about 35 MB). BENCH_SERVE_HEAP=default runs
+ * the daemon with `--heap default` (node's own heap sizing) instead of its default `small`.
  */
 import { buildCli } from '../scripts/build.js';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -87,7 +88,13 @@ const serve = await startServe({
   ...(process.env.BENCH_SERVE_NODE_OPTIONS
     ? { env: { NODE_OPTIONS: process.env.BENCH_SERVE_NODE_OPTIONS } }
     : {}),
-  args: ['--log-level', 'warn', '--start-spread', INTERVAL],
+  args: [
+    '--log-level',
+    'warn',
+    '--start-spread',
+    INTERVAL,
+    ...(process.env.BENCH_SERVE_HEAP ? ['--heap', process.env.BENCH_SERVE_HEAP] : []),
+  ],
 });
 const status = async (): Promise<{ rss: number; hwm: number }> => {
   const text = await readFile(`/proc/${serve.child.pid}/status`, 'utf8');
@@ -109,6 +116,9 @@ try {
     if (performance.now() - started > 30 * 60_000) throw new Error(`only ${passes} passes in 30 minutes`);
   }
   const { hwm } = await status();
+  // utime and stime, fields 14 and 15 of /proc/PID/stat, in clock ticks (100 a second on Linux).
+  const stat = (await readFile(`/proc/${serve.child.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  const cpuSeconds = (Number(stat[11]) + Number(stat[12])) / 100;
   const m = await serve.metrics();
   const mb = (name: string, labels: Record<string, string> = {}) =>
     Math.round(metricValue(m, name, labels) / 2 ** 20);
@@ -118,7 +128,7 @@ try {
   );
   const scans = metricValue(m, 'pawl_scans_total');
   console.log(
-    `serve memory: ${passes} automation passes (${failures} failed), ${scans} scans, in ${Math.round(samples.at(-1)!.at)} s`,
+    `serve memory: ${passes} automation passes (${failures} failed), ${scans} scans, in ${Math.round(samples.at(-1)!.at)} s; daemon CPU ${cpuSeconds.toFixed(1)} s`,
   );
   const marks = Array.from(
     { length: 10 },
@@ -127,7 +137,9 @@ try {
   console.log(
     `  RSS (MB) at each 10% of passes: ${marks.map((s) => `${s.passes}:${Math.round(s.rss)}`).join(' ')}`,
   );
-  console.log(`  peak RSS (VmHWM) ${Math.round(hwm)} MB (target ≤ ${TARGET_MB})`);
+  console.log(
+    `  peak RSS (VmHWM) ${Math.round(hwm)} MB (target ≤ ${TARGET_MB}), heap mode ${process.env.BENCH_SERVE_HEAP ?? 'small'}`,
+  );
   const firstHalf = marks.slice(1, 5).map((s) => s.rss);
   const secondHalf = marks.slice(5).map((s) => s.rss);
   const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -32,6 +32,12 @@ export interface ServeOptions {
   log: Logger;
   /** Compute everything, write nothing (running beside Flux before taking over). */
   dryRun?: boolean;
+  /**
+   * Refuse to start when any object is invalid (`--strict`). Without it the daemon starts with
+   * the valid objects, as `pawl run` does, and names the skipped ones; a reload is all or nothing
+   * either way.
+   */
+  strict?: boolean;
   /** Reload when a configuration file changes. Default true. */
   watch?: boolean;
   /** Debounce of configuration file changes, ms. */
@@ -60,7 +66,10 @@ export interface LoadedConfig {
   /** automation `ns/name` → its repositories' `ns/name`. */
   repositoriesOf: Map<string, string[]>;
   loadedAt: Date;
+  /** Everything the loader said, warnings and errors. */
   warnings: Problem[];
+  /** The errors, with one more per object skipped because it needs an invalid one; empty when valid. */
+  errors: Problem[];
 }
 
 export interface ReloadOutcome {
@@ -71,6 +80,11 @@ export interface ReloadOutcome {
   added: string[];
   removed: string[];
   changed: string[];
+}
+
+/** The loader's warnings, then its errors and the objects skipped for needing an invalid one. */
+function allProblems(loaded: LoadedConfig): Problem[] {
+  return [...loaded.warnings.filter((p) => p.severity === 'warning'), ...loaded.errors];
 }
 
 export const repositoryJob = (name: string): string => `ImageRepository/${name}`;
@@ -158,7 +172,7 @@ export class Daemon {
       applied: true,
       reason: 'start',
       at: loaded.loadedAt,
-      problems: loaded.warnings,
+      problems: allProblems(loaded),
       added: [],
       removed: [],
       changed: [],
@@ -179,16 +193,28 @@ export class Daemon {
   }
 
   /**
-   * Loads the configuration (refusing an invalid one with its problems), opens the store and
-   * starts every job. Throws ConfigError (exit 2) on an invalid configuration.
+   * Loads the configuration, opens the store and starts every job. An invalid object is skipped
+   * with what needs it and the rest runs (one bad object must not stop a fleet's automation);
+   * with `strict`, or when nothing could be read at all, throws ConfigError (exit 2).
    */
   static async start(opts: ServeOptions): Promise<Daemon> {
     opts = { ...opts, metrics: opts.metrics ?? new ServeMetrics() };
     const loaded = await Daemon.#load(opts);
     if ('problems' in loaded) throw new ConfigError(loaded.problems);
+    const problems = allProblems(loaded);
+    if (opts.strict && loaded.errors.length > 0) throw new ConfigError(problems);
     const store = openStore(opts.stateDir);
     const daemon = new Daemon(opts, store, loaded);
-    for (const w of loaded.warnings) opts.log.warn(formatProblem(w));
+    daemon.metrics.configErrors.set(loaded.errors.length);
+    for (const p of problems) {
+      if (p.severity === 'error') opts.log.error(formatProblem(p));
+      else opts.log.warn(formatProblem(p));
+    }
+    if (loaded.errors.length > 0)
+      opts.log.error(
+        { problems: loaded.errors.length },
+        'invalid objects skipped: serving the valid ones; fix them and the next reload applies (pawl validate names the same)',
+      );
     daemon.#applyJobs();
     if (opts.watch !== false) await daemon.#watchConfig();
     opts.log.info(
@@ -225,10 +251,9 @@ export class Daemon {
       };
     }
     const { config, problems, skipped } = result;
-    // All or nothing, unlike a single pass: a daemon keeps the configuration it runs rather than
-    // swapping in one that lost objects; the refusal says what `pawl validate` says.
-    if (problems.some((p) => p.severity === 'error'))
-      return { problems: [...problems, ...dependencyProblems(skipped)] };
+    const errors = problems.some((p) => p.severity === 'error')
+      ? [...problems.filter((p) => p.severity === 'error'), ...dependencyProblems(skipped)]
+      : [];
     const dependents = new Map<string, string[]>();
     const repositoriesOf = new Map<string, string[]>();
     for (const a of config.automations.values()) {
@@ -250,6 +275,7 @@ export class Daemon {
       repositoriesOf,
       loadedAt: new Date(),
       warnings: problems,
+      errors,
     };
   }
 
@@ -269,7 +295,10 @@ export class Daemon {
     if (this.#stopping) {
       return { applied: false, reason, at, problems: [], added: [], removed: [], changed: [] };
     }
-    const loaded = await Daemon.#load({ ...this.opts, metrics: this.metrics });
+    const read = await Daemon.#load({ ...this.opts, metrics: this.metrics });
+    // All or nothing, unlike the start: a daemon keeps the configuration it runs rather than
+    // swapping in one that lost objects; the refusal says what `pawl validate` says.
+    const loaded = 'problems' in read || read.errors.length === 0 ? read : { problems: allProblems(read) };
     if ('problems' in loaded) {
       for (const p of loaded.problems.filter((x) => x.severity === 'error'))
         this.log.error({ reload: reason }, formatProblem(p));
@@ -302,6 +331,7 @@ export class Daemon {
       }
     }
     this.metrics.reloads.inc({ outcome: 'applied' });
+    this.metrics.configErrors.set(0);
     this.log.info({ reload: reason, added, removed, changed }, 'configuration applied');
     this.lastReload = { applied: true, reason, at, problems: loaded.warnings, added, removed, changed };
     return this.lastReload;

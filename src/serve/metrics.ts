@@ -33,6 +33,7 @@ export class ServeMetrics {
   readonly webhookToPush: Histogram;
   readonly passFailures: Gauge<'job'>;
   readonly reloads: Counter<'outcome'>;
+  readonly configErrors: Gauge;
   readonly alerts: Counter<'provider' | 'outcome'>;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -121,6 +122,11 @@ export class ServeMetrics {
       name: 'pawl_config_reloads_total',
       help: 'Configuration reloads by outcome (applied, refused).',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.configErrors = new Gauge({
+      name: 'pawl_config_errors',
+      help: 'Errors in the running configuration: invalid objects skipped at start, and the objects that need them (0 after a valid load).',
       registers,
     });
     this.alerts = new Counter({

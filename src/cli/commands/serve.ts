@@ -8,7 +8,10 @@ import {
   DEFAULT_ADMIN_LISTEN,
   DEFAULT_GRACE_PERIOD_MS,
   DEFAULT_LISTEN,
+  HEAP_MODES,
   startServer,
+  tuneHeap,
+  type HeapMode,
 } from '../../serve/index.js';
 
 interface ServeCliOptions {
@@ -19,6 +22,7 @@ interface ServeCliOptions {
   watch: boolean;
   startSpread?: string;
   adminTokenFile?: string;
+  heap: HeapMode;
 }
 
 export function register(program: Command): void {
@@ -45,12 +49,19 @@ export function register(program: Command): void {
       )
       .option('--dry-run', 'compute everything, write and push nothing (to compare with Flux first)')
       .option('--no-watch', 'reload only on SIGHUP, not when a configuration file changes')
+      .addOption(
+        new Option('--heap <mode>', "small: keep the heap near its live size; default: node's own sizing")
+          .choices(HEAP_MODES)
+          .default('small'),
+      )
       // Tests and benches: start every object at once instead of spreading the first runs.
       .addOption(new Option('--start-spread <duration>').hideHelp()),
   );
   cmd.action(
     action(async (ctx) => {
       const opts = cmd.opts<ServeCliOptions>();
+      // First thing: the young generation grows as the daemon allocates, from here on only to the size allowed.
+      const heapFlags = tuneHeap(opts.heap);
       const graceMs =
         opts.gracePeriod === undefined
           ? DEFAULT_GRACE_PERIOD_MS
@@ -65,12 +76,14 @@ export function register(program: Command): void {
         listen: opts.listen,
         adminListen: opts.adminListen,
         dryRun: opts.dryRun === true,
+        strict: ctx.options.strict,
         watch: opts.watch,
         ...(opts.adminTokenFile ? { adminTokenFile: opts.adminTokenFile } : {}),
         ...(opts.startSpread !== undefined
           ? { startSpreadMs: duration(opts.startSpread, '--start-spread') }
           : {}),
       });
+      log.debug({ heap: opts.heap, v8Flags: heapFlags }, 'heap sizing');
       const onHup = () => void server.daemon.reload('SIGHUP');
       process.on('SIGHUP', onHup);
       const signal = await new Promise<NodeJS.Signals>((resolve) => {

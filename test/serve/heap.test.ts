@@ -1,0 +1,27 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { SMALL_HEAP_FLAGS, tuneHeap } from '../../src/serve/index.js';
+
+test('--heap small sets the two V8 flags, --heap default none', () => {
+  const set: string[] = [];
+  assert.deepEqual(
+    tuneHeap('default', (f) => void set.push(f)),
+    [] as string[],
+  );
+  assert.equal(set.length, 0);
+  assert.deepEqual(
+    tuneHeap('small', (f) => void set.push(f)),
+    [...SMALL_HEAP_FLAGS],
+  );
+  assert.deepEqual(set, ['--semi-space-growth-factor=1', '--heap-growing-percent=50']);
+});
+
+test('this node’s V8 knows both flags (it would name an unknown one, as it does the sentinel)', () => {
+  const flags = [...SMALL_HEAP_FLAGS, '--no-such-flag-for-pawl'];
+  const script = `const v8 = require('node:v8'); for (const f of ${JSON.stringify(flags)}) v8.setFlagsFromString(f);`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  const said = r.stdout + r.stderr;
+  assert.match(said, /unrecognized flag --no-such-flag-for-pawl/);
+  for (const f of SMALL_HEAP_FLAGS) assert.ok(!said.includes(f.split('=')[0]!), `${f} is known: ${said}`);
+});
