@@ -49,6 +49,8 @@ export interface ServeOptions {
   metrics?: ServeMetrics;
   /** Builds the alerts' notifier (tests give it a transport or a sleep they control). */
   notifier?: DaemonAlertsOptions['notifier'];
+  /** Opens the store (`--store`: the CLI's `openCommandStore`); default `stateDir/pawl.db`. */
+  openStore?: () => Promise<Store>;
 }
 
 export interface LoadedConfig {
@@ -187,7 +189,7 @@ export class Daemon {
     opts = { ...opts, metrics: opts.metrics ?? new ServeMetrics() };
     const loaded = await Daemon.#load(opts);
     if ('problems' in loaded) throw new ConfigError(loaded.problems);
-    const store = openSqliteStore(opts.stateDir);
+    const store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
     const daemon = new Daemon(opts, store, loaded);
     for (const w of loaded.warnings) opts.log.warn(formatProblem(w));
     await daemon.#readLastScans();
