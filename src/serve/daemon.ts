@@ -17,7 +17,7 @@ import {
 } from '../config/index.js';
 import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { openSqliteStore, type ScanRecord, type Store } from '../store/index.js';
 import { ConfigError, errorMessage, formatProblem, type Logger, type Problem } from '../util/index.js';
 import { ServeEvents, type PassEvent } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
@@ -55,6 +55,8 @@ export interface ServeOptions {
   metrics?: ServeMetrics;
   /** Builds the alerts' notifier (tests give it a transport or a sleep they control). */
   notifier?: DaemonAlertsOptions['notifier'];
+  /** Opens the store (`--store`: the CLI's `openCommandStore`); default `stateDir/pawl.db`. */
+  openStore?: () => Promise<Store>;
 }
 
 export interface LoadedConfig {
@@ -144,6 +146,7 @@ export class Daemon {
   readonly #watchers: FSWatcher[] = [];
   #watchTimer: NodeJS.Timeout | null = null;
   readonly #settleTimers = new Set<unknown>();
+  #lastScans = new Map<string, ScanRecord | null>();
 
   private constructor(
     readonly opts: ServeOptions,
@@ -203,7 +206,7 @@ export class Daemon {
     if ('problems' in loaded) throw new ConfigError(loaded.problems);
     const problems = allProblems(loaded);
     if (opts.strict && loaded.errors.length > 0) throw new ConfigError(problems);
-    const store = openStore(opts.stateDir);
+    const store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
     const daemon = new Daemon(opts, store, loaded);
     daemon.metrics.configErrors.set(loaded.errors.length);
     for (const p of problems) {
@@ -215,6 +218,7 @@ export class Daemon {
         { problems: loaded.errors.length },
         'invalid objects skipped: serving the valid ones; fix them and the next reload applies (pawl validate names the same)',
       );
+    await daemon.#readLastScans();
     daemon.#applyJobs();
     if (opts.watch !== false) await daemon.#watchConfig();
     opts.log.info(
@@ -318,6 +322,7 @@ export class Daemon {
     for (const w of loaded.warnings) this.log.warn({ reload: reason }, formatProblem(w));
     this.current = loaded;
     this.alerts.reconfigure(loaded.config);
+    await this.#readLastScans();
     const { added, removed, changed } = this.#applyJobs();
     for (const key of removed) {
       const [kind, ...rest] = key.split('/');
@@ -335,6 +340,21 @@ export class Daemon {
     this.log.info({ reload: reason, added, removed, changed }, 'configuration applied');
     this.lastReload = { applied: true, reason, at, problems: loaded.warnings, added, removed, changed };
     return this.lastReload;
+  }
+
+  /**
+   * The last finished scan of every repository, read in one batch before jobs are (re)applied:
+   * the scheduler's `firstDelay` is synchronous. A store that cannot answer makes them due now.
+   */
+  async #readLastScans(): Promise<void> {
+    const names = [...this.current.config.imageRepositories.keys()];
+    try {
+      const latest = await this.store.latestScans(names);
+      this.#lastScans = new Map(names.map((n) => [n, latest.get(n)?.finished ?? null]));
+    } catch (err) {
+      this.log.warn({ err: errorMessage(err) }, 'cannot read the last scans; every repository is due now');
+      this.#lastScans = new Map();
+    }
   }
 
   #applyJobs(): { added: string[]; removed: string[]; changed: string[] } {
@@ -360,7 +380,7 @@ export class Daemon {
       // A repository scanned recently (before a restart) is due when its interval is up, not now.
       firstDelay: () => {
         const current = this.current.config.imageRepositories.get(name) ?? repo;
-        const last = this.store.lastFinishedScan(name);
+        const last = this.#lastScans.get(name);
         if (!last || last.image !== current.spec.image) return 0;
         return last.startedAt.getTime() + current.spec.interval - this.#clock.now();
       },
@@ -442,10 +462,12 @@ export class Daemon {
     const started = performance.now();
     const startedAt = new Date(this.#clock.now());
     const now = new Date(this.#clock.now());
-    const toScan = (repositoriesOf.get(name) ?? []).filter((r) => {
+    const mine = repositoriesOf.get(name) ?? [];
+    const latest = await this.store.latestScans(mine);
+    const toScan = mine.filter((r) => {
       if (pending?.repositories.has(r)) return true;
       const repo = config.imageRepositories.get(r);
-      return repo !== undefined && isScanDue(repo, this.store, now);
+      return repo !== undefined && isScanDue(repo, latest.get(r)?.finished ?? null, now);
     });
     await Promise.all(
       toScan.map((r) => {
@@ -470,7 +492,7 @@ export class Daemon {
     const endedAt = new Date(this.#clock.now());
     const ar = report.automations[0];
     this.metrics.observeReport(report);
-    for (const e of this.store.events({ kind: 'stale-scan', since: startedAt, limit: 1000 }))
+    for (const e of await this.store.events({ kind: 'stale-scan', since: startedAt, limit: 1000 }))
       if (e.policy) this.metrics.staleEpisodes.inc({ policy: e.policy });
     const outcome = ar?.result ?? 'failed';
     this.metrics.passDuration.observe({ kind: 'automation', outcome }, (performance.now() - started) / 1000);
@@ -598,7 +620,7 @@ export class Daemon {
       }
       // Queued alerts get a last try, bounded: a Provider that is down must not hold the exit.
       await this.alerts.close(Math.min(graceMs, 5000));
-      this.store.close();
+      await this.store.close();
       return 'finished';
     })();
     return this.#stopping;

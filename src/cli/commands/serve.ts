@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { withGlobalOptions } from '../context.js';
 import { action } from '../action.js';
+import { openCommandStore } from '../store.js';
 import { parseDuration } from '../../config/index.js';
 import { UsageError } from '../../util/index.js';
 import {
@@ -68,10 +69,12 @@ export function register(program: Command): void {
           : duration(opts.gracePeriod, '--grace-period');
       const log = createServeLogger({
         level: ctx.options.logLevel === 'warn' && !process.env.PAWL_LOG_LEVEL ? 'info' : ctx.options.logLevel,
+        redactor: ctx.redactor,
       });
       const server = await startServer({
         configPaths: ctx.options.config,
         stateDir: ctx.options.stateDir,
+        openStore: () => openCommandStore(ctx),
         log,
         listen: opts.listen,
         adminListen: opts.adminListen,
