@@ -67,7 +67,7 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
 
   app.post('/hook/*', async (req, reply) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const out = acceptWebhook(
+    const out = await acceptWebhook(
       daemon,
       replays,
       req.url,

@@ -230,7 +230,7 @@ describe('PostgresCoordinator on a real PostgreSQL', { skip: unavailable ?? fals
     await a.publish([{ key, repositories: ['apps/three'], firstAt: Date.now(), events: 1 }]);
     assert.equal(await b.ack(lease, work), false);
     const again = (await b.take(lease))!;
-    assert.deepEqual(again.repositories, ['apps/one', 'apps/three', 'apps/two']);
+    assert.deepEqual([again.repositories, again.events], [['apps/one', 'apps/three', 'apps/two'], 1]);
     assert.equal(await b.ack(lease, again), true);
     assert.equal(await b.take(lease), null);
     await b.release(lease);

@@ -95,7 +95,11 @@ export class LocalCoordinator implements Coordinator {
   async ack(lease: Lease, work: TakenWork): Promise<boolean> {
     const q = this.#queue.get(lease.key);
     if (!q) return true;
-    if (String(q.version) !== work.version) return false;
+    if (String(q.version) !== work.version) {
+      // Those events are done; the ones that came after stay for the next run.
+      q.events = Math.max(1, q.events - work.events);
+      return false;
+    }
     this.#queue.delete(lease.key);
     return true;
   }

@@ -265,16 +265,24 @@ export class PostgresCoordinator implements Coordinator {
   }
 
   async ack(lease: Lease, work: TakenWork): Promise<boolean> {
-    // Only while the lease is still ours: otherwise its new holder does the work again.
-    const { rowCount } = await this.#pool.query(
-      `DELETE FROM pawl_cluster_work w
-        WHERE w.key = $1 AND w.version = $2::bigint
-          AND EXISTS (SELECT 1 FROM pawl_cluster_leases l
-                       WHERE l.key = $1 AND l.holder = $3 AND l.token = $4::bigint
-                         AND l.expires_at > clock_timestamp())`,
-      [lease.key, work.version, this.replicaId, lease.token],
+    // Only while the lease is still ours: otherwise its new holder does the work again. When
+    // more events came meanwhile, the row stays for them, without the ones done.
+    const { rows } = await this.#pool.query<{ done: boolean }>(
+      `WITH mine AS (
+         SELECT 1 FROM pawl_cluster_leases l
+          WHERE l.key = $1 AND l.holder = $3 AND l.token = $4::bigint AND l.expires_at > clock_timestamp()
+       ), done AS (
+         DELETE FROM pawl_cluster_work w
+          WHERE w.key = $1 AND w.version = $2::bigint AND EXISTS (SELECT 1 FROM mine)
+         RETURNING 1
+       ), rest AS (
+         UPDATE pawl_cluster_work w SET events = GREATEST(1, w.events - $5)
+          WHERE w.key = $1 AND w.version <> $2::bigint AND EXISTS (SELECT 1 FROM mine)
+       )
+       SELECT EXISTS (SELECT 1 FROM done) AS done`,
+      [lease.key, work.version, this.replicaId, lease.token, work.events],
     );
-    return (rowCount ?? 0) > 0;
+    return rows[0]?.done === true;
   }
 
   onWork(cb: (key: string, source: WorkSource) => void): () => void {

@@ -82,8 +82,8 @@ export interface Coordinator {
   /** The work queued for the lease's key (null when none); call while holding the lease. */
   take(lease: Lease): Promise<TakenWork | null>;
   /**
-   * Marks taken work done. False when more work arrived meanwhile (it stays queued: run again)
-   * or the lease was lost (the new holder will do it).
+   * Marks taken work done. False when more work arrived meanwhile (it stays queued, less the
+   * events taken: run again) or the lease was lost (the new holder will do it).
    */
   ack(lease: Lease, work: TakenWork): Promise<boolean>;
   /** Called with a job key when this replica should run it now. Returns an unsubscribe. */
