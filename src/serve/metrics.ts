@@ -146,13 +146,13 @@ export class ServeMetrics {
       registers,
     });
     // The replicas' view, read from the coordinator at each scrape.
-    const metrics = this;
+    const coordinator = (): Coordinator | null => this.#coordinator;
     new Gauge({
       name: 'pawl_replica_database_up',
       help: "1 when this replica's last heartbeat reached the database (always 1 on SQLite).",
       registers,
       collect() {
-        this.set(metrics.#coordinator?.healthy === false ? 0 : 1);
+        this.set(coordinator()?.healthy === false ? 0 : 1);
       },
     });
     new Gauge({
@@ -160,7 +160,7 @@ export class ServeMetrics {
       help: 'Leases (jobs running) this replica holds now.',
       registers,
       collect() {
-        this.set(metrics.#coordinator?.claims().length ?? 0);
+        this.set(coordinator()?.claims().length ?? 0);
       },
     });
     new Gauge({
@@ -171,7 +171,7 @@ export class ServeMetrics {
       collect() {
         this.reset();
         const now = Date.now();
-        for (const c of metrics.#coordinator?.claims() ?? [])
+        for (const c of coordinator()?.claims() ?? [])
           this.set({ job: c.key }, (now - c.acquiredAt.getTime()) / 1000);
       },
     });
@@ -183,7 +183,7 @@ export class ServeMetrics {
       collect() {
         this.reset();
         const now = Date.now();
-        for (const r of metrics.#coordinator?.replicas() ?? [])
+        for (const r of coordinator()?.replicas() ?? [])
           this.set({ replica: r.id }, Math.max(0, (now - r.heartbeatAt.getTime()) / 1000));
       },
     });
@@ -194,7 +194,7 @@ export class ServeMetrics {
       registers,
       collect() {
         this.reset();
-        for (const r of metrics.#coordinator?.replicas() ?? []) this.set({ replica: r.id }, r.live ? 1 : 0);
+        for (const r of coordinator()?.replicas() ?? []) this.set({ replica: r.id }, r.live ? 1 : 0);
       },
     });
     new Gauge({
@@ -204,7 +204,7 @@ export class ServeMetrics {
       registers,
       collect() {
         this.reset();
-        for (const r of metrics.#coordinator?.replicas() ?? []) this.set({ replica: r.id }, r.claims);
+        for (const r of coordinator()?.replicas() ?? []) this.set({ replica: r.id }, r.claims);
       },
     });
   }
