@@ -103,7 +103,9 @@ export function adminApp(daemon: Daemon, dashboard?: DashboardSetup): FastifyIns
   app.get('/readyz', async (_req, reply) =>
     daemon.ready
       ? { status: 'ready', loadedAt: daemon.current.loadedAt.toISOString() }
-      : reply.code(503).send({ status: daemon.stopping ? 'stopping' : 'starting' }),
+      : reply.code(503).send({
+          status: daemon.stopping ? 'stopping' : daemon.coordinator.healthy ? 'starting' : 'database-unreachable',
+        }),
   );
   app.get('/metrics', async (_req, reply) => {
     const text = await daemon.metrics.registry.metrics();
