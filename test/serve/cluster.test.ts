@@ -194,7 +194,15 @@ describe('PostgresCoordinator on a real PostgreSQL', { skip: unavailable ?? fals
 
     const left: MembershipChange[] = [];
     b!.onMembership((ch) => left.push(ch));
+    const offered: [string, WorkSource][] = [];
+    for (const x of [b!, c!]) x.onWork((k, source) => offered.push([k, source]));
     await eventually(async () => (left.some((ch) => ch.left.includes('r-a')) ? true : undefined), 'r-a left');
+    // The runs it was in the middle of are offered to their new owners at once.
+    await eventually(
+      async () => (offered.filter(([, s]) => s === 'takeover').length === keys.length ? true : undefined),
+      'every interrupted run offered once',
+    );
+    assert.deepEqual(offered.map(([k]) => k).sort(), [...keys].sort());
     // Its heartbeat ran out, so did its leases: the survivors split its keys.
     const taken = await Promise.all(keys.map(async (k) => (await b!.claim(k)) ?? (await c!.claim(k))));
     assert.ok(taken.every((l) => l !== null));

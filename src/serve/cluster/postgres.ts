@@ -472,6 +472,23 @@ export class PostgresCoordinator implements Coordinator {
         }
       }
     }
+    if (left.length > 0) await this.#takeOver(left);
+  }
+
+  /**
+   * The runs a departed replica was in the middle of (its leases are still in the table, run
+   * out with its heartbeat): each is offered to its new owner at once rather than at its next
+   * interval. Queued work it had not finished is found by the sweep.
+   */
+  async #takeOver(left: string[]): Promise<void> {
+    const { rows } = await this.#pool.query<{ key: string }>(
+      `SELECT key FROM pawl_cluster_leases WHERE holder = ANY($1::text[]) AND expires_at <= clock_timestamp()`,
+      [left],
+    );
+    const mine = rows.filter((r) => this.owns(r.key)).map((r) => r.key);
+    if (mine.length > 0)
+      this.#log.info({ replica: this.replicaId, left, jobs: mine.length }, 'taking over interrupted runs');
+    for (const key of mine) this.#offer(key, 'takeover');
   }
 
   /**

@@ -58,8 +58,11 @@ export interface MembershipChange {
   left: string[];
 }
 
-/** Why work is offered to this replica: a notification, or a sweep of queued work no one ran. */
-export type WorkSource = 'notify' | 'sweep';
+/**
+ * Why work is offered to this replica: a notification, a sweep of queued work no one ran, or a
+ * run a departed replica left unfinished.
+ */
+export type WorkSource = 'notify' | 'sweep' | 'takeover';
 
 export interface Coordinator {
   readonly kind: 'local' | 'postgres';
