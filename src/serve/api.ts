@@ -15,9 +15,7 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 export function jobView(s: JobStatus | null, daemon?: Daemon): Record<string, unknown> | null {
   if (!s) return null;
   return {
-    ...(daemon
-      ? { owner: daemon.coordinator.owns(s.key), skipped: daemon.skipped.get(s.key) ?? null }
-      : {}),
+    ...(daemon ? { owner: daemon.coordinator.owns(s.key), skipped: daemon.skipped.get(s.key) ?? null } : {}),
     suspended: s.suspended,
     running: s.running,
     queued: s.queued,

@@ -258,8 +258,10 @@ export class Daemon {
     this.#unsubscribe.push(
       c.onWork((key, source) => {
         if (this.#stopping || !this.scheduler.has(key)) return;
-        // A sweep finds work a failing job left queued; its own retry (with backoff) will take it.
-        if (source === 'sweep' && (this.scheduler.status(key)?.failures ?? 0) > 0) return;
+        // A sweep finds work that waits: a job already running or queued here will take it when
+        // it claims, and a failing one with its own retry (with backoff).
+        const status = this.scheduler.status(key);
+        if (source === 'sweep' && status && (status.running || status.queued || status.failures > 0)) return;
         this.log.debug({ job: key, source }, 'work for this replica');
         void this.scheduler.request(key);
       }),

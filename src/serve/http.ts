@@ -104,7 +104,11 @@ export function adminApp(daemon: Daemon, dashboard?: DashboardSetup): FastifyIns
     daemon.ready
       ? { status: 'ready', loadedAt: daemon.current.loadedAt.toISOString() }
       : reply.code(503).send({
-          status: daemon.stopping ? 'stopping' : daemon.coordinator.healthy ? 'starting' : 'database-unreachable',
+          status: daemon.stopping
+            ? 'stopping'
+            : daemon.coordinator.healthy
+              ? 'starting'
+              : 'database-unreachable',
         }),
   );
   app.get('/metrics', async (_req, reply) => {

@@ -39,6 +39,8 @@ export const WORK_CHANNEL = 'pawl_cluster_work';
 export const MEMBERS_CHANNEL = 'pawl_cluster_members';
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 export const DEFAULT_HEARTBEAT_MS = 10_000;
+/** Queued work any replica may take once it has waited this many lease lifetimes. */
+const STALE_WORK_LEASES = 4;
 
 /** The listening connection: LISTEN needs one connection of its own, outside the pool. */
 export interface ListenConnection {
@@ -492,22 +494,25 @@ export class PostgresCoordinator implements Coordinator {
   }
 
   /**
-   * Work no live lease covers: this replica's own keys when their notification may have been
-   * missed, and anyone's that has waited more than a heartbeat (its owner may be gone).
+   * Queued work no live lease covers. This replica's own keys once they have waited a heartbeat
+   * (or all of them after a notification may have been missed); anyone's once they have waited
+   * several lease lifetimes, in case their owner is alive but not getting to them.
    */
   async #sweep(): Promise<void> {
     const all = this.#sweepAll;
     this.#sweepAll = false;
-    const { rows } = await this.#pool.query<{ key: string; stale: boolean }>(
-      `SELECT w.key, w.updated_at < clock_timestamp() - make_interval(secs => $1) AS stale
+    const { rows } = await this.#pool.query<{ key: string; waited: boolean; stale: boolean }>(
+      `SELECT w.key,
+              w.updated_at < clock_timestamp() - make_interval(secs => $1) AS waited,
+              w.updated_at < clock_timestamp() - make_interval(secs => $2) AS stale
          FROM pawl_cluster_work w
         WHERE NOT EXISTS (SELECT 1 FROM pawl_cluster_leases l
                            WHERE l.key = w.key AND l.expires_at > clock_timestamp())
         ORDER BY w.first_at
         LIMIT 1000`,
-      [secs(this.heartbeatMs)],
+      [secs(this.heartbeatMs), secs(STALE_WORK_LEASES * this.leaseTtlMs)],
     );
-    for (const r of rows) if (r.stale || (all && this.owns(r.key))) this.#offer(r.key, 'sweep');
+    for (const r of rows) if (r.stale || ((r.waited || all) && this.owns(r.key))) this.#offer(r.key, 'sweep');
   }
 
   async #ensureListening(): Promise<void> {
