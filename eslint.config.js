@@ -100,5 +100,24 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  {
+    // The store is asynchronous (docs/store.md): a call not awaited is a write that may not
+    // happen, or a Promise read as a record. These rules need the type checker.
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          // node:test queues a test or suite itself; its Promise is for those who want to wait.
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+    },
+  },
   ...folders.flatMap((folder) => [1, 2, 3, 4].map((depth) => layerRules(folder, depth))),
 );

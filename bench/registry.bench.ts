@@ -49,7 +49,10 @@ try {
     pool: new RegistryPool({ limits: { requestsPerSecond: 100_000 } }),
     dockerConfig: false,
     secret: dockerConfigSecret(proxy.host, auth.username, auth.password),
-    buildTimeCache: { get: (d) => cache.get(d), set: (d, v) => void cache.set(d, v) },
+    buildTimeCache: {
+      get: async (d) => cache.get(d),
+      set: async (d, v) => void cache.set(d, v),
+    },
   });
   const big = parseRepositoryRef(`${proxy.host}/bench/big`);
   t = performance.now();

@@ -15,7 +15,7 @@ import { startRegistry } from '../test/helpers/registry.js';
 import { startRegistryProxy } from '../test/helpers/registry-proxy.js';
 import { pushTags } from '../test/helpers/push.js';
 import type { ImageRepository } from '../src/config/types.js';
-import { openStore } from '../src/store/index.js';
+import { openSqliteStore } from '../src/store/index.js';
 import { scanRepositories } from '../src/scan/scanner.js';
 import { createScanClients } from '../src/scan/clients.js';
 import { emptyConfig } from '../src/config/load.js';
@@ -66,7 +66,7 @@ try {
       provider: 'generic',
     },
   }));
-  const store = openStore(stateDir);
+  const store = openSqliteStore(stateDir);
   const pages = Math.ceil(TAGS / PAGE);
 
   /** One cold scan then one steady-state rescan, with fresh clients; fails the bench on a wrong count. */
@@ -125,7 +125,7 @@ try {
     `\nmemory: peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (the registry runs in its own process)`,
   );
   console.log('ok: one list request per page per repository, no manifest or blob requests');
-  store.close();
+  await store.close();
 } finally {
   await proxy.stop();
   await registry.stop();

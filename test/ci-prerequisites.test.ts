@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { access, constants } from 'node:fs/promises';
 import { sshAvailable } from './helpers/sshd.js';
+import { postgresUnavailable } from './helpers/postgres.js';
 
 const CI = process.env.CI === 'true';
 
@@ -15,6 +16,7 @@ test(
   { skip: !CI && 'only checked under CI=true' },
   async () => {
     assert.equal(await sshAvailable(), null, 'the SSH suites need sshd and root');
+    assert.equal(postgresUnavailable(), null, 'the PostgreSQL store suites need PostgreSQL');
     for (const bin of [
       process.env.PAWL_REGISTRY_BIN ?? '/usr/bin/docker-registry',
       '/usr/bin/git',

@@ -91,6 +91,11 @@ export async function explain(
   );
   const sel = o.selection;
   const state = o.ratchet;
+  const [tagCount, scans, events] = await Promise.all([
+    sel ? deps.store.currentTags(repoKey).then((t) => t.length) : 0,
+    deps.store.scanHistory(repoKey, 5),
+    deps.store.events({ policy: name, limit: 10 }),
+  ]);
   const p = policy.spec.policy;
   const out: Explanation = {
     policy: name,
@@ -107,7 +112,7 @@ export async function explain(
     error: o.error,
     counts: sel
       ? {
-          tags: deps.store.currentTags(repoKey).length,
+          tags: tagCount,
           excluded: sel.excluded,
           filteredOut: sel.filteredOut,
           unparsable: sel.unparsable,
@@ -131,7 +136,7 @@ export async function explain(
       policy.spec.guard.staleScan.confirmations,
       policy.spec.guard.staleScan.window,
     ),
-    scans: deps.store.scanHistory(repoKey, 5).map((s) => ({
+    scans: scans.map((s) => ({
       at: s.startedAt.toISOString(),
       outcome: s.outcome,
       tags: s.tagCount,
@@ -142,9 +147,7 @@ export async function explain(
     })),
     markers: [],
     automationErrors: [],
-    events: deps.store
-      .events({ policy: name, limit: 10 })
-      .map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
+    events: events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
   };
 
   for (const a of automationsFor(deps.config, policy)) {

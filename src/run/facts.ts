@@ -2,11 +2,12 @@
  * What the registry says about one repository's images during a pass: HEADs (does a tag exist,
  * what digest), build times, first-seen times. Every answer is memoised for the pass, and build
  * times come from the store's digest cache first, so a steady-state pass asks the registry
- * nothing it has asked before.
+ * nothing it has asked before. Digests learnt from the registry are kept for the pass to write
+ * in one batch (`takeDigests`), not one store write per HEAD.
  */
 import type { ImageRepository } from '../config/index.js';
 import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/index.js';
-import type { Store } from '../store/index.js';
+import type { Store, TagDigestWrite, TagInfo } from '../store/index.js';
 import type { Order } from '../guard/index.js';
 import { pool } from '../util/index.js';
 
@@ -14,6 +15,9 @@ export class ImageFacts {
   private readonly heads = new Map<string, Promise<ManifestHead>>();
   /** Build time by reference (tag or digest); null when the registry has none. */
   private readonly times = new Map<string, Date | null>();
+  private readonly infos = new Map<string, Promise<TagInfo | null>>();
+  private currentInfos: Promise<Map<string, TagInfo>> | null = null;
+  private digests = new Map<string, TagDigestWrite>();
 
   constructor(
     readonly repository: ImageRepository,
@@ -36,8 +40,41 @@ export class ImageFacts {
 
   async exists(tag: string): Promise<boolean> {
     const h = await this.head(tag);
-    if (h.exists && h.digest) this.store.setTagDigest(this.repoKey, tag, h.digest);
+    if (h.exists && h.digest) this.learnDigest(tag, h.digest);
     return h.exists;
+  }
+
+  private learnDigest(tag: string, digest: string): void {
+    this.digests.set(tag, { repository: this.repoKey, tag, digest, at: new Date() });
+  }
+
+  /** The digests learnt since the last call, for the pass's next batch write. */
+  takeDigests(): TagDigestWrite[] {
+    const out = [...this.digests.values()];
+    this.digests = new Map();
+    return out;
+  }
+
+  /** What the store knows about a tag (memoised for the pass). */
+  tagInfo(tag: string): Promise<TagInfo | null> {
+    let p = this.infos.get(tag);
+    if (!p) {
+      p = this.store.tagInfo(this.repoKey, tag);
+      this.infos.set(tag, p);
+      p.catch(() => this.infos.delete(tag));
+    }
+    return p;
+  }
+
+  /** The digest the store knows for a tag: from one read of the current list, else by itself. */
+  private async knownDigest(tag: string): Promise<string | null | undefined> {
+    if (!this.currentInfos) {
+      const all = this.store.currentTagInfos(this.repoKey).then((l) => new Map(l.map((i) => [i.tag, i])));
+      this.currentInfos = all;
+      all.catch(() => (this.currentInfos = null));
+    }
+    const current = (await this.currentInfos).get(tag);
+    return current ? current.digest : (await this.tagInfo(tag))?.digest;
   }
 
   async digest(tag: string): Promise<string | undefined> {
@@ -49,18 +86,23 @@ export class ImageFacts {
   async loadBuildTimes(references: Iterable<string>): Promise<void> {
     const cache = this.store.buildTimeCache();
     const todo: string[] = [];
-    for (const r of references) {
-      if (this.times.has(r)) continue;
-      // A tag pawl has seen before with a known digest: its build time is cached by digest.
-      const known = r.startsWith('sha256:') ? r : this.store.tagInfo(this.repoKey, r)?.digest;
-      const cached = known ? cache.get(known) : undefined;
-      if (cached !== undefined) this.times.set(r, cached?.created ?? null);
+    const asked = [...new Set(references)].filter((r) => !this.times.has(r));
+    const cached = await Promise.all(
+      asked.map(async (r) => {
+        // A tag pawl has seen before with a known digest: its build time is cached by digest.
+        const known = r.startsWith('sha256:') ? r : await this.knownDigest(r);
+        return known ? cache.get(known).catch(() => undefined) : undefined;
+      }),
+    );
+    asked.forEach((r, i) => {
+      const c = cached[i];
+      if (c !== undefined) this.times.set(r, c?.created ?? null);
       else todo.push(r);
-    }
+    });
     await pool(todo, 8, async (r) => {
       try {
         const t = await this.client.buildTime(this.ref, r);
-        if (t && !r.startsWith('sha256:')) this.store.setTagDigest(this.repoKey, r, t.digest);
+        if (t && !r.startsWith('sha256:')) this.learnDigest(r, t.digest);
         this.times.set(r, t?.created ?? null);
       } catch {
         // An image whose build time cannot be read (deleted, or the registry failed) is simply
@@ -107,8 +149,8 @@ export class ImageFacts {
     };
   }
 
-  firstSeen(tag: string): { firstSeen: Date | null; initial: boolean } {
-    const info = this.store.tagInfo(this.repoKey, tag);
+  async firstSeen(tag: string): Promise<{ firstSeen: Date | null; initial: boolean }> {
+    const info = await this.tagInfo(tag);
     return { firstSeen: info?.firstSeen ?? null, initial: info?.initial ?? false };
   }
 }

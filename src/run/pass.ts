@@ -1,18 +1,23 @@
 /**
  * One full pass (SPEC §5 `pawl run`): scan what is due (reconcile through), select and guard
  * each policy, then run each automation. Every decision goes to the store.
+ *
+ * Store traffic is batched (docs/store.md): one read of the last scans, one transaction per
+ * scan, three reads for every policy's state, scans and tags, one write of every policy's
+ * outcome, and one write of every decision and event with the run's end.
  */
 import {
   refKey,
   type Config,
   type ImagePolicy,
+  type ImageRepository,
   type ImageUpdateAutomation,
   selectPolicies,
 } from '../config/index.js';
 import { isScanDue, scanRepositories, type ScanReport, type ScanClients } from '../scan/index.js';
-import type { Store } from '../store/index.js';
+import type { Decision, PawlEvent, Store } from '../store/index.js';
 import { pool, type Logger } from '../util/index.js';
-import { evaluatePolicy, FactsBook, policyReport, type PolicyOutcome } from './policies.js';
+import { evaluatePolicy, FactsBook, policyReport, policyWrites, type PolicyOutcome } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
 import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';
@@ -59,12 +64,17 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     .filter((r) => opts.automations === undefined || repoKeys.has(refKey(r.metadata)))
     .sort(byName);
 
-  const runId = store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
+  const runId = await store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
+  const book = new FactsBook({ config, store, clients: deps.clients, log, now });
 
   // Scan and select first; meanwhile each automation clones or fetches its workspace (under the
   // workspace lock) and only then waits for the candidates, so Git and the registry overlap.
   const selection = (async () => {
-    const due = repos.filter((r) => !r.spec.suspend && (opts.refresh || isScanDue(r, store, now())));
+    const before = await store.latestScans(repos.map((r) => refKey(r.metadata)));
+    const latest = (r: ImageRepository) => before.get(refKey(r.metadata)) ?? { finished: null, good: null };
+    const due = repos.filter(
+      (r) => !r.spec.suspend && (opts.refresh || isScanDue(r, latest(r).finished, now())),
+    );
     opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
     const scanned = await scanRepositories(
       due,
@@ -76,17 +86,18 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       const name = refKey(r.metadata);
       const s = scannedByName.get(name);
       if (s) return { name, tags: s.tags, scanned: s.scanned, anomalies: s.anomalies, error: s.error };
-      const last = store.lastFinishedScan(name);
+      // Not scanned by this pass: what was known before it is still the latest.
+      const { finished: last, good } = latest(r);
       return {
         name,
-        tags: store.lastGoodScan(name)?.tagCount ?? 0,
+        tags: good?.tagCount ?? 0,
         scanned: false,
         anomalies: [],
         error: last?.outcome === 'failed' ? last.error : null,
       };
     });
 
-    const book = new FactsBook({ config, store, clients: deps.clients, log, now });
+    await book.prefetch([...policies.values()]);
     // Policies wait on the registry (HEADs of new selections): evaluate several at once.
     const evaluated = new Map<string, PolicyOutcome>();
     await pool([...policies.values()], 8, async (p) => {
@@ -96,12 +107,15 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       );
     });
     const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
+    await store.write(policyWrites(outcomes.values(), book));
     return { repositories, outcomes };
   })();
   // Awaited below; the automations see a failure through their own await.
   selection.catch(() => undefined);
 
   const automationReports: RunReport['automations'] = new Array(automations.length);
+  // Every decision and event of the pass, written with the run's end in one transaction.
+  const kept = { decisions: [] as Decision[], events: [] as PawlEvent[] };
   const automationOpts: AutomationOptions = {
     ...(opts.dryRun ? { dryRun: true } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
@@ -123,26 +137,41 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       plan,
       decisions,
     } = await runAutomation(a, outcomesOf, { config, stateDir: deps.stateDir, log, now }, automationOpts);
-    recordDecisions(store, runId, ar.name, decisions);
-    if (!opts.dryRun && plan) recordGuardEvents(store, plan, now());
+    kept.decisions.push(...decisions.map((d: MarkerDecision): Decision => ({ automation: ar.name, ...d })));
+    if (!opts.dryRun && plan) kept.events.push(...guardEvents(plan, now()));
     automationReports[i] = ar;
   });
-  const { repositories, outcomes } = await selection;
-  await runs;
-  const report: RunReport = {
-    repositories,
-    policies: [...outcomes.values()].map(policyReport),
-    automations: automationReports,
-  };
-  store.finishRun(runId, report, now());
+  let report: RunReport;
+  try {
+    const { repositories, outcomes } = await selection;
+    await runs;
+    report = {
+      repositories,
+      policies: [...outcomes.values()].map(policyReport),
+      automations: automationReports,
+    };
+  } catch (err) {
+    // What was decided before the failure is still kept; the run stays unfinished.
+    await store
+      .write({
+        decisions: { runId, decisions: kept.decisions },
+        events: kept.events,
+        tagDigests: book.takeDigests(),
+      })
+      .catch(() => undefined);
+    throw err;
+  }
+  await store.write({
+    decisions: { runId, decisions: kept.decisions },
+    events: kept.events,
+    tagDigests: book.takeDigests(),
+    finishRun: { runId, result: report, endedAt: now() },
+  });
   return report;
 }
 
-function recordDecisions(store: Store, runId: number, automation: string, decisions: MarkerDecision[]): void {
-  for (const d of decisions) store.recordDecision(runId, { automation, ...d });
-}
-
-function recordGuardEvents(store: Store, plan: TreePlan, at: Date): void {
+function guardEvents(plan: TreePlan, at: Date): PawlEvent[] {
+  const out: PawlEvent[] = [];
   for (const p of plan.plans) {
     const e = decisionEvent(
       p.decision,
@@ -155,8 +184,9 @@ function recordGuardEvents(store: Store, plan: TreePlan, at: Date): void {
       },
       p.pin?.pin ?? null,
     );
-    if (e) store.recordEvent(toStoreEvent(e, at, refKey(p.outcome.policy.spec.imageRepositoryRef)));
+    if (e) out.push(toStoreEvent(e, at, refKey(p.outcome.policy.spec.imageRepositoryRef)));
   }
+  return out;
 }
 
 /** Exit code of a pass: kept values are not failures; a failed scan or automation is. */

@@ -23,7 +23,7 @@ import { isScanDue, scanRepositories, type ScanClients } from '../scan/index.js'
 import type { Store } from '../store/index.js';
 import { RuntimeError, UsageError, type Logger } from '../util/index.js';
 import { runAutomation } from './automation.js';
-import { evaluatePolicy, FactsBook, type PolicyOutcome } from './policies.js';
+import { evaluatePolicy, FactsBook, policyWrites, type PolicyOutcome } from './policies.js';
 import type { AutomationReport } from './report.js';
 
 export interface PeopleDeps {
@@ -55,6 +55,7 @@ function rollbackOutcome(policy: ImagePolicy): PolicyOutcome {
     error: 'a rollback writes the tag a person chose',
     facts: null,
     events: [],
+    record: null,
   };
 }
 
@@ -138,7 +139,7 @@ export async function release(
   const repo = deps.config.imageRepositories.get(refKey(policy.spec.imageRepositoryRef));
   if (!repo) throw new UsageError(`ImagePolicy ${name}: its ImageRepository is not in the configuration`);
   // Reconcile through: the candidate must come from a fresh enough scan.
-  if (isScanDue(repo, deps.store, now())) {
+  if (isScanDue(repo, await deps.store.lastFinishedScan(refKey(repo.metadata)), now())) {
     await scanRepositories([repo], {
       client: deps.clients.client(repo),
       reference: deps.clients.reference,
@@ -159,6 +160,7 @@ export async function release(
     { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now },
     book,
   );
+  await deps.store.write(policyWrites([outcome], book));
   if (!outcome.candidate) return { policy: name, candidate: null, error: outcome.error, automations: [] };
   const automations = automationsFor(deps.config, policy);
   if (automations.length === 0)

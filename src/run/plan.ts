@@ -122,7 +122,7 @@ async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Pr
   const facts = outcome.facts!;
   const compiled = outcome.compiled!;
   const candidate = outcome.candidate?.tag ?? null;
-  const seen = candidate ? facts.firstSeen(candidate) : { firstSeen: null, initial: false };
+  const seen = candidate ? await facts.firstSeen(candidate) : { firstSeen: null, initial: false };
   const wanted = new Set<string>();
   const input = {
     history: change,

@@ -13,7 +13,16 @@ import {
   type RatchetState,
   type GuardEvent,
 } from '../guard/index.js';
-import type { Store } from '../store/index.js';
+import type {
+  LatestScans,
+  PawlEvent,
+  PolicyState,
+  ScanRecord,
+  SelectionWrite,
+  Store,
+  StoreWrite,
+  TagDigestWrite,
+} from '../store/index.js';
 import type { ScanClients } from '../scan/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
 import { ImageFacts } from './facts.js';
@@ -39,6 +48,8 @@ export interface PolicyOutcome {
   facts: ImageFacts | null;
   /** What the ratchet saw this time (stale lists, accepted regressions). */
   events: GuardEvent[];
+  /** What the store should keep of this evaluation (null when read-only); see `policyWrites`. */
+  record: { state: PolicyState | null; events: PawlEvent[]; selection: SelectionWrite } | null;
 }
 
 export interface PolicyDeps {
@@ -49,9 +60,16 @@ export interface PolicyDeps {
   now: () => Date;
 }
 
-/** Memoises ImageFacts per repository, so policies sharing a repository share HEADs. */
+/**
+ * The per-pass view of the store for policies: ImageFacts memoised per repository (so policies
+ * sharing a repository share HEADs), and the policy states, last scans and tag lists a pass
+ * needs, read in a few batches (`prefetch`) instead of several queries per policy.
+ */
 export class FactsBook {
   private readonly byRepo = new Map<string, ImageFacts>();
+  private states: Map<string, PolicyState> | null = null;
+  private scans: Map<string, LatestScans> | null = null;
+  private tags: Map<string, string[]> | null = null;
   constructor(private readonly deps: PolicyDeps) {}
 
   forRepository(key: string): ImageFacts | null {
@@ -69,11 +87,60 @@ export class FactsBook {
     this.byRepo.set(key, f);
     return f;
   }
+
+  /** Reads what evaluating these policies needs, in three batches. Call after the pass's scans. */
+  async prefetch(policies: readonly ImagePolicy[]): Promise<void> {
+    const repos = [...new Set(policies.map((p) => refKey(p.spec.imageRepositoryRef)))];
+    const [states, scans, tags] = await Promise.all([
+      this.deps.store.policyStates(policies.map((p) => refKey(p.metadata))),
+      this.deps.store.latestScans(repos),
+      this.deps.store.currentTagsOf(repos),
+    ]);
+    this.states = states;
+    this.scans = scans;
+    this.tags = tags;
+  }
+
+  async policyState(name: string): Promise<PolicyState | null> {
+    return this.states ? (this.states.get(name) ?? null) : this.deps.store.getPolicyState(name);
+  }
+
+  async lastFinishedScan(repoKey: string): Promise<ScanRecord | null> {
+    const known = this.scans?.get(repoKey);
+    return known ? known.finished : this.deps.store.lastFinishedScan(repoKey);
+  }
+
+  async currentTags(repoKey: string): Promise<string[]> {
+    return this.tags?.get(repoKey) ?? this.deps.store.currentTags(repoKey);
+  }
+
+  /** Digests learnt from the registry since the last call, of every repository. */
+  takeDigests(): TagDigestWrite[] {
+    return [...this.byRepo.values()].flatMap((f) => f.takeDigests());
+  }
+}
+
+/** What the store keeps of these evaluations, with the digests the book learnt: one batch. */
+export function policyWrites(outcomes: Iterable<PolicyOutcome>, book: FactsBook): StoreWrite {
+  const batch = {
+    tagDigests: book.takeDigests(),
+    policyStates: [] as { policy: string; state: PolicyState }[],
+    selections: [] as SelectionWrite[],
+    events: [] as PawlEvent[],
+  };
+  for (const o of outcomes) {
+    if (!o.record) continue;
+    if (o.record.state) batch.policyStates.push({ policy: o.name, state: o.record.state });
+    batch.events.push(...o.record.events);
+    batch.selections.push(o.record.selection);
+  }
+  return batch;
 }
 
 /**
- * Selects and steps the ratchet. With `readOnly` (`pawl explain`) nothing is recorded: the
- * same answer is computed, the store is left as it was.
+ * Selects and steps the ratchet. What the store should keep is returned in `record`, for the
+ * caller to write with the pass's batch (`policyWrites`); with `readOnly` (`pawl explain`) it is
+ * null: the same answer is computed, the store is left as it was.
  */
 export async function evaluatePolicy(
   policy: ImagePolicy,
@@ -92,13 +159,13 @@ export async function evaluatePolicy(
     error: null,
     facts: null,
     events: [],
+    record: null,
   };
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const facts = book.forRepository(repoKey);
   if (!facts) return { ...out, error: `ImageRepository ${repoKey} is not in the configuration` };
   out.facts = facts;
   const repo = facts.repository;
-  const { store } = deps;
 
   try {
     out.compiled = compilePolicy(policy.spec, repo.spec.exclusionList);
@@ -106,20 +173,21 @@ export async function evaluatePolicy(
     return { ...out, error: errorMessage(err) };
   }
   const specHash = policySpecHash(policy.spec, repo.spec.exclusionList);
-  const state = store.getPolicyState(name);
+  const state = await book.policyState(name);
 
-  const last = store.lastFinishedScan(repoKey);
+  const last = await book.lastFinishedScan(repoKey);
   let scanOk = false;
   let tags: string[] = [];
   if (!last) out.error = `ImageRepository ${repoKey} has not been scanned yet`;
   else if (last.outcome !== 'ok')
     out.error = `the last scan of ImageRepository ${repoKey} failed: ${last.error ?? 'unknown error'}`;
   else {
-    tags = store.currentTags(repoKey);
+    tags = await book.currentTags(repoKey);
     scanOk = tags.length > 0;
     if (!scanOk) out.error = `the last scan of ImageRepository ${repoKey} listed no tags`;
   }
   const scanTime = last?.endedAt ?? last?.startedAt ?? deps.now();
+  let stateToKeep: PolicyState | null = null;
 
   try {
     // newestBuild orders by build time: select and compare need the times of the tags.
@@ -144,10 +212,7 @@ export async function evaluatePolicy(
     );
     out.ratchet = r.state;
     out.events = withPolicy(r.events, name);
-    if (!opts.readOnly) {
-      store.setPolicyState(name, r.state);
-      for (const e of out.events) store.recordEvent(toStoreEvent(e, deps.now(), repoKey));
-    }
+    if (!opts.readOnly) stateToKeep = r.state;
     if (r.candidate !== null) {
       const digest =
         policy.spec.digestReflectionPolicy === 'Never' ? undefined : await facts.digest(r.candidate);
@@ -162,7 +227,14 @@ export async function evaluatePolicy(
     out.candidate = null;
     out.error = errorMessage(err);
   }
-  if (!opts.readOnly) store.recordSelection(name, deps.now(), out.candidate?.tag ?? null, out.error);
+  if (!opts.readOnly) {
+    const at = deps.now();
+    out.record = {
+      state: stateToKeep,
+      events: stateToKeep ? out.events.map((e) => toStoreEvent(e, at, repoKey)) : [],
+      selection: { policy: name, at, candidate: out.candidate?.tag ?? null, error: out.error },
+    };
+  }
   if (out.error) deps.log.info({ policy: name, error: out.error }, 'policy has no candidate');
   return out;
 }

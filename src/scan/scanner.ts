@@ -5,7 +5,7 @@
  */
 import { compileRegex } from '../go/index.js';
 import { type ImageRepository, refKey } from '../config/index.js';
-import type { Store, Anomaly } from '../store/index.js';
+import type { Store, Anomaly, ScanRecord } from '../store/index.js';
 import { describeAnomaly, diffTags } from './diff.js';
 import { type Logger, errorMessage } from '../util/index.js';
 import type { RecordedResponse, RegistryClient, RepositoryRef } from './registry/types.js';
@@ -89,13 +89,13 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
   const name = refKey(repo.metadata);
   const image = repo.spec.image;
   const now = deps.now ?? (() => new Date());
-  const known = () => deps.store.lastGoodScan(name);
+  const known = async () => (await deps.store.lastGoodScan(name))?.tagCount ?? 0;
   const base = { name, image, anomalies: [] as Anomaly[], added: [] as string[], removed: [] as string[] };
   if (repo.spec.suspend) {
     deps.log.info({ repository: name }, 'scan skipped: the ImageRepository is suspended');
     return {
       ...base,
-      tags: known()?.tagCount ?? 0,
+      tags: await known(),
       scanned: false,
       suspended: true,
       error: null,
@@ -103,7 +103,7 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
     };
   }
 
-  const id = deps.store.beginScan(name, image, now());
+  const id = await deps.store.beginScan(name, image, now());
   const started = performance.now();
   // A ref'd timer rather than AbortSignal.timeout: the deadline must hold even when nothing else keeps the process alive.
   const deadline = new AbortController();
@@ -119,7 +119,7 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
     if (signal.aborted) throw signal.reason;
     const keep = exclusionFilter(repo.spec.exclusionList);
     const tags = list.tags.filter(keep);
-    const rec = deps.store.finishScan(
+    const rec = await deps.store.finishScan(
       id,
       {
         outcome: 'ok',
@@ -166,7 +166,7 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
       message = errorMessage(err);
     }
     const details = failureDetails(err);
-    deps.store.finishScan(
+    await deps.store.finishScan(
       id,
       {
         outcome: 'failed',
@@ -180,7 +180,7 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
     deps.log.info({ repository: name, error: message }, 'scan failed; the previous tags stay current');
     return {
       ...base,
-      tags: known()?.tagCount ?? 0,
+      tags: await known(),
       scanned: false,
       suspended: false,
       error: message,
@@ -192,13 +192,13 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
 }
 
 /**
- * Whether a repository should be scanned now: never scanned (for its current image), or its
- * last finished scan (good or failed) began at least `spec.interval` ago. Suspended: never due.
- * Failed scans count, so a broken registry is retried once per interval, not on every run.
+ * Whether a repository should be scanned now, given its last finished scan (`lastFinishedScan`,
+ * or `latestScans(…).finished`): never scanned (for its current image), or its last finished
+ * scan (good or failed) began at least `spec.interval` ago. Suspended: never due. Failed scans
+ * count, so a broken registry is retried once per interval, not on every run.
  */
-export function isScanDue(repo: ImageRepository, store: Store, now: Date): boolean {
+export function isScanDue(repo: ImageRepository, last: ScanRecord | null, now: Date): boolean {
   if (repo.spec.suspend) return false;
-  const last = store.lastFinishedScan(refKey(repo.metadata));
   if (!last || last.image !== repo.spec.image) return true;
   return now.getTime() - last.startedAt.getTime() >= repo.spec.interval;
 }

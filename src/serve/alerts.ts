@@ -16,7 +16,7 @@ import {
 } from '../notify/index.js';
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
-import type { Logger } from '../util/index.js';
+import { errorMessage, type Logger } from '../util/index.js';
 import type { ServeEvents } from './events.js';
 import type { ServeMetrics } from './metrics.js';
 
@@ -43,6 +43,7 @@ export class DaemonAlerts {
   readonly #metrics: NotifyMetrics;
   readonly #make: (config: Config) => Notifier;
   readonly #retired = new Set<Promise<void>>();
+  #handling: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: DaemonAlertsOptions) {
     const counter = opts.metrics.alerts;
@@ -65,15 +66,23 @@ export class DaemonAlerts {
           this.#scans.splice(0, this.#scans.length - MAX_PENDING_SCANS);
       }),
       opts.events.onReport((e) => {
-        const records = opts.store.events({ since: e.startedAt, limit: 1000 });
-        const { events, memory } = eventsFrom(this.#memory, {
-          at: e.endedAt,
-          report: e.report,
-          guardEvents: guardEventsFromRecords(records),
-          scans: this.#scans.splice(0),
-        });
-        this.#memory = memory;
-        this.#notifier.publish(events);
+        // The scans so far belong to this report; the store is read after, one report at a time.
+        const scans = this.#scans.splice(0);
+        this.#handling = this.#handling
+          .then(async () => {
+            const records = await opts.store.events({ since: e.startedAt, limit: 1000 });
+            const { events, memory } = eventsFrom(this.#memory, {
+              at: e.endedAt,
+              report: e.report,
+              guardEvents: guardEventsFromRecords(records),
+              scans,
+            });
+            this.#memory = memory;
+            this.#notifier.publish(events);
+          })
+          .catch((err: unknown) =>
+            opts.log.warn({ err: errorMessage(err) }, 'alerts: cannot read the guard events of a pass'),
+          );
       }),
     );
   }
@@ -91,7 +100,7 @@ export class DaemonAlerts {
     for (const u of this.#unsubscribe) u();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all([this.#notifier.close(), ...this.#retired]),
+      Promise.all([this.#handling.then(() => this.#notifier.close()), ...this.#retired]),
       new Promise<void>((r) => (timer = setTimeout(r, timeoutMs))),
     ]);
     clearTimeout(timer);

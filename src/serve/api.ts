@@ -134,11 +134,12 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
     };
   });
 
-  app.get('/api/v1/repositories', async () =>
-    [...daemon.current.config.imageRepositories.values()].map((r) => {
+  app.get('/api/v1/repositories', async () => {
+    const repos = [...daemon.current.config.imageRepositories.values()];
+    const latest = await daemon.store.latestScans(repos.map((r) => refKey(r.metadata)));
+    return repos.map((r) => {
       const name = refKey(r.metadata);
-      const last = daemon.store.lastFinishedScan(name);
-      const good = daemon.store.lastGoodScan(name);
+      const { finished: last, good } = latest.get(name) ?? { finished: null, good: null };
       return {
         name,
         image: r.spec.image,
@@ -157,23 +158,26 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
           : null,
         job: jobView(daemon.scheduler.status(repositoryJob(name)), daemon),
       };
-    }),
-  );
+    });
+  });
 
   // `pawl tags NAME --history --json`
   app.get<{ Params: NameParams }>('/api/v1/repositories/:namespace/:name/history', async (req, reply) => {
     const name = `${req.params.namespace}/${req.params.name}`;
     if (!daemon.current.config.imageRepositories.has(name)) return notFound(reply, `ImageRepository ${name}`);
-    return { name, scans: daemon.store.scanHistory(name, limitOf(req.query, 20, 500)) };
+    return { name, scans: await daemon.store.scanHistory(name, limitOf(req.query, 20, 500)) };
   });
 
   // `pawl tags NAME --json`
   app.get<{ Params: NameParams }>('/api/v1/repositories/:namespace/:name/tags', async (req, reply) => {
     const name = `${req.params.namespace}/${req.params.name}`;
     if (!daemon.current.config.imageRepositories.has(name)) return notFound(reply, `ImageRepository ${name}`);
-    const good = daemon.store.lastGoodScan(name);
+    const good = await daemon.store.lastGoodScan(name);
     if (!good) return reply.code(404).send({ error: `${name} has no good scan yet` });
-    const last = daemon.store.lastScan(name);
+    const [last, infos] = await Promise.all([
+      daemon.store.lastScan(name),
+      daemon.store.currentTagInfos(name),
+    ]);
     return {
       name,
       image: good.image,
@@ -182,7 +186,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
         last && last.id !== good.id
           ? { id: last.id, startedAt: last.startedAt, outcome: last.outcome, error: last.error }
           : null,
-      tags: daemon.store.currentTagInfos(name).map((i) => ({
+      tags: infos.map((i) => ({
         tag: i.tag,
         firstSeen: i.firstSeen,
         lastSeen: i.lastSeen,
@@ -192,11 +196,17 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
     };
   });
 
-  app.get('/api/v1/policies', async () =>
-    [...daemon.current.config.imagePolicies.values()].map((p) => {
-      const name = refKey(p.metadata);
-      const state = daemon.store.getPolicyState(name);
-      const sel = daemon.store.selectionHistory(name, 1)[0];
+  app.get('/api/v1/policies', async () => {
+    const policies = [...daemon.current.config.imagePolicies.values()];
+    const names = policies.map((p) => refKey(p.metadata));
+    const [states, selections] = await Promise.all([
+      daemon.store.policyStates(names),
+      Promise.all(names.map((n) => daemon.store.selectionHistory(n, 1))),
+    ]);
+    return policies.map((p, i) => {
+      const name = names[i]!;
+      const state = states.get(name);
+      const sel = selections[i]![0];
       return {
         name,
         repository: refKey(p.spec.imageRepositoryRef),
@@ -207,8 +217,8 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
         highWater: state?.highWater ?? null,
         highWaterAt: state?.highWaterAt ? state.highWaterAt.toISOString() : null,
       };
-    }),
-  );
+    });
+  });
 
   // `pawl explain POLICY --json`
   app.get<{ Params: NameParams }>('/api/v1/policies/:namespace/:name/explain', async (req, reply) => {
@@ -277,13 +287,12 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
 
   app.get('/api/v1/events', async (req) => {
     const q = req.query as { kind?: string; policy?: string; repository?: string };
-    return daemon.store
-      .events({
-        ...(q.kind ? { kind: q.kind } : {}),
-        ...(q.policy ? { policy: q.policy } : {}),
-        ...(q.repository ? { repository: q.repository } : {}),
-        limit: limitOf(req.query, 100, 1000),
-      })
-      .map((e) => ({ ...e, at: e.at.toISOString() }));
+    const events = await daemon.store.events({
+      ...(q.kind ? { kind: q.kind } : {}),
+      ...(q.policy ? { policy: q.policy } : {}),
+      ...(q.repository ? { repository: q.repository } : {}),
+      limit: limitOf(req.query, 100, 1000),
+    });
+    return events.map((e) => ({ ...e, at: e.at.toISOString() }));
   });
 }

@@ -17,7 +17,7 @@ import {
 } from '../config/index.js';
 import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { openSqliteStore, type ScanRecord, type Store } from '../store/index.js';
 import { ConfigError, errorMessage, formatProblem, type Logger, type Problem } from '../util/index.js';
 import { ServeEvents, type PassEvent } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
@@ -148,6 +148,7 @@ export class Daemon {
   readonly skipped = new Map<string, SkipReason>();
   readonly #unsubscribe: (() => void)[] = [];
   #lock: ServeLock | null = null;
+  #lastScans = new Map<string, ScanRecord | null>();
 
   private constructor(
     readonly opts: ServeOptions,
@@ -211,7 +212,7 @@ export class Daemon {
       opts.coordinator?.kind === 'postgres' ? null : await acquireServeLock(opts.stateDir, opts.log);
     let store: Store;
     try {
-      store = openStore(opts.stateDir);
+      store = openSqliteStore(opts.stateDir);
     } catch (err) {
       await lock?.release();
       throw err;
@@ -222,12 +223,13 @@ export class Daemon {
     try {
       await daemon.coordinator.start();
     } catch (err) {
-      store.close();
+      await store.close();
       await daemon.coordinator.close().catch(() => undefined);
       await lock?.release();
       throw err;
     }
     daemon.#subscribe();
+    await daemon.#readLastScans();
     daemon.#applyJobs();
     if (opts.watch !== false) await daemon.#watchConfig();
     opts.log.info(
@@ -401,6 +403,7 @@ export class Daemon {
     for (const w of loaded.warnings) this.log.warn({ reload: reason }, formatProblem(w));
     this.current = loaded;
     this.alerts.reconfigure(loaded.config);
+    await this.#readLastScans();
     const { added, removed, changed } = this.#applyJobs();
     for (const key of removed) {
       const [kind, ...rest] = key.split('/');
@@ -417,6 +420,21 @@ export class Daemon {
     this.log.info({ reload: reason, added, removed, changed }, 'configuration applied');
     this.lastReload = { applied: true, reason, at, problems: loaded.warnings, added, removed, changed };
     return this.lastReload;
+  }
+
+  /**
+   * The last finished scan of every repository, read in one batch before jobs are (re)applied:
+   * the scheduler's `firstDelay` is synchronous. A store that cannot answer makes them due now.
+   */
+  async #readLastScans(): Promise<void> {
+    const names = [...this.current.config.imageRepositories.keys()];
+    try {
+      const latest = await this.store.latestScans(names);
+      this.#lastScans = new Map(names.map((n) => [n, latest.get(n)?.finished ?? null]));
+    } catch (err) {
+      this.log.warn({ err: errorMessage(err) }, 'cannot read the last scans; every repository is due now');
+      this.#lastScans = new Map();
+    }
   }
 
   #applyJobs(): { added: string[]; removed: string[]; changed: string[] } {
@@ -442,7 +460,7 @@ export class Daemon {
       // A repository scanned recently (before a restart) is due when its interval is up, not now.
       firstDelay: () => {
         const current = this.current.config.imageRepositories.get(name) ?? repo;
-        const last = this.store.lastFinishedScan(name);
+        const last = this.#lastScans.get(name);
         if (!last || last.image !== current.spec.image) return 0;
         return last.startedAt.getTime() + current.spec.interval - this.#clock.now();
       },
@@ -530,10 +548,12 @@ export class Daemon {
     const started = performance.now();
     const startedAt = new Date(this.#clock.now());
     const now = new Date(this.#clock.now());
-    const toScan = (repositoriesOf.get(name) ?? []).filter((r) => {
+    const mine = repositoriesOf.get(name) ?? [];
+    const latest = await this.store.latestScans(mine);
+    const toScan = mine.filter((r) => {
       if (pending?.repositories.has(r)) return true;
       const repo = config.imageRepositories.get(r);
-      return repo !== undefined && isScanDue(repo, this.store, now);
+      return repo !== undefined && isScanDue(repo, latest.get(r)?.finished ?? null, now);
     });
     await Promise.all(
       toScan.map((r) => this.#scanBefore(r, pending?.repositories.has(r) ? pending.firstAt : null, signal)),
@@ -553,7 +573,7 @@ export class Daemon {
     const endedAt = new Date(this.#clock.now());
     const ar = report.automations[0];
     this.metrics.observeReport(report);
-    for (const e of this.store.events({ kind: 'stale-scan', since: startedAt, limit: 1000 }))
+    for (const e of await this.store.events({ kind: 'stale-scan', since: startedAt, limit: 1000 }))
       if (e.policy) this.metrics.staleEpisodes.inc({ policy: e.policy });
     const outcome = ar?.result ?? 'failed';
     this.metrics.passDuration.observe({ kind: 'automation', outcome }, (performance.now() - started) / 1000);
@@ -600,12 +620,12 @@ export class Daemon {
       await (current ?? this.scheduler.request(key));
       if (this.skipped.get(key) !== 'held' || attempt >= SCAN_WAIT_ATTEMPTS || signal.aborted) return;
       const repo = this.current.config.imageRepositories.get(name);
-      const last = await this.store.lastFinishedScan(name);
       if (!repo) return;
+      const last = (await this.store.latestScans([name])).get(name)?.finished ?? null;
       if (
         since !== null
           ? (last?.startedAt.getTime() ?? 0) >= since
-          : !(await isScanDue(repo, this.store, new Date(this.#clock.now())))
+          : !isScanDue(repo, last, new Date(this.#clock.now()))
       )
         return;
       await new Promise((r) =>
@@ -710,7 +730,7 @@ export class Daemon {
       await this.alerts.close(Math.min(graceMs, 5000));
       for (const u of this.#unsubscribe.splice(0)) u();
       await this.coordinator.close();
-      this.store.close();
+      await this.store.close();
       await this.#lock?.release();
       return 'finished';
     })();

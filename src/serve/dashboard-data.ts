@@ -6,7 +6,7 @@
  */
 import { refKey, type Config } from '../config/index.js';
 import { REASON_LABELS, reasonMeaning, type Reason } from '../guard/index.js';
-import type { DecisionRecord, ScanRecord, Store } from '../store/index.js';
+import type { DecisionRecord, LatestScans, ScanRecord, Store } from '../store/index.js';
 import { describeAnomaly } from '../scan/index.js';
 import type { PassEvent } from './events.js';
 
@@ -186,15 +186,22 @@ function meaningOf(reason: string): string {
   return reason in REASON_LABELS ? reasonMeaning(reason as Reason) : '';
 }
 
-function policyViews(src: DashboardSource): PolicyView[] {
+async function policyViews(src: DashboardSource, latest: Map<string, LatestScans>): Promise<PolicyView[]> {
   const out: PolicyView[] = [];
-  for (const p of src.config.imagePolicies.values()) {
-    const name = refKey(p.metadata);
+  const all = [...src.config.imagePolicies.values()];
+  const names = all.map((p) => refKey(p.metadata));
+  const [states, selections, stales] = await Promise.all([
+    src.store.policyStates(names),
+    Promise.all(names.map((n) => src.store.selectionHistory(n, 1))),
+    Promise.all(names.map((n) => src.store.events({ kind: 'stale-scan', policy: n, limit: 1 }))),
+  ]);
+  for (const [i, p] of all.entries()) {
+    const name = names[i]!;
     const repository = refKey(p.spec.imageRepositoryRef);
-    const state = src.store.getPolicyState(name);
-    const sel = src.store.selectionHistory(name, 1)[0];
-    const lastGood = src.store.lastGoodScan(repository);
-    const lastStale = src.store.events({ kind: 'stale-scan', policy: name, limit: 1 })[0];
+    const state = states.get(name);
+    const sel = selections[i]![0];
+    const lastGood = latest.get(repository)?.good ?? null;
+    const lastStale = stales[i]![0];
     // Stale while no good scan has started since the ratchet last refused the list.
     const stale =
       lastStale && lastGood && lastStale.at.getTime() >= lastGood.startedAt.getTime()
@@ -231,16 +238,16 @@ function staleWords(scan: ScanRecord, highWater: string | null): string {
   );
 }
 
-function repositoryViews(src: DashboardSource): RepositoryView[] {
+function repositoryViews(src: DashboardSource, latest: Map<string, LatestScans>): RepositoryView[] {
   return [...src.config.imageRepositories.values()]
     .map((r) => {
       const name = refKey(r.metadata);
-      const last = src.store.lastFinishedScan(name);
+      const last = latest.get(name)?.finished ?? null;
       return {
         name,
         image: r.spec.image,
         interval: r.spec.interval,
-        tags: src.store.lastGoodScan(name)?.tagCount ?? null,
+        tags: latest.get(name)?.good?.tagCount ?? null,
         lastScan: last
           ? {
               at: last.startedAt.toISOString(),
@@ -256,10 +263,10 @@ function repositoryViews(src: DashboardSource): RepositoryView[] {
 }
 
 /** The decisions of each automation's latest pass (of kind run or dry-run), newest run first. */
-function latestDecisions(store: Store): Map<string, DecisionRecord[]> {
+function latestDecisions(recent: readonly DecisionRecord[]): Map<string, DecisionRecord[]> {
   const byAutomation = new Map<string, DecisionRecord[]>();
   const runOf = new Map<string, number>();
-  for (const d of store.decisions({ limit: 5000 })) {
+  for (const d of recent) {
     if (d.runKind !== 'run' && d.runKind !== 'dry-run') continue;
     const run = runOf.get(d.automation);
     if (run === undefined) runOf.set(d.automation, d.runId);
@@ -275,13 +282,17 @@ interface RunResultShape {
 }
 
 /** The newest commit pawl made for the automation: from the store's runs (it outlives restarts). */
-function lastCommit(store: Store, automation: string): { sha: string; at: Date; kind: string } | null {
+async function lastCommit(
+  store: Store,
+  recent: readonly DecisionRecord[],
+  automation: string,
+): Promise<{ sha: string; at: Date; kind: string } | null> {
   const seen = new Set<number>();
-  for (const d of store.decisions({ limit: 5000 })) {
+  for (const d of recent) {
     if (d.automation !== automation || d.action !== 'write' || seen.has(d.runId)) continue;
     seen.add(d.runId);
     if (seen.size > 50) break;
-    const run = store.getRun(d.runId);
+    const run = await store.getRun(d.runId);
     const result = (run?.result ?? null) as RunResultShape | null;
     if (!run || !result) continue;
     const a = result.automations?.find((x) => x.name === automation);
@@ -292,14 +303,19 @@ function lastCommit(store: Store, automation: string): { sha: string; at: Date; 
   return null;
 }
 
-function automationViews(src: DashboardSource): AutomationView[] {
-  return [...src.config.automations.values()]
-    .map((a) => {
+async function automationViews(
+  src: DashboardSource,
+  recent: readonly DecisionRecord[],
+): Promise<AutomationView[]> {
+  const all = [...src.config.automations.values()];
+  const storedCommits = await Promise.all(all.map((a) => lastCommit(src.store, recent, refKey(a.metadata))));
+  return all
+    .map((a, i) => {
       const name = refKey(a.metadata);
       const git = src.config.gitRepositories.get(refKey(a.spec.sourceRef));
       const pass = src.lastPass.get(name);
       const ar = pass?.report.automations[0];
-      const stored = lastCommit(src.store, name);
+      const stored = storedCommits[i]!;
       const live =
         ar?.commit && ar.result === 'pushed' ? { sha: ar.commit, at: pass!.endedAt, kind: 'run' } : null;
       const commit = live && (!stored || live.at >= stored.at) ? live : stored;
@@ -341,23 +357,28 @@ function automationViews(src: DashboardSource): AutomationView[] {
 export const RECENT_UPGRADE_MS = 24 * 60 * 60_000;
 
 /** The newest write of each line (`automation|file|line`), by a run that was not a dry run. */
-function lastWrites(store: Store): Map<string, DecisionRecord> {
+function lastWrites(recent: readonly DecisionRecord[]): Map<string, DecisionRecord> {
   const out = new Map<string, DecisionRecord>();
-  for (const d of store.decisions({ limit: 5000 })) {
+  for (const d of recent) {
     const key = `${d.automation}|${d.file}|${d.line}`;
     if (d.action === 'write' && d.runKind === 'run' && !out.has(key)) out.set(key, d);
   }
   return out;
 }
 
-export function overview(src: DashboardSource): Overview {
-  const policies = policyViews(src);
-  const writes = lastWrites(src.store);
-  const repositories = repositoryViews(src);
-  const automations = automationViews(src);
+export async function overview(src: DashboardSource): Promise<Overview> {
+  // The newest decisions once, for the markers, the last writes and the last commits.
+  const [recent, latest] = await Promise.all([
+    src.store.decisions({ limit: 5000 }),
+    src.store.latestScans([...src.config.imageRepositories.keys()]),
+  ]);
+  const policies = await policyViews(src, latest);
+  const writes = lastWrites(recent);
+  const repositories = repositoryViews(src, latest);
+  const automations = await automationViews(src, recent);
   const byPolicy = new Map(policies.map((p) => [p.name, p]));
   const markers: MarkerView[] = [];
-  for (const [, decisions] of latestDecisions(src.store)) {
+  for (const [, decisions] of latestDecisions(recent)) {
     for (const d of decisions) {
       if (!src.config.automations.has(d.automation)) continue;
       let state = markerState(d.reason, byPolicy.get(d.policy));
@@ -476,38 +497,38 @@ export interface Timeline {
   }[];
 }
 
-export function timeline(src: DashboardSource, name: string, limit: number): Timeline | null {
+export async function timeline(src: DashboardSource, name: string, limit: number): Promise<Timeline | null> {
   const repo = src.config.imageRepositories.get(name);
   if (!repo) return null;
-  const scans = src.store
-    .scanHistory(name, limit)
-    .filter((s) => s.outcome !== 'running')
-    .reverse();
+  const scans = (await src.store.scanHistory(name, limit)).filter((s) => s.outcome !== 'running').reverse();
   const since = scans[0]?.startedAt.getTime() ?? 0;
-  const policies = [...src.config.imagePolicies.values()]
-    .filter((p) => refKey(p.spec.imageRepositoryRef) === name)
-    .map((p) => {
-      const pname = refKey(p.metadata);
-      const state = src.store.getPolicyState(pname);
-      const selections = src.store
-        .selectionHistory(pname, limit * 4)
-        .filter((s) => s.at.getTime() >= since)
-        .reverse();
-      const tags: string[] = [];
-      for (const s of selections) if (s.candidate && !tags.includes(s.candidate)) tags.push(s.candidate);
-      if (state?.highWater && !tags.includes(state.highWater)) tags.push(state.highWater);
-      return {
-        name: pname,
-        highWater: state?.highWater ?? null,
-        highWaterAt: iso(state?.highWaterAt),
-        selections: selections.map((s) => ({
-          at: s.at.toISOString(),
-          candidate: s.candidate,
-          error: s.error,
-        })),
-        tags,
-      };
-    });
+  const mine = [...src.config.imagePolicies.values()].filter(
+    (p) => refKey(p.spec.imageRepositoryRef) === name,
+  );
+  const names = mine.map((p) => refKey(p.metadata));
+  const [states, histories] = await Promise.all([
+    src.store.policyStates(names),
+    Promise.all(names.map((n) => src.store.selectionHistory(n, limit * 4))),
+  ]);
+  const policies = mine.map((p, i) => {
+    const pname = names[i]!;
+    const state = states.get(pname);
+    const selections = histories[i]!.filter((s) => s.at.getTime() >= since).reverse();
+    const tags: string[] = [];
+    for (const s of selections) if (s.candidate && !tags.includes(s.candidate)) tags.push(s.candidate);
+    if (state?.highWater && !tags.includes(state.highWater)) tags.push(state.highWater);
+    return {
+      name: pname,
+      highWater: state?.highWater ?? null,
+      highWaterAt: iso(state?.highWaterAt),
+      selections: selections.map((s) => ({
+        at: s.at.toISOString(),
+        candidate: s.candidate,
+        error: s.error,
+      })),
+      tags,
+    };
+  });
   return {
     name,
     image: repo.spec.image,

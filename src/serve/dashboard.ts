@@ -246,7 +246,7 @@ export function registerDashboard(app: FastifyInstance, daemon: Daemon, setup: D
     async (req, reply) => {
       const n = Number(req.query.limit ?? 200);
       const limit = Number.isInteger(n) && n > 0 ? Math.min(n, 1000) : 200;
-      const t = timeline(source(daemon), `${req.params.namespace}/${req.params.name}`, limit);
+      const t = await timeline(source(daemon), `${req.params.namespace}/${req.params.name}`, limit);
       if (!t)
         return reply.code(404).send({
           error: `ImageRepository ${req.params.namespace}/${req.params.name} is not in the running configuration`,

@@ -207,8 +207,129 @@ export interface BuildTime {
   source: string;
 }
 
-/** Build times are immutable per digest; the store implements this so rescans fetch nothing. */
+/**
+ * Build times are immutable per digest; the store implements this so rescans fetch nothing.
+ * Asynchronous like the store; a failed `set` only costs a later fetch, so callers may ignore it.
+ */
 export interface BuildTimeCache {
-  get(digest: string): BuildTime | null | undefined;
-  set(digest: string, value: BuildTime | null): void;
+  get(digest: string): Promise<BuildTime | null | undefined>;
+  set(digest: string, value: BuildTime | null): Promise<void>;
+}
+
+/** The newest finished scan and the newest good scan of one repository. */
+export interface LatestScans {
+  /** The newest finished scan (ok or failed); null when there is none. */
+  finished: ScanRecord | null;
+  /** The newest good scan; null when there is none. */
+  good: ScanRecord | null;
+}
+
+export interface TagDigestWrite {
+  repository: string;
+  tag: string;
+  digest: string;
+  at: Date;
+}
+
+export interface SelectionWrite {
+  policy: string;
+  at: Date;
+  candidate: string | null;
+  error: string | null;
+}
+
+/**
+ * A batch of writes, applied by `Store.write` in one transaction: all of it is stored, or none.
+ * A pass collects what it learnt and writes it in a few such batches instead of one statement
+ * (and, on PostgreSQL, one round trip) per policy, decision and event. Order of application:
+ * tag digests, policy states, selections, decisions, events, then the run's end.
+ */
+export interface StoreWrite {
+  tagDigests?: readonly TagDigestWrite[];
+  policyStates?: readonly { policy: string; state: PolicyState }[];
+  selections?: readonly SelectionWrite[];
+  decisions?: { runId: number; decisions: readonly Decision[] };
+  events?: readonly PawlEvent[];
+  finishRun?: { runId: number; result: unknown; endedAt: Date };
+}
+
+/** Which implementation a store is: `sqlite` (a file, one host) or `postgres` (shared by replicas). */
+export type StoreKind = 'sqlite' | 'postgres';
+
+/**
+ * The state store (SPEC §7), one interface for both backends. Every method is asynchronous:
+ * PostgreSQL answers over the network, and a synchronous facade would block the daemon's event
+ * loop. SQLite's answers are immediate but come back the same way, so callers are written once.
+ *
+ * Errors: a backend that cannot be reached rejects with `StoreUnavailableError` (the daemon
+ * pauses and reports not-ready); anything else is a `RuntimeError` naming the store.
+ */
+export interface Store {
+  readonly kind: StoreKind;
+  /** For messages: the SQLite file, or the PostgreSQL URL without its password. */
+  readonly location: string;
+  close(): Promise<void>;
+  /** The schema version the database holds. */
+  schemaVersion(): Promise<number>;
+
+  // scans
+  /** Starts a scan (and marks scans of the repository left running by a crash as interrupted); returns its id. */
+  beginScan(repository: string, image: string, at: Date): Promise<number>;
+  /**
+   * Records how a scan ended. `ok`: compares with the previous good scan of the same image (by
+   * `compare`, the scanner's rule), stores the diff, anomalies and checksum and moves each tag's
+   * last-seen time, all in one transaction. `failed`: only the scan row changes; the previous good
+   * data stays current.
+   */
+  finishScan(id: number, result: ScanResult, compare: CompareTags): Promise<ScanRecord>;
+  /** Every repository (`ns/name`) with at least one scan, sorted. */
+  knownRepositories(): Promise<string[]>;
+  /** The newest scan of any outcome, running ones included. */
+  lastScan(repository: string): Promise<ScanRecord | null>;
+  /** The newest finished scan (ok or failed). */
+  lastFinishedScan(repository: string): Promise<ScanRecord | null>;
+  lastGoodScan(repository: string): Promise<ScanRecord | null>;
+  /** `lastFinishedScan` and `lastGoodScan` of many repositories at once (every name is a key). */
+  latestScans(repositories: readonly string[]): Promise<Map<string, LatestScans>>;
+  getScan(id: number): Promise<ScanRecord | null>;
+  /** Newest first. */
+  scanHistory(repository: string, limit?: number): Promise<ScanRecord[]>;
+  /** The tags of the last good scan, sorted; empty when there is none. */
+  currentTags(repository: string): Promise<string[]>;
+  /** `currentTags` of many repositories at once (every name is a key). */
+  currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>>;
+  /** What is known about a tag of the repository's current image (the image of its last good scan). */
+  tagInfo(repository: string, tag: string): Promise<TagInfo | null>;
+  /** Tag infos of the last good scan, sorted by tag; for tables. */
+  currentTagInfos(repository: string): Promise<({ tag: string } & TagInfo)[]>;
+  /** Recorded tag-list responses, newest scan first; only the last `rawScansKept` scans per repository have them. */
+  rawResponses(repository: string, scanId?: number): Promise<RawScanResponses[]>;
+  setTagDigest(repository: string, tag: string, digest: string, at?: Date): Promise<void>;
+
+  // build times
+  /** Build times by digest: immutable, so a hit (or a remembered "no time") never goes back to the registry. */
+  buildTimeCache(): BuildTimeCache;
+
+  // policies
+  getPolicyState(policy: string): Promise<PolicyState | null>;
+  /** `getPolicyState` of many policies at once; policies without a state are absent. */
+  policyStates(policies: readonly string[]): Promise<Map<string, PolicyState>>;
+  setPolicyState(policy: string, state: PolicyState): Promise<void>;
+  recordSelection(policy: string, at: Date, candidate: string | null, error: string | null): Promise<number>;
+  /** Newest first. */
+  selectionHistory(policy: string, limit?: number): Promise<SelectionRecord[]>;
+
+  // runs, decisions, events
+  beginRun(at: Date, kind: RunKind): Promise<number>;
+  recordDecision(runId: number, d: Decision): Promise<number>;
+  finishRun(runId: number, result: unknown, endedAt?: Date): Promise<void>;
+  getRun(runId: number): Promise<RunRecord | null>;
+  /** Newest first. */
+  decisions(filter?: DecisionFilter): Promise<DecisionRecord[]>;
+  recordEvent(e: PawlEvent): Promise<number>;
+  /** Newest first. */
+  events(filter?: EventFilter): Promise<EventRecord[]>;
+
+  /** Applies a batch of writes in one transaction (see `StoreWrite`). */
+  write(batch: StoreWrite): Promise<void>;
 }

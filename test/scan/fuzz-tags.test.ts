@@ -17,7 +17,7 @@ import { createRegistryClient } from '../../src/scan/registry/client.js';
 import { RegistryPool } from '../../src/scan/registry/pool.js';
 import { parseRepositoryRef } from '../../src/scan/registry/reference.js';
 import { scanRepository } from '../../src/scan/scanner.js';
-import { openStore } from '../../src/store/index.js';
+import { openSqliteStore as openStore } from '../../src/store/index.js';
 import { silentLogger } from '../../src/util/log.js';
 import type { ImageRepository } from '../../src/config/types.js';
 import type { Anomaly } from '../../src/store/index.js';
@@ -131,7 +131,7 @@ describe('fuzz: the registry client and scanner over generated tag lists', () =>
           const invalid = entries.filter(
             (e) => !(typeof e === 'string' && e !== RAW && OCI_TAG.test(e)),
           ).length;
-          assert.deepEqual(new Set(store.currentTags('apps/fuzz')), valid);
+          assert.deepEqual(new Set(await store.currentTags('apps/fuzz')), valid);
           assert.equal(report.tags, valid.size);
           const anomaly = report.anomalies.find(
             (a): a is Extract<Anomaly, { kind: 'invalid-tags' }> => a.kind === 'invalid-tags',
@@ -149,14 +149,16 @@ describe('fuzz: the registry client and scanner over generated tag lists', () =>
                 'examples are JSON-quoted: no raw control characters',
               );
             }
-            const stored = store.lastGoodScan('apps/fuzz')!.anomalies.find((a) => a.kind === 'invalid-tags');
+            const stored = (await store.lastGoodScan('apps/fuzz'))!.anomalies.find(
+              (a) => a.kind === 'invalid-tags',
+            );
             assert.deepEqual(stored, anomaly, 'recorded in the store as the scan anomaly');
           }
         }),
         { numRuns: 150, seed: SEED },
       );
     } finally {
-      store.close();
+      await store.close();
     }
     assert.equal(runs, 150);
   });

@@ -36,10 +36,10 @@ function captureLogger(): { log: pino.Logger; text: () => string } {
 
 class MemoryCache implements BuildTimeCache {
   readonly map = new Map<string, BuildTime | null>();
-  get(d: string): BuildTime | null | undefined {
+  async get(d: string): Promise<BuildTime | null | undefined> {
     return this.map.get(d);
   }
-  set(d: string, v: BuildTime | null): void {
+  async set(d: string, v: BuildTime | null): Promise<void> {
     this.map.set(d, v);
   }
 }

@@ -8,7 +8,7 @@ import type {
   TagList,
 } from '../../src/scan/registry/types.js';
 import { isScanDue, scanRepositories, scanRepository, type ScanDeps } from '../../src/scan/scanner.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openSqliteStore as openStore, type Store } from '../../src/store/index.js';
 import { silentLogger } from '../../src/util/log.js';
 
 const T0 = new Date('2026-03-01T12:00:00Z');
@@ -96,8 +96,8 @@ describe('scanRepository', () => {
       removed: [],
       requests: 2,
     });
-    assert.deepEqual(store.currentTags('apps/app'), ['1.0.0', '1.1.0']);
-    assert.equal(store.rawResponses('apps/app').length, 1);
+    assert.deepEqual(await store.currentTags('apps/app'), ['1.0.0', '1.1.0']);
+    assert.equal((await store.rawResponses('apps/app')).length, 1);
 
     client.set(listing(['1.1.0', '1.2.0'], 3));
     const second = await scanRepository(repo, deps(client, store));
@@ -128,11 +128,11 @@ describe('scanRepository', () => {
     assert.match(r.error!, /503 Service Unavailable/);
     assert.equal(r.tags, 2);
     assert.equal(r.requests, 6);
-    assert.deepEqual(store.currentTags('apps/app'), ['a', 'b']);
-    assert.equal(store.lastScan('apps/app')!.outcome, 'failed');
+    assert.deepEqual(await store.currentTags('apps/app'), ['a', 'b']);
+    assert.equal((await store.lastScan('apps/app'))!.outcome, 'failed');
     // The failed scan's responses are kept for debugging, but its tags were never stored.
-    assert.equal(store.rawResponses('apps/app')[0]!.outcome, 'failed');
-    assert.equal(store.tagInfo('apps/app', 'c'), null);
+    assert.equal((await store.rawResponses('apps/app'))[0]!.outcome, 'failed');
+    assert.equal(await store.tagInfo('apps/app', 'c'), null);
   });
 
   test('spec.timeout aborts the listing and names the object', async () => {
@@ -146,8 +146,8 @@ describe('scanRepository', () => {
     const r = await scanRepository(imageRepo('slow', { timeout: 30 }), deps(client, store));
     assert.equal(r.scanned, false);
     assert.match(r.error!, /timed out after 30ms \(spec\.timeout of ImageRepository apps\/slow\)/);
-    assert.equal(store.lastScan('apps/slow')!.outcome, 'failed');
-    assert.deepEqual(store.currentTags('apps/slow'), []);
+    assert.equal((await store.lastScan('apps/slow'))!.outcome, 'failed');
+    assert.deepEqual(await store.currentTags('apps/slow'), []);
   });
 
   test('an empty list is a good scan with the empty anomaly', async () => {
@@ -167,7 +167,7 @@ describe('scanRepository', () => {
     assert.equal(r.scanned, false);
     assert.equal(r.tags, 3);
     assert.equal(client.calls.length, 1);
-    assert.equal(store.scanHistory('apps/app', 10).length, 1);
+    assert.equal((await store.scanHistory('apps/app', 10)).length, 1);
   });
 });
 
@@ -175,13 +175,30 @@ describe('isScanDue', () => {
   test('never scanned, interval elapsed, image changed, suspended', async () => {
     const store = openStore(':memory:');
     const repo = imageRepo('app');
-    assert.equal(isScanDue(repo, store, T0), true);
+    assert.equal(isScanDue(repo, await store.lastFinishedScan('apps/app'), T0), true);
     await scanRepository(repo, deps(new FakeClient(listing(['1'])), store));
-    assert.equal(isScanDue(repo, store, new Date(T0.getTime() + 60_000)), false);
-    assert.equal(isScanDue(repo, store, new Date(T0.getTime() + 5 * 60_000)), true);
-    assert.equal(isScanDue(imageRepo('app', { image: 'registry.example/other' }), store, T0), true);
     assert.equal(
-      isScanDue(imageRepo('app', { suspend: true }), store, new Date(T0.getTime() + 10 * 60_000)),
+      isScanDue(repo, await store.lastFinishedScan('apps/app'), new Date(T0.getTime() + 60_000)),
+      false,
+    );
+    assert.equal(
+      isScanDue(repo, await store.lastFinishedScan('apps/app'), new Date(T0.getTime() + 5 * 60_000)),
+      true,
+    );
+    assert.equal(
+      isScanDue(
+        imageRepo('app', { image: 'registry.example/other' }),
+        await store.lastFinishedScan('apps/app'),
+        T0,
+      ),
+      true,
+    );
+    assert.equal(
+      isScanDue(
+        imageRepo('app', { suspend: true }),
+        await store.lastFinishedScan('apps/app'),
+        new Date(T0.getTime() + 10 * 60_000),
+      ),
       false,
     );
   });
@@ -193,7 +210,10 @@ describe('isScanDue', () => {
       throw new Error('connection refused');
     });
     await scanRepository(repo, deps(failing, store));
-    assert.equal(isScanDue(repo, store, new Date(T0.getTime() + 60_000)), false);
+    assert.equal(
+      isScanDue(repo, await store.lastFinishedScan('apps/app'), new Date(T0.getTime() + 60_000)),
+      false,
+    );
   });
 });
 
@@ -233,5 +253,5 @@ test('a client that ignores the signal still cannot outlive spec.timeout', async
   assert.match(r.error!, /timed out/);
   release({ tags: ['late'], pages: 1, requests: 1, responses: [] });
   await new Promise((r) => setTimeout(r, 5));
-  assert.deepEqual(store.currentTags('apps/deaf'), []);
+  assert.deepEqual(await store.currentTags('apps/deaf'), []);
 });

@@ -3,7 +3,7 @@ import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '..
 import { action } from '../action.js';
 import { table } from '../table.js';
 import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
-import { openStore } from '../../store/index.js';
+import { openCommandStore } from '../store.js';
 import { createScanClients } from '../../scan/index.js';
 import { explain, type Explanation } from '../../run/index.js';
 
@@ -23,7 +23,7 @@ export function register(program: Command): void {
       const loaded = await loadCommandConfig(ctx);
       const { config } = loaded;
       const policy = resolveNamed(loaded, config.imagePolicies, policyName, 'ImagePolicy');
-      const store = openStore(ctx.options.stateDir);
+      const store = await openCommandStore(ctx);
       try {
         const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
         const e = await explain(
@@ -37,7 +37,7 @@ export function register(program: Command): void {
         else renderExplanation(ctx, e);
         return e.automationErrors.length > 0 ? 1 : loaded.exitFloor;
       } finally {
-        store.close();
+        await store.close();
       }
     }),
   );

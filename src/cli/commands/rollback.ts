@@ -3,7 +3,7 @@ import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '..
 import { action } from '../action.js';
 import { configJson, loadCommandConfig, resolveNamed, type CommandConfig } from '../config.js';
 import type { ImagePolicy } from '../../config/index.js';
-import { openStore } from '../../store/index.js';
+import { openCommandStore } from '../store.js';
 import { createScanClients } from '../../scan/index.js';
 import { release, rollback, type PeopleDeps, type AutomationReport } from '../../run/index.js';
 
@@ -15,7 +15,7 @@ async function withPeopleDeps<T>(
   const loaded = await loadCommandConfig(ctx);
   const { config } = loaded;
   const policy = resolveNamed(loaded, config.imagePolicies, policyName, 'ImagePolicy');
-  const store = openStore(ctx.options.stateDir);
+  const store = await openCommandStore(ctx);
   try {
     const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
     return await body(
@@ -24,7 +24,7 @@ async function withPeopleDeps<T>(
       loaded,
     );
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

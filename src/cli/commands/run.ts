@@ -3,7 +3,7 @@ import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '..
 import { action } from '../action.js';
 import { table } from '../table.js';
 import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
-import { openStore } from '../../store/index.js';
+import { openCommandStore } from '../store.js';
 import { createScanClients, anomalyKinds } from '../../scan/index.js';
 import { runPass, passExitCode, type RunReport } from '../../run/index.js';
 import { REASON_LABELS, type Reason } from '../../guard/index.js';
@@ -36,7 +36,7 @@ export function register(program: Command): void {
       const automations = opts.automation?.length
         ? opts.automation.map((n) => resolveNamed(loaded, config.automations, n, 'ImageUpdateAutomation'))
         : undefined;
-      const store = openStore(ctx.options.stateDir);
+      const store = await openCommandStore(ctx);
       try {
         const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
         const report = await runPass(
@@ -55,7 +55,7 @@ export function register(program: Command): void {
         else renderRun(ctx, report);
         return Math.max(passExitCode(report), loaded.exitFloor);
       } finally {
-        store.close();
+        await store.close();
       }
     }),
   );

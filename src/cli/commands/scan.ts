@@ -4,7 +4,7 @@ import { action } from '../action.js';
 import { table } from '../table.js';
 import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
 import type { ImageRepository } from '../../config/index.js';
-import { openStore } from '../../store/index.js';
+import { openCommandStore } from '../store.js';
 import { scanRepositories, type ScanReport, createScanClients, anomalyKinds } from '../../scan/index.js';
 import { UsageError } from '../../util/index.js';
 
@@ -46,7 +46,7 @@ export function register(program: Command): void {
         else ctx.stderr.write('pawl: no ImageRepository in the configuration; nothing to scan\n');
         return loaded.exitFloor;
       }
-      const store = openStore(ctx.options.stateDir);
+      const store = await openCommandStore(ctx);
       const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
       const progress = progressIndicator(ctx, repos.length);
       const abort = new AbortController();
@@ -68,7 +68,7 @@ export function register(program: Command): void {
       } finally {
         process.off('SIGINT', onSignal);
         progress.done();
-        store.close();
+        await store.close();
       }
       if (ctx.options.json) writeJson(ctx, { repositories: reports, ...configJson(loaded) });
       else writeLine(ctx, renderReports(reports));

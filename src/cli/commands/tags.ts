@@ -1,12 +1,11 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
 import { loadCommandConfig, resolveNamed } from '../config.js';
 import { resolveObject, refKey } from '../../config/index.js';
-import { DB_FILE, openStore, type Store } from '../../store/index.js';
+import type { Store } from '../../store/index.js';
+import { openCommandStore } from '../store.js';
 import { anomalyKinds, changeList, formatResponse, formatTime } from '../../scan/index.js';
 import { RuntimeError, UsageError } from '../../util/index.js';
 
@@ -26,7 +25,7 @@ async function resolveRepository(ctx: CommandContext, store: Store, name: string
     const loaded = await loadCommandConfig(ctx);
     return refKey(resolveNamed(loaded, loaded.config.imageRepositories, name, 'ImageRepository').metadata);
   }
-  const known = new Map(store.knownRepositories().map((k) => [k, k]));
+  const known = new Map((await store.knownRepositories()).map((k) => [k, k]));
   if (known.size === 0) {
     throw new RuntimeError(
       `no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or pass -c to name a configured ImageRepository)`,
@@ -59,32 +58,31 @@ export function register(program: Command): void {
       if (opts.history && opts.raw)
         throw new UsageError('--history and --raw show different things; give one of them');
       // A read-only command: a mistyped --state-dir must not leave an empty database behind.
-      if (!existsSync(join(ctx.options.stateDir, DB_FILE))) {
-        throw new RuntimeError(
-          `no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or give the right --state-dir)`,
-        );
-      }
-      const store = openStore(ctx.options.stateDir);
+      const store = await openCommandStore(ctx, {
+        mustExist: `no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or give the right --state-dir)`,
+      });
       try {
         const repo = await resolveRepository(ctx, store, name);
-        if (opts.history) return history(ctx, store, repo, parseLimit(opts.limit, 20));
-        if (opts.raw) return raw(ctx, store, repo, parseLimit(opts.limit, 5));
-        return current(ctx, store, repo, opts.wide === true);
+        if (opts.history) return await history(ctx, store, repo, parseLimit(opts.limit, 20));
+        if (opts.raw) return await raw(ctx, store, repo, parseLimit(opts.limit, 5));
+        return await current(ctx, store, repo, opts.wide === true);
       } finally {
-        store.close();
+        await store.close();
       }
     }),
   );
 }
 
-function current(ctx: CommandContext, store: Store, repo: string, wide: boolean): number {
-  const good = store.lastGoodScan(repo);
-  const last = store.lastScan(repo);
+async function current(ctx: CommandContext, store: Store, repo: string, wide: boolean): Promise<number> {
+  const [good, last, infos] = await Promise.all([
+    store.lastGoodScan(repo),
+    store.lastScan(repo),
+    store.currentTagInfos(repo),
+  ]);
   if (!good) {
     const why = last?.error ? `; the last scan failed: ${last.error}` : '';
     throw new RuntimeError(`${repo} has no good scan yet${why}`);
   }
-  const infos = store.currentTagInfos(repo);
   if (ctx.options.json) {
     writeJson(ctx, {
       name: repo,
@@ -130,8 +128,8 @@ function current(ctx: CommandContext, store: Store, repo: string, wide: boolean)
   return 0;
 }
 
-function history(ctx: CommandContext, store: Store, repo: string, limit: number): number {
-  const scans = store.scanHistory(repo, limit);
+async function history(ctx: CommandContext, store: Store, repo: string, limit: number): Promise<number> {
+  const scans = await store.scanHistory(repo, limit);
   if (ctx.options.json) {
     writeJson(ctx, { name: repo, scans });
     return 0;
@@ -154,8 +152,8 @@ function history(ctx: CommandContext, store: Store, repo: string, limit: number)
   return 0;
 }
 
-function raw(ctx: CommandContext, store: Store, repo: string, limit: number): number {
-  const scans = store.rawResponses(repo).slice(0, limit);
+async function raw(ctx: CommandContext, store: Store, repo: string, limit: number): Promise<number> {
+  const scans = (await store.rawResponses(repo)).slice(0, limit);
   if (ctx.options.json) {
     writeJson(ctx, { name: repo, scans });
     return 0;

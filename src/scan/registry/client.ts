@@ -850,9 +850,8 @@ class Client implements RegistryClient {
     reference: string,
     opts: { signal?: AbortSignal } = {},
   ): Promise<BuildTime | null> {
-    const cache = this.opts.buildTimeCache;
     if (reference.startsWith('sha256:')) {
-      const hit = cache?.get(reference);
+      const hit = await this.cachedBuildTime(reference);
       if (hit !== undefined) return hit;
     }
     const op = this.startOp(
@@ -869,7 +868,6 @@ class Client implements RegistryClient {
     reference: string,
     depth: number,
   ): Promise<BuildTime | null> {
-    const cache = this.opts.buildTimeCache;
     const origin = this.origin(repo);
     const url = `${origin}/v2/${repo.path}/manifests/${pathReference(reference)}`;
     if (!reference.startsWith('sha256:')) {
@@ -879,11 +877,11 @@ class Client implements RegistryClient {
       if (h.status === 404) throw this.fail(op, `${familiarName(repo)}:${reference} does not exist`, 404);
       const d = h.headers.get('docker-content-digest');
       if (d) {
-        const hit = cache?.get(d);
+        const hit = await this.cachedBuildTime(d);
         if (hit !== undefined) return hit;
       }
     } else if (depth > 0) {
-      const hit = cache?.get(reference);
+      const hit = await this.cachedBuildTime(reference);
       if (hit !== undefined) return hit;
     }
     op.step = 'GET manifest';
@@ -907,8 +905,20 @@ class Client implements RegistryClient {
       f.headers.get('content-type') ?? '',
       depth,
     );
-    cache?.set(digest, result);
+    // The cache only saves requests: a store that cannot take the entry costs a fetch next time.
+    await this.opts.buildTimeCache?.set(digest, result).catch(() => undefined);
     return result;
+  }
+
+  /** A build time the store remembers by digest; undefined when unknown (or the store cannot say). */
+  private async cachedBuildTime(digest: string): Promise<BuildTime | null | undefined> {
+    const cache = this.opts.buildTimeCache;
+    if (!cache) return undefined;
+    try {
+      return await cache.get(digest);
+    } catch {
+      return undefined;
+    }
   }
 
   private async timeFromManifest(

@@ -1,3 +1,4 @@
+/** The SQLite store: one file in the state directory, for one host (better-sqlite3, synchronous underneath). */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -5,8 +6,22 @@ import { RuntimeError, UsageError, errorMessage } from '../util/index.js';
 import { tagListChecksum, sortTags } from './tags.js';
 import { MIGRATIONS } from './migrations.js';
 import { sanitizeResponses } from './redact.js';
+import { rawBounds, storeOptionsFromEnv } from './options.js';
+import {
+  INTERRUPTED,
+  STALE_RUNNING_SCAN_MS,
+  date,
+  limitOf,
+  ms,
+  optDate,
+  parseJson,
+  pendingJson,
+  toPolicyState,
+  toScan,
+  type PolicyStateRow,
+  type ScanRow,
+} from './rows.js';
 import type {
-  Anomaly,
   BuildTime,
   BuildTimeCache,
   CompareTags,
@@ -16,6 +31,7 @@ import type {
   DecisionRecord,
   EventFilter,
   EventRecord,
+  LatestScans,
   PawlEvent,
   PolicyState,
   RawScanResponses,
@@ -25,7 +41,9 @@ import type {
   ScanRecord,
   ScanResult,
   SelectionRecord,
+  Store,
   StoreOptions,
+  StoreWrite,
   TagInfo,
 } from './types.js';
 
@@ -33,81 +51,15 @@ type Db = Database.Database;
 
 export const DB_FILE = 'pawl.db';
 export const SCHEMA_VERSION = MIGRATIONS.length;
-/** Longer than any sane `spec.timeout`: a scan running this long was interrupted. */
-export const STALE_RUNNING_SCAN_MS = 6 * 60 * 60_000;
-
-/** Raw-response bounds from the environment (`PAWL_RAW_SCANS_KEPT`, `PAWL_RAW_BYTES_PER_SCAN`), for options not given. */
-export function storeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): StoreOptions {
-  const read = (name: string, min: number): number | undefined => {
-    const v = env[name];
-    if (v === undefined || v === '') return undefined;
-    if (!/^\d+$/.test(v) || Number(v) < min)
-      throw new UsageError(`${name} must be a whole number of at least ${min}, not "${v}"`);
-    return Number(v);
-  };
-  const out: StoreOptions = {};
-  const kept = read('PAWL_RAW_SCANS_KEPT', 0);
-  const bytes = read('PAWL_RAW_BYTES_PER_SCAN', 1024);
-  if (kept !== undefined) out.rawScansKept = kept;
-  if (bytes !== undefined) out.rawBytesPerScan = bytes;
-  return out;
-}
-
-interface ScanRow {
-  id: number;
-  repository: string;
-  image: string;
-  started_at: number;
-  ended_at: number | null;
-  outcome: ScanOutcome;
-  error: string | null;
-  tag_count: number | null;
-  checksum: string | null;
-  added: string;
-  removed: string;
-  anomalies: string;
-  requests: number;
-}
-
-const ms = (d: Date): number => d.getTime();
-const date = (n: number): Date => new Date(n);
-const optDate = (n: number | null): Date | null => (n === null ? null : new Date(n));
-
-function parseJson<T>(text: string | null, fallback: T): T {
-  if (text === null) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
-function toScan(r: ScanRow): ScanRecord {
-  return {
-    id: r.id,
-    repository: r.repository,
-    image: r.image,
-    startedAt: date(r.started_at),
-    endedAt: optDate(r.ended_at),
-    outcome: r.outcome,
-    error: r.error,
-    tagCount: r.tag_count,
-    checksum: r.checksum,
-    added: parseJson<string[]>(r.added, []),
-    removed: parseJson<string[]>(r.removed, []),
-    anomalies: parseJson<Anomaly[]>(r.anomalies, []),
-    requests: r.requests,
-  };
-}
 
 /**
  * Opens (creating when needed) `<stateDir>/pawl.db`, or an in-memory database for `:memory:`.
  * The database is a cache of observations (SPEC §7): deleting it is always safe.
  */
-export function openStore(
+export function openSqliteStore(
   stateDir: string,
   options: StoreOptions = stateDir === ':memory:' ? {} : storeOptionsFromEnv(),
-): Store {
+): SqliteStore {
   let file: string;
   if (stateDir === ':memory:') {
     file = ':memory:';
@@ -119,6 +71,11 @@ export function openStore(
     }
     file = join(stateDir, DB_FILE);
   }
+  return openSqliteFile(file, options);
+}
+
+/** Opens (creating when needed) one SQLite file; `--store FILE` names it directly. */
+export function openSqliteFile(file: string, options: StoreOptions = {}): SqliteStore {
   let db: Db | undefined;
   try {
     db = new Database(file);
@@ -135,14 +92,14 @@ export function openStore(
         `(it only caches observations: moving it away and running again is safe)`,
     );
   }
-  return new Store(db, options);
+  return new SqliteStore(db, file === ':memory:' ? file : resolve(file), options);
 }
 
 /**
  * Compiling SQL costs more than running these small statements: a pass over 500 repositories
  * spent ~9% of its CPU in `prepare`. Statements are cached by their text for the life of the
  * connection. (`pluck()` changes a statement's mode, so each SQL text must be used one way only;
- * the two plucked queries here are used nowhere else.)
+ * the plucked queries here are used nowhere else.)
  */
 function withStatementCache(db: Db): Db {
   const cache = new Map<string, Database.Statement>();
@@ -179,50 +136,59 @@ function migrate(db: Db, file: string): void {
   }
 }
 
-export class Store {
-  readonly #db: Db;
-  readonly #rawScansKept: number;
-  readonly #rawBytesPerScan: number;
+type TagRow = { tag: string; first_seen: number; last_seen: number; initial: number; digest: string | null };
 
-  /** Use openStore. */
-  constructor(db: Db, options: StoreOptions = {}) {
+const tagInfoOf = (r: TagRow): TagInfo => ({
+  firstSeen: date(r.first_seen),
+  lastSeen: date(r.last_seen),
+  digest: r.digest,
+  initial: r.initial === 1,
+});
+
+/**
+ * The SQLite store. Every method runs synchronously inside and resolves at once, so a method's
+ * statements never interleave with another caller's; `finishScan` and `write` are transactions.
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly #db: Db;
+  readonly #raw: { kept: number; bytes: number };
+
+  /** Use openSqliteStore. */
+  constructor(
+    db: Db,
+    readonly location: string,
+    options: StoreOptions = {},
+  ) {
     this.#db = withStatementCache(db);
-    this.#rawScansKept = Math.max(0, Math.floor(options.rawScansKept ?? 5));
-    this.#rawBytesPerScan = Math.max(1024, Math.floor(options.rawBytesPerScan ?? 1024 * 1024));
+    this.#raw = rawBounds(options);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.#db.open) this.#db.close();
   }
 
-  /** The schema version in the file (for tests and `pawl doctor`-style output). */
-  schemaVersion(): number {
+  async schemaVersion(): Promise<number> {
     return this.#db.pragma('user_version', { simple: true }) as number;
   }
 
   // ---------------------------------------------------------------- scans
 
-  beginScan(repository: string, image: string, at: Date): number {
+  async beginScan(repository: string, image: string, at: Date): Promise<number> {
     // A scan still "running" long after any timeout was cut off by a crash or a kill.
     this.#db
       .prepare(
-        `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = 'interrupted: pawl stopped before the scan finished'
+        `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = ?
          WHERE repository = ? AND outcome = 'running' AND started_at < ?`,
       )
-      .run(repository, ms(at) - STALE_RUNNING_SCAN_MS);
+      .run(INTERRUPTED, repository, ms(at) - STALE_RUNNING_SCAN_MS);
     const r = this.#db
       .prepare('INSERT INTO scans (repository, image, started_at) VALUES (?, ?, ?)')
       .run(repository, image, ms(at));
     return Number(r.lastInsertRowid);
   }
 
-  /**
-   * Records how a scan ended. `ok`: compares with the previous good scan of the same image (by
-   * `compare`, the scanner's rule), stores the diff, anomalies and checksum and moves each tag's
-   * last-seen time, all in one transaction. `failed`: only the scan row changes; the previous good
-   * data stays current.
-   */
-  finishScan(id: number, result: ScanResult, compare: CompareTags): ScanRecord {
+  async finishScan(id: number, result: ScanResult, compare: CompareTags): Promise<ScanRecord> {
     const db = this.#db;
     return db
       .transaction((): ScanRecord => {
@@ -273,15 +239,15 @@ export class Store {
             upsert.run({ repository: row.repository, image: row.image, tag, at, id, initial });
           }
         }
-        if (result.responses && result.responses.length > 0 && this.#rawScansKept > 0) {
-          const { body, truncated } = sanitizeResponses(result.responses, this.#rawBytesPerScan);
+        if (result.responses && result.responses.length > 0 && this.#raw.kept > 0) {
+          const { body, truncated } = sanitizeResponses(result.responses, this.#raw.bytes);
           db.prepare(
             'INSERT OR REPLACE INTO raw_responses (scan_id, repository, body, truncated) VALUES (?, ?, ?, ?)',
           ).run(id, row.repository, body, truncated ? 1 : 0);
           db.prepare(
             `DELETE FROM raw_responses WHERE repository = ? AND scan_id NOT IN
              (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT ?)`,
-          ).run(row.repository, row.repository, this.#rawScansKept);
+          ).run(row.repository, row.repository, this.#raw.kept);
         }
         return toScan(db.prepare('SELECT * FROM scans WHERE id = ?').get(id) as ScanRow);
       })
@@ -305,80 +271,93 @@ export class Store {
     return sortTags(rows);
   }
 
-  /** Every repository (`ns/name`) with at least one scan, sorted. */
-  knownRepositories(): string[] {
-    return this.#db
-      .prepare('SELECT DISTINCT repository FROM scans ORDER BY repository')
-      .pluck()
-      .all() as string[];
-  }
-
-  /** The newest scan of any outcome, running ones included. */
-  lastScan(repository: string): ScanRecord | null {
+  #lastScan(repository: string): ScanRecord | null {
     const r = this.#db
       .prepare('SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT 1')
       .get(repository) as ScanRow | undefined;
     return r ? toScan(r) : null;
   }
 
-  /** The newest finished scan (ok or failed). */
-  lastFinishedScan(repository: string): ScanRecord | null {
+  #lastFinished(repository: string): ScanRecord | null {
     const r = this.#db
       .prepare("SELECT * FROM scans WHERE repository = ? AND outcome != 'running' ORDER BY id DESC LIMIT 1")
       .get(repository) as ScanRow | undefined;
     return r ? toScan(r) : null;
   }
 
-  lastGoodScan(repository: string): ScanRecord | null {
+  #lastGood(repository: string): ScanRecord | null {
     const r = this.#db
       .prepare("SELECT * FROM scans WHERE repository = ? AND outcome = 'ok' ORDER BY id DESC LIMIT 1")
       .get(repository) as ScanRow | undefined;
     return r ? toScan(r) : null;
   }
 
-  getScan(id: number): ScanRecord | null {
+  #currentTags(repository: string): string[] {
+    const last = this.#lastGood(repository);
+    return last ? this.#tagsOfScan(repository, last.image, last.id) : [];
+  }
+
+  async knownRepositories(): Promise<string[]> {
+    return this.#db
+      .prepare('SELECT DISTINCT repository FROM scans ORDER BY repository')
+      .pluck()
+      .all() as string[];
+  }
+
+  async lastScan(repository: string): Promise<ScanRecord | null> {
+    return this.#lastScan(repository);
+  }
+
+  async lastFinishedScan(repository: string): Promise<ScanRecord | null> {
+    return this.#lastFinished(repository);
+  }
+
+  async lastGoodScan(repository: string): Promise<ScanRecord | null> {
+    return this.#lastGood(repository);
+  }
+
+  async latestScans(repositories: readonly string[]): Promise<Map<string, LatestScans>> {
+    // In-process, a lookup per repository is as cheap as one query: the indexes answer each at once.
+    return new Map(
+      repositories.map((r) => [r, { finished: this.#lastFinished(r), good: this.#lastGood(r) }] as const),
+    );
+  }
+
+  async getScan(id: number): Promise<ScanRecord | null> {
     const r = this.#db.prepare('SELECT * FROM scans WHERE id = ?').get(id) as ScanRow | undefined;
     return r ? toScan(r) : null;
   }
 
-  /** Newest first. */
-  scanHistory(repository: string, limit = 20): ScanRecord[] {
+  async scanHistory(repository: string, limit = 20): Promise<ScanRecord[]> {
     const rows = this.#db
       .prepare('SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT ?')
-      .all(repository, Math.max(0, Math.floor(limit))) as ScanRow[];
+      .all(repository, limitOf(limit, 20)) as ScanRow[];
     return rows.map(toScan);
   }
 
-  /** The tags of the last good scan, sorted; empty when there is none. */
-  currentTags(repository: string): string[] {
-    const last = this.lastGoodScan(repository);
-    return last ? this.#tagsOfScan(repository, last.image, last.id) : [];
+  async currentTags(repository: string): Promise<string[]> {
+    return this.#currentTags(repository);
   }
 
-  /** What is known about a tag of the repository's current image (the image of its last good scan). */
-  tagInfo(repository: string, tag: string): TagInfo | null {
-    const last = this.lastGoodScan(repository);
+  async currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>> {
+    return new Map(repositories.map((r) => [r, this.#currentTags(r)] as const));
+  }
+
+  async tagInfo(repository: string, tag: string): Promise<TagInfo | null> {
+    const last = this.#lastGood(repository);
     if (!last) return null;
     const r = this.#db
       .prepare(
-        `SELECT t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
+        `SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
          LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
          WHERE t.repository = ? AND t.image = ? AND t.tag = ?`,
       )
-      .get(repository, last.image, tag) as
-      { first_seen: number; last_seen: number; initial: number; digest: string | null } | undefined;
-    if (!r) return null;
-    return {
-      firstSeen: date(r.first_seen),
-      lastSeen: date(r.last_seen),
-      digest: r.digest,
-      initial: r.initial === 1,
-    };
+      .get(repository, last.image, tag) as TagRow | undefined;
+    return r ? tagInfoOf(r) : null;
   }
 
-  /** Tag infos of the last good scan, sorted by tag; for tables. */
-  currentTagInfos(repository: string): ({ tag: string } & TagInfo)[] {
-    const last = this.lastGoodScan(repository);
+  async currentTagInfos(repository: string): Promise<({ tag: string } & TagInfo)[]> {
+    const last = this.#lastGood(repository);
     if (!last) return [];
     const rows = this.#db
       .prepare(
@@ -386,29 +365,12 @@ export class Store {
          LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
          WHERE t.repository = ? AND t.image = ? AND t.last_scan_id = ?`,
       )
-      .all(repository, last.image, last.id) as {
-      tag: string;
-      first_seen: number;
-      last_seen: number;
-      initial: number;
-      digest: string | null;
-    }[];
-    const order = sortTags(rows.map((r) => r.tag));
+      .all(repository, last.image, last.id) as TagRow[];
     const byTag = new Map(rows.map((r) => [r.tag, r]));
-    return order.map((tag) => {
-      const r = byTag.get(tag)!;
-      return {
-        tag,
-        firstSeen: date(r.first_seen),
-        lastSeen: date(r.last_seen),
-        digest: r.digest,
-        initial: r.initial === 1,
-      };
-    });
+    return sortTags(byTag.keys()).map((tag) => ({ tag, ...tagInfoOf(byTag.get(tag)!) }));
   }
 
-  /** Recorded tag-list responses, newest scan first; only the last `rawScansKept` scans per repository have them. */
-  rawResponses(repository: string, scanId?: number): RawScanResponses[] {
+  async rawResponses(repository: string, scanId?: number): Promise<RawScanResponses[]> {
     const rows = this.#db
       .prepare(
         `SELECT r.scan_id, r.body, r.truncated, s.started_at, s.outcome FROM raw_responses r
@@ -431,7 +393,11 @@ export class Store {
     }));
   }
 
-  setTagDigest(repository: string, tag: string, digest: string, at: Date = new Date()): void {
+  async setTagDigest(repository: string, tag: string, digest: string, at: Date = new Date()): Promise<void> {
+    this.#setTagDigest(repository, tag, digest, at);
+  }
+
+  #setTagDigest(repository: string, tag: string, digest: string, at: Date): void {
     this.#db
       .prepare(
         `INSERT INTO tag_digests (repository, tag, digest, at) VALUES (?, ?, ?, ?)
@@ -442,20 +408,19 @@ export class Store {
 
   // ---------------------------------------------------------------- build times
 
-  /** Build times by digest: immutable, so a hit (or a remembered "no time") never goes back to the registry. */
   buildTimeCache(): BuildTimeCache {
     const get = this.#db.prepare('SELECT created, source FROM build_times WHERE digest = ?');
     const set = this.#db.prepare(
       'INSERT OR REPLACE INTO build_times (digest, created, source) VALUES (?, ?, ?)',
     );
     return {
-      get(digest: string): BuildTime | null | undefined {
+      async get(digest: string): Promise<BuildTime | null | undefined> {
         const r = get.get(digest) as { created: number | null; source: string | null } | undefined;
         if (!r) return undefined;
         if (r.created === null) return null;
         return { digest, created: date(r.created), source: r.source ?? 'unknown' };
       },
-      set(digest: string, value: BuildTime | null): void {
+      async set(digest: string, value: BuildTime | null): Promise<void> {
         set.run(digest, value ? ms(value.created) : null, value ? value.source : null);
       },
     };
@@ -463,34 +428,30 @@ export class Store {
 
   // ---------------------------------------------------------------- policies
 
-  getPolicyState(policy: string): PolicyState | null {
+  #policyState(policy: string): PolicyState | null {
     const r = this.#db.prepare('SELECT * FROM policy_state WHERE policy = ?').get(policy) as
-      | { spec_hash: string; high_water: string | null; high_water_at: number | null; pending: string | null }
-      | undefined;
-    if (!r) return null;
-    const p = parseJson<{ candidate: string; count: number; firstAt: number; lastAt: number } | null>(
-      r.pending,
-      null,
-    );
-    return {
-      specHash: r.spec_hash,
-      highWater: r.high_water,
-      highWaterAt: optDate(r.high_water_at),
-      pending: p
-        ? { candidate: p.candidate, count: p.count, firstAt: date(p.firstAt), lastAt: date(p.lastAt) }
-        : null,
-    };
+      PolicyStateRow | undefined;
+    return r ? toPolicyState(r) : null;
   }
 
-  setPolicyState(policy: string, state: PolicyState): void {
-    const pending = state.pending
-      ? JSON.stringify({
-          candidate: state.pending.candidate,
-          count: state.pending.count,
-          firstAt: ms(state.pending.firstAt),
-          lastAt: ms(state.pending.lastAt),
-        })
-      : null;
+  async getPolicyState(policy: string): Promise<PolicyState | null> {
+    return this.#policyState(policy);
+  }
+
+  async policyStates(policies: readonly string[]): Promise<Map<string, PolicyState>> {
+    const out = new Map<string, PolicyState>();
+    for (const p of policies) {
+      const s = this.#policyState(p);
+      if (s) out.set(p, s);
+    }
+    return out;
+  }
+
+  async setPolicyState(policy: string, state: PolicyState): Promise<void> {
+    this.#setPolicyState(policy, state);
+  }
+
+  #setPolicyState(policy: string, state: PolicyState): void {
     this.#db
       .prepare(
         `INSERT INTO policy_state (policy, spec_hash, high_water, high_water_at, pending) VALUES (?, ?, ?, ?, ?)
@@ -502,22 +463,30 @@ export class Store {
         state.specHash,
         state.highWater,
         state.highWaterAt ? ms(state.highWaterAt) : null,
-        pending,
+        pendingJson(state),
       );
   }
 
-  recordSelection(policy: string, at: Date, candidate: string | null, error: string | null): number {
+  async recordSelection(
+    policy: string,
+    at: Date,
+    candidate: string | null,
+    error: string | null,
+  ): Promise<number> {
+    return this.#recordSelection(policy, at, candidate, error);
+  }
+
+  #recordSelection(policy: string, at: Date, candidate: string | null, error: string | null): number {
     const r = this.#db
       .prepare('INSERT INTO selections (policy, at, candidate, error) VALUES (?, ?, ?, ?)')
       .run(policy, ms(at), candidate, error);
     return Number(r.lastInsertRowid);
   }
 
-  /** Newest first. */
-  selectionHistory(policy: string, limit = 20): SelectionRecord[] {
+  async selectionHistory(policy: string, limit = 20): Promise<SelectionRecord[]> {
     const rows = this.#db
       .prepare('SELECT * FROM selections WHERE policy = ? ORDER BY id DESC LIMIT ?')
-      .all(policy, Math.max(0, Math.floor(limit))) as {
+      .all(policy, limitOf(limit, 20)) as {
       id: number;
       policy: string;
       at: number;
@@ -535,12 +504,16 @@ export class Store {
 
   // ---------------------------------------------------------------- runs and decisions
 
-  beginRun(at: Date, kind: RunKind): number {
+  async beginRun(at: Date, kind: RunKind): Promise<number> {
     const r = this.#db.prepare('INSERT INTO runs (at, kind) VALUES (?, ?)').run(ms(at), kind);
     return Number(r.lastInsertRowid);
   }
 
-  recordDecision(runId: number, d: Decision): number {
+  async recordDecision(runId: number, d: Decision): Promise<number> {
+    return this.#recordDecision(runId, d);
+  }
+
+  #recordDecision(runId: number, d: Decision): number {
     const r = this.#db
       .prepare(
         `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
@@ -562,13 +535,17 @@ export class Store {
     return Number(r.lastInsertRowid);
   }
 
-  finishRun(runId: number, result: unknown, endedAt: Date = new Date()): void {
+  async finishRun(runId: number, result: unknown, endedAt: Date = new Date()): Promise<void> {
+    this.#finishRun(runId, result, endedAt);
+  }
+
+  #finishRun(runId: number, result: unknown, endedAt: Date): void {
     this.#db
       .prepare('UPDATE runs SET ended_at = ?, result = ? WHERE id = ?')
       .run(ms(endedAt), JSON.stringify(result ?? null), runId);
   }
 
-  getRun(runId: number): RunRecord | null {
+  async getRun(runId: number): Promise<RunRecord | null> {
     const r = this.#db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as
       { id: number; at: number; kind: RunKind; ended_at: number | null; result: string | null } | undefined;
     if (!r) return null;
@@ -581,8 +558,7 @@ export class Store {
     };
   }
 
-  /** Newest first. */
-  decisions(filter: DecisionFilter = {}): DecisionRecord[] {
+  async decisions(filter: DecisionFilter = {}): Promise<DecisionRecord[]> {
     const rows = this.#db
       .prepare(
         `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id
@@ -592,7 +568,7 @@ export class Store {
       .all({
         policy: filter.policy ?? null,
         runId: filter.runId ?? null,
-        limit: Math.max(0, Math.floor(filter.limit ?? 100)),
+        limit: limitOf(filter.limit, 100),
       }) as (Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind })[];
     return rows.map((r) => ({
       id: r.id,
@@ -614,15 +590,18 @@ export class Store {
 
   // ---------------------------------------------------------------- events
 
-  recordEvent(e: PawlEvent): number {
+  async recordEvent(e: PawlEvent): Promise<number> {
+    return this.#recordEvent(e);
+  }
+
+  #recordEvent(e: PawlEvent): number {
     const r = this.#db
       .prepare('INSERT INTO events (at, kind, policy, repository, detail) VALUES (?, ?, ?, ?, ?)')
       .run(ms(e.at), e.kind, e.policy ?? null, e.repository ?? null, JSON.stringify(e.detail ?? {}));
     return Number(r.lastInsertRowid);
   }
 
-  /** Newest first. */
-  events(filter: EventFilter = {}): EventRecord[] {
+  async events(filter: EventFilter = {}): Promise<EventRecord[]> {
     const rows = this.#db
       .prepare(
         `SELECT * FROM events WHERE (@kind IS NULL OR kind = @kind) AND (@policy IS NULL OR policy = @policy)
@@ -634,7 +613,7 @@ export class Store {
         policy: filter.policy ?? null,
         repository: filter.repository ?? null,
         since: filter.since ? ms(filter.since) : null,
-        limit: Math.max(0, Math.floor(filter.limit ?? 100)),
+        limit: limitOf(filter.limit, 100),
       }) as {
       id: number;
       at: number;
@@ -651,5 +630,22 @@ export class Store {
       repository: r.repository,
       detail: parseJson<Record<string, unknown>>(r.detail, {}),
     }));
+  }
+
+  // ---------------------------------------------------------------- batches
+
+  async write(batch: StoreWrite): Promise<void> {
+    this.#db
+      .transaction(() => {
+        for (const d of batch.tagDigests ?? []) this.#setTagDigest(d.repository, d.tag, d.digest, d.at);
+        for (const p of batch.policyStates ?? []) this.#setPolicyState(p.policy, p.state);
+        for (const s of batch.selections ?? []) this.#recordSelection(s.policy, s.at, s.candidate, s.error);
+        if (batch.decisions)
+          for (const d of batch.decisions.decisions) this.#recordDecision(batch.decisions.runId, d);
+        for (const e of batch.events ?? []) this.#recordEvent(e);
+        const f = batch.finishRun;
+        if (f) this.#finishRun(f.runId, f.result, f.endedAt);
+      })
+      .immediate();
   }
 }

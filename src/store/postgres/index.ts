@@ -1,0 +1,9 @@
+export {
+  openPostgresStore,
+  PostgresStore,
+  PG_SCHEMA_VERSION,
+  displayUrl,
+  postgresClientConfig,
+  type PostgresStoreOptions,
+} from './store.js';
+export { migratePostgres, quoteIdent, type MigrationSet } from './migrate.js';

@@ -1,0 +1,93 @@
+/** Rows as both backends return them, and their records: one conversion, so the backends agree. */
+import type { Anomaly, PolicyState, ScanOutcome, ScanRecord } from './types.js';
+
+/** A `scans` row: times in milliseconds since the epoch, lists as JSON text. */
+export interface ScanRow {
+  id: number;
+  repository: string;
+  image: string;
+  started_at: number;
+  ended_at: number | null;
+  outcome: ScanOutcome;
+  error: string | null;
+  tag_count: number | null;
+  checksum: string | null;
+  added: string;
+  removed: string;
+  anomalies: string;
+  requests: number;
+}
+
+export interface PolicyStateRow {
+  policy: string;
+  spec_hash: string;
+  high_water: string | null;
+  high_water_at: number | null;
+  pending: string | null;
+}
+
+export const ms = (d: Date): number => d.getTime();
+export const date = (n: number): Date => new Date(n);
+export const optDate = (n: number | null): Date | null => (n === null ? null : new Date(n));
+
+export function parseJson<T>(text: string | null, fallback: T): T {
+  if (text === null) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+export function toScan(r: ScanRow): ScanRecord {
+  return {
+    id: r.id,
+    repository: r.repository,
+    image: r.image,
+    startedAt: date(r.started_at),
+    endedAt: optDate(r.ended_at),
+    outcome: r.outcome,
+    error: r.error,
+    tagCount: r.tag_count,
+    checksum: r.checksum,
+    added: parseJson<string[]>(r.added, []),
+    removed: parseJson<string[]>(r.removed, []),
+    anomalies: parseJson<Anomaly[]>(r.anomalies, []),
+    requests: r.requests,
+  };
+}
+
+export function toPolicyState(r: PolicyStateRow): PolicyState {
+  const p = parseJson<{ candidate: string; count: number; firstAt: number; lastAt: number } | null>(
+    r.pending,
+    null,
+  );
+  return {
+    specHash: r.spec_hash,
+    highWater: r.high_water,
+    highWaterAt: optDate(r.high_water_at),
+    pending: p
+      ? { candidate: p.candidate, count: p.count, firstAt: date(p.firstAt), lastAt: date(p.lastAt) }
+      : null,
+  };
+}
+
+/** The `pending` column: JSON with times in milliseconds. */
+export function pendingJson(state: PolicyState): string | null {
+  return state.pending
+    ? JSON.stringify({
+        candidate: state.pending.candidate,
+        count: state.pending.count,
+        firstAt: ms(state.pending.firstAt),
+        lastAt: ms(state.pending.lastAt),
+      })
+    : null;
+}
+
+/** Longer than any sane `spec.timeout`: a scan running this long was interrupted. */
+export const STALE_RUNNING_SCAN_MS = 6 * 60 * 60_000;
+export const INTERRUPTED = 'interrupted: pawl stopped before the scan finished';
+
+/** What a limit argument means in SQL: a whole number, at least 0. */
+export const limitOf = (n: number | undefined, fallback: number): number =>
+  Math.max(0, Math.floor(n ?? fallback));

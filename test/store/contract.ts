@@ -1,0 +1,521 @@
+/**
+ * The store contract: what every backend (SQLite, PostgreSQL) must do, run against each by its
+ * own test file (sqlite.test.ts, postgres.test.ts). `open` gives a fresh, empty store each time.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { tagListChecksum, type Decision, type Store, type StoreOptions } from '../../src/store/index.js';
+import { diffTags } from '../../src/scan/index.js';
+import type { RecordedResponse } from '../../src/scan/registry/types.js';
+
+export const T0 = new Date('2026-01-01T00:00:00Z');
+export const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
+
+export async function scan(
+  store: Store,
+  repo: string,
+  tags: string[],
+  minute: number,
+  image = 'example.com/app',
+) {
+  const id = await store.beginScan(repo, image, at(minute));
+  return store.finishScan(id, { outcome: 'ok', tags, requests: 2, endedAt: at(minute) }, diffTags);
+}
+
+export function response(i: number, body = `{"name":"app","tags":["t${i}"]}`): RecordedResponse {
+  return {
+    method: 'GET',
+    url: `https://user:pw@r.example/v2/app/tags/list?n=100&last=t${i}`,
+    status: 200,
+    headers: {
+      'Content-Type': 'application/json',
+      Authorization: 'Bearer sekret-token-value',
+      'Set-Cookie': 'session=abc',
+    },
+    body,
+    at: at(i).toISOString(),
+    durationMs: 3,
+  };
+}
+
+const decision: Decision = {
+  automation: 'ns/auto',
+  file: 'a.yaml',
+  line: 3,
+  setter: 'ns:p',
+  policy: 'ns/p',
+  current: '1.0',
+  candidate: '1.1',
+  reason: 'upgrade',
+  detail: '',
+  action: 'write',
+};
+
+export type OpenStore = (options?: StoreOptions) => Promise<Store>;
+
+export function storeContract(name: string, open: OpenStore): void {
+  /** Runs `fn` on a fresh store and closes it. */
+  const withStore = (fn: (s: Store) => Promise<void>, options?: StoreOptions) => async (): Promise<void> => {
+    const s = await open(options);
+    try {
+      await fn(s);
+    } finally {
+      await s.close();
+    }
+  };
+
+  describe(`store contract: ${name}`, () => {
+    describe('scans', () => {
+      test(
+        'first good scan: everything added, all tags initial, checksum of sorted tags',
+        withStore(async (s) => {
+          const r = await scan(s, 'ns/app', ['b', 'a', 'c', 'a'], 0);
+          assert.equal(r.outcome, 'ok');
+          assert.equal(r.tagCount, 3);
+          assert.deepEqual(r.added, ['a', 'b', 'c']);
+          assert.deepEqual(r.removed, []);
+          assert.deepEqual(r.anomalies, []);
+          assert.equal(r.checksum, tagListChecksum(['c', 'b', 'a']));
+          assert.equal((await s.tagInfo('ns/app', 'a'))?.initial, true);
+          assert.equal(await s.tagInfo('ns/app', 'zzz'), null);
+        }),
+      );
+
+      test(
+        'later scans: added and removed, tags-missing, first/last seen, new tags not initial',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1.0.0', '1.1.0', '1.2.0'], 0);
+          const r = await scan(s, 'ns/app', ['1.0.0', '1.2.0', '1.3.0'], 10);
+          assert.deepEqual(r.added, ['1.3.0']);
+          assert.deepEqual(r.removed, ['1.1.0']);
+          assert.deepEqual(r.anomalies, [{ kind: 'tags-missing', count: 1, tags: ['1.1.0'] }]);
+          assert.deepEqual(await s.currentTags('ns/app'), ['1.0.0', '1.2.0', '1.3.0']);
+          const old = (await s.tagInfo('ns/app', '1.0.0'))!;
+          assert.deepEqual([old.firstSeen, old.lastSeen, old.initial], [at(0), at(10), true]);
+          const fresh = (await s.tagInfo('ns/app', '1.3.0'))!;
+          assert.deepEqual([fresh.firstSeen, fresh.lastSeen, fresh.initial], [at(10), at(10), false]);
+          // A vanished tag is not in the current image's scan; its info remains as last observed.
+          assert.equal((await s.tagInfo('ns/app', '1.1.0'))!.lastSeen.getTime(), at(0).getTime());
+        }),
+      );
+
+      test(
+        'empty list and count-drop anomalies',
+        withStore(async (s) => {
+          const many = Array.from({ length: 50 }, (_, i) => `t${i}`);
+          await scan(s, 'ns/app', many, 0);
+          const small = await scan(s, 'ns/app', many.slice(0, 46), 1); // drop of 4: below the absolute threshold
+          assert.deepEqual(
+            small.anomalies.map((a) => a.kind),
+            ['tags-missing'],
+          );
+          const big = await scan(s, 'ns/app', many.slice(0, 40), 2); // 46 → 40: 6 tags, 13%
+          assert.deepEqual(
+            big.anomalies.map((a) => a.kind),
+            ['tags-missing', 'count-drop'],
+          );
+          assert.deepEqual(big.anomalies[1], { kind: 'count-drop', from: 46, to: 40 });
+          const empty = await scan(s, 'ns/app', [], 3);
+          assert.deepEqual(
+            empty.anomalies.map((a) => a.kind),
+            ['empty', 'tags-missing', 'count-drop'],
+          );
+          assert.deepEqual(await s.currentTags('ns/app'), []);
+        }),
+      );
+
+      test(
+        'a failed scan stores only its row; the previous good data stays current',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1', '2'], 0);
+          const id = await s.beginScan('ns/app', 'example.com/app', at(5));
+          const r = await s.finishScan(
+            id,
+            { outcome: 'failed', error: 'registry said 503', requests: 4, endedAt: at(6) },
+            diffTags,
+          );
+          assert.equal(r.outcome, 'failed');
+          assert.equal(r.tagCount, null);
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2']);
+          assert.equal((await s.lastScan('ns/app'))!.id, id);
+          assert.equal((await s.lastScan('ns/app'))!.error, 'registry said 503');
+          assert.equal((await s.lastGoodScan('ns/app'))!.tagCount, 2);
+          assert.equal((await s.tagInfo('ns/app', '1'))!.lastSeen.getTime(), at(0).getTime());
+          // The next good scan compares with the last good one, not the failure.
+          const next = await scan(s, 'ns/app', ['1', '2', '3'], 10);
+          assert.deepEqual(next.added, ['3']);
+          assert.deepEqual(next.removed, []);
+          await assert.rejects(
+            s.finishScan(id, { outcome: 'ok', tags: [], requests: 0, endedAt: at(11) }, diffTags),
+            /already finished/,
+          );
+          await assert.rejects(
+            s.finishScan(id + 1000, { outcome: 'ok', tags: [], requests: 0, endedAt: at(11) }, diffTags),
+            /no scan with id/,
+          );
+        }),
+      );
+
+      test(
+        'history is newest first, per repository, and a running scan shows as running',
+        withStore(async (s) => {
+          await scan(s, 'ns/a', ['1'], 0);
+          await scan(s, 'ns/b', ['x'], 1);
+          await scan(s, 'ns/a', ['1', '2'], 2);
+          await s.beginScan('ns/a', 'example.com/app', at(3));
+          const h = await s.scanHistory('ns/a', 10);
+          assert.deepEqual(
+            h.map((x) => x.outcome),
+            ['running', 'ok', 'ok'],
+          );
+          assert.deepEqual(
+            h.map((x) => x.tagCount),
+            [null, 2, 1],
+          );
+          assert.equal((await s.scanHistory('ns/a', 1)).length, 1);
+          assert.equal((await s.lastFinishedScan('ns/a'))!.tagCount, 2);
+          assert.equal((await s.lastScan('ns/a'))!.outcome, 'running');
+          assert.deepEqual(await s.knownRepositories(), ['ns/a', 'ns/b']);
+        }),
+      );
+
+      test(
+        'a changed image starts afresh: its tags are initial and nothing is missing',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1', '2'], 0, 'old.example/app');
+          const r = await scan(s, 'ns/app', ['9'], 1, 'new.example/app');
+          assert.deepEqual(r.removed, []);
+          assert.deepEqual(r.anomalies, []);
+          assert.deepEqual(await s.currentTags('ns/app'), ['9']);
+          assert.equal((await s.tagInfo('ns/app', '9'))!.initial, true);
+          assert.equal(await s.tagInfo('ns/app', '1'), null);
+        }),
+      );
+
+      test(
+        'tag digests',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1'], 0);
+          assert.equal((await s.tagInfo('ns/app', '1'))!.digest, null);
+          await s.setTagDigest('ns/app', '1', 'sha256:aaa');
+          await s.setTagDigest('ns/app', '1', 'sha256:bbb');
+          assert.equal((await s.tagInfo('ns/app', '1'))!.digest, 'sha256:bbb');
+          assert.equal((await s.currentTagInfos('ns/app'))[0]!.digest, 'sha256:bbb');
+        }),
+      );
+
+      test(
+        'batch reads: latest scans and current tags of many repositories, unknown ones empty',
+        withStore(async (s) => {
+          await scan(s, 'ns/a', ['2', '1'], 0);
+          const failed = await s.beginScan('ns/a', 'example.com/app', at(1));
+          await s.finishScan(
+            failed,
+            { outcome: 'failed', error: 'x', requests: 1, endedAt: at(1) },
+            diffTags,
+          );
+          await s.beginScan('ns/a', 'example.com/app', at(2)); // running: neither finished nor good
+          await scan(s, 'ns/b', ['x'], 3);
+          const latest = await s.latestScans(['ns/a', 'ns/b', 'ns/none']);
+          assert.deepEqual([...latest.keys()].sort(), ['ns/a', 'ns/b', 'ns/none']);
+          assert.equal(latest.get('ns/a')!.finished!.id, failed);
+          assert.equal(latest.get('ns/a')!.finished!.outcome, 'failed');
+          assert.deepEqual(latest.get('ns/a')!.good, await s.lastGoodScan('ns/a'));
+          assert.deepEqual(latest.get('ns/b')!.finished, await s.lastFinishedScan('ns/b'));
+          assert.deepEqual(latest.get('ns/none'), { finished: null, good: null });
+          const tags = await s.currentTagsOf(['ns/a', 'ns/b', 'ns/none']);
+          assert.deepEqual(Object.fromEntries(tags), { 'ns/a': ['1', '2'], 'ns/b': ['x'], 'ns/none': [] });
+          assert.deepEqual((await s.latestScans([])).size, 0);
+        }),
+      );
+
+      test(
+        'a scan left running by a crashed process is marked interrupted by the next scan, hours later',
+        withStore(async (s) => {
+          const stuck = await s.beginScan('ns/app', 'example.com/app', at(0));
+          await s.beginScan('ns/app', 'example.com/app', at(30)); // another process may still be on it
+          assert.equal((await s.getScan(stuck))!.outcome, 'running');
+          await s.beginScan('ns/app', 'example.com/app', at(7 * 60));
+          assert.equal((await s.getScan(stuck))!.outcome, 'failed');
+          assert.match((await s.getScan(stuck))!.error!, /interrupted/);
+          assert.equal(await s.getScan(stuck + 1000), null);
+        }),
+      );
+    });
+
+    describe('raw responses', () => {
+      test(
+        'kept for the last N scans per repository, without credentials',
+        withStore(
+          async (s) => {
+            const ids: number[] = [];
+            for (let i = 0; i < 4; i++) {
+              const id = await s.beginScan('ns/app', 'example.com/app', at(i));
+              await s.finishScan(
+                id,
+                { outcome: 'ok', tags: [`t${i}`], requests: 1, responses: [response(i)], endedAt: at(i) },
+                diffTags,
+              );
+              ids.push(id);
+            }
+            const other = await s.beginScan('ns/other', 'example.com/other', at(9));
+            await s.finishScan(
+              other,
+              { outcome: 'failed', error: 'x', requests: 1, responses: [response(9)], endedAt: at(9) },
+              diffTags,
+            );
+            const raw = await s.rawResponses('ns/app');
+            assert.deepEqual(
+              raw.map((r) => r.scanId),
+              [ids[3], ids[2]],
+            );
+            const r0 = raw[0]!.responses[0]!;
+            assert.deepEqual(Object.keys(r0.headers), ['content-type']);
+            assert.equal(r0.url, 'https://r.example/v2/app/tags/list?n=100&last=t3');
+            assert.equal((await s.rawResponses('ns/app', ids[2])).length, 1);
+            assert.equal((await s.rawResponses('ns/app', ids[0])).length, 0);
+            assert.equal((await s.rawResponses('ns/other'))[0]!.outcome, 'failed');
+            const dump = JSON.stringify(await s.rawResponses('ns/app'));
+            assert.ok(!dump.includes('sekret') && !dump.includes('pw@') && !dump.includes('session'));
+          },
+          { rawScansKept: 2 },
+        ),
+      );
+
+      test(
+        'bounded in bytes: long bodies are cut and the record says so',
+        withStore(
+          async (s) => {
+            const id = await s.beginScan('ns/app', 'example.com/app', at(0));
+            const big = JSON.stringify({
+              name: 'app',
+              tags: Array.from({ length: 2000 }, (_, i) => `tag-${i}`),
+            });
+            await s.finishScan(
+              id,
+              {
+                outcome: 'ok',
+                tags: ['a'],
+                requests: 3,
+                responses: [response(0, big), response(1, big), response(2, big)],
+                endedAt: at(0),
+              },
+              diffTags,
+            );
+            const [r] = await s.rawResponses('ns/app');
+            assert.equal(r!.truncated, true);
+            assert.ok(Buffer.byteLength(JSON.stringify(r!.responses)) <= 4096);
+            assert.match(r!.responses[0]!.body, /…\[truncated \d+ bytes\]$/);
+          },
+          { rawBytesPerScan: 4096 },
+        ),
+      );
+
+      test(
+        'token fields in a body are redacted; none kept when rawScansKept is 0',
+        withStore(async (s) => {
+          const id = await s.beginScan('ns/app', 'example.com/app', at(0));
+          await s.finishScan(
+            id,
+            {
+              outcome: 'failed',
+              error: 'x',
+              requests: 1,
+              responses: [response(0, '{"token":"abcdefgh123","expires_in":300}')],
+              endedAt: at(0),
+            },
+            diffTags,
+          );
+          const body = (await s.rawResponses('ns/app'))[0]!.responses[0]!.body;
+          assert.ok(!body.includes('abcdefgh123'));
+          assert.match(body, /"expires_in":300/);
+          const none = await open({ rawScansKept: 0 });
+          try {
+            const id2 = await none.beginScan('ns/x', 'x', at(0));
+            await none.finishScan(
+              id2,
+              { outcome: 'ok', tags: ['a'], requests: 1, responses: [response(0)], endedAt: at(0) },
+              diffTags,
+            );
+            assert.deepEqual(await none.rawResponses('ns/x'), []);
+          } finally {
+            await none.close();
+          }
+        }),
+      );
+    });
+
+    describe('build times, policies, runs, events', () => {
+      test(
+        'build time cache distinguishes unknown from "no time"',
+        withStore(async (s) => {
+          const c = s.buildTimeCache();
+          assert.equal(await c.get('sha256:1'), undefined);
+          await c.set('sha256:1', null);
+          assert.equal(await c.get('sha256:1'), null);
+          await c.set('sha256:2', { digest: 'sha256:2', created: at(3), source: 'annotation' });
+          assert.deepEqual(await s.buildTimeCache().get('sha256:2'), {
+            digest: 'sha256:2',
+            created: at(3),
+            source: 'annotation',
+          });
+        }),
+      );
+
+      test(
+        'policy state round-trips, selections are kept newest first',
+        withStore(async (s) => {
+          assert.equal(await s.getPolicyState('ns/p'), null);
+          await s.setPolicyState('ns/p', {
+            specHash: 'h1',
+            highWater: '1.2.0',
+            highWaterAt: at(1),
+            pending: null,
+          });
+          const state = {
+            specHash: 'h1',
+            highWater: '1.2.0',
+            highWaterAt: at(1),
+            pending: { candidate: '1.1.0', count: 2, firstAt: at(2), lastAt: at(3) },
+          };
+          await s.setPolicyState('ns/p', state);
+          assert.deepEqual(await s.getPolicyState('ns/p'), state);
+          const states = await s.policyStates(['ns/p', 'ns/none']);
+          assert.deepEqual([...states.keys()], ['ns/p']);
+          assert.deepEqual(states.get('ns/p'), state);
+          await s.recordSelection('ns/p', at(1), '1.2.0', null);
+          await s.recordSelection('ns/p', at(2), null, 'empty tag list');
+          await s.recordSelection('ns/q', at(2), 'x', null);
+          const h = await s.selectionHistory('ns/p', 10);
+          assert.deepEqual(
+            h.map((x) => [x.candidate, x.error, x.at]),
+            [
+              [null, 'empty tag list', at(2)],
+              ['1.2.0', null, at(1)],
+            ],
+          );
+        }),
+      );
+
+      test(
+        'runs and decisions',
+        withStore(async (s) => {
+          const run = await s.beginRun(at(0), 'run');
+          await s.recordDecision(run, decision);
+          await s.recordDecision(run, {
+            ...decision,
+            policy: 'ns/q',
+            action: 'keep',
+            reason: 'downgrade-blocked',
+            candidate: null,
+          });
+          assert.equal((await s.getRun(run))!.endedAt, null);
+          await s.finishRun(run, { result: 'pushed', commit: 'abc' }, at(1));
+          const r = (await s.getRun(run))!;
+          assert.deepEqual(r.result, { result: 'pushed', commit: 'abc' });
+          assert.equal(r.kind, 'run');
+          assert.deepEqual([r.at, r.endedAt], [at(0), at(1)]);
+          const onlyP = await s.decisions({ policy: 'ns/p' });
+          assert.equal(onlyP.length, 1);
+          assert.equal(onlyP[0]!.reason, 'upgrade');
+          assert.equal(onlyP[0]!.runKind, 'run');
+          assert.deepEqual(onlyP[0]!.at, at(0));
+          assert.equal((await s.decisions({ runId: run })).length, 2);
+          assert.equal((await s.decisions({ runId: run + 1 })).length, 0);
+          assert.equal((await s.decisions({ limit: 1 }))[0]!.policy, 'ns/q');
+          assert.equal(await s.getRun(run + 1), null);
+        }),
+      );
+
+      test(
+        'events filter by kind, policy, repository and time',
+        withStore(async (s) => {
+          await s.recordEvent({
+            at: at(0),
+            kind: 'downgrade-blocked',
+            policy: 'ns/p',
+            detail: { current: '2', candidate: '1' },
+          });
+          await s.recordEvent({
+            at: at(5),
+            kind: 'stale-scan',
+            policy: 'ns/p',
+            repository: 'ns/r',
+            detail: {},
+          });
+          await s.recordEvent({ at: at(9), kind: 'pin', policy: 'ns/q', detail: { line: 4 } });
+          assert.equal((await s.events()).length, 3);
+          assert.deepEqual(
+            (await s.events({ policy: 'ns/p' })).map((e) => e.kind),
+            ['stale-scan', 'downgrade-blocked'],
+          );
+          assert.deepEqual(
+            (await s.events({ repository: 'ns/r' })).map((e) => e.kind),
+            ['stale-scan'],
+          );
+          assert.deepEqual(
+            (await s.events({ since: at(5) })).map((e) => e.kind),
+            ['pin', 'stale-scan'],
+          );
+          const [blocked] = await s.events({ kind: 'downgrade-blocked' });
+          assert.deepEqual(blocked!.detail, { current: '2', candidate: '1' });
+          assert.deepEqual([blocked!.at, blocked!.repository], [at(0), null]);
+        }),
+      );
+
+      test(
+        'a batch write applies everything in one go: digests, states, selections, decisions, events, the run',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1'], 0);
+          const run = await s.beginRun(at(0), 'dry-run');
+          await s.write({
+            tagDigests: [{ repository: 'ns/app', tag: '1', digest: 'sha256:ccc', at: at(1) }],
+            policyStates: [
+              { policy: 'ns/p', state: { specHash: 'h', highWater: '1', highWaterAt: at(1), pending: null } },
+            ],
+            selections: [{ policy: 'ns/p', at: at(1), candidate: '1', error: null }],
+            decisions: { runId: run, decisions: [decision, { ...decision, line: 4 }] },
+            events: [{ at: at(1), kind: 'pin', policy: 'ns/p', detail: { line: 4 } }],
+            finishRun: { runId: run, result: { ok: true }, endedAt: at(2) },
+          });
+          assert.equal((await s.tagInfo('ns/app', '1'))!.digest, 'sha256:ccc');
+          assert.equal((await s.getPolicyState('ns/p'))!.highWater, '1');
+          assert.equal((await s.selectionHistory('ns/p'))[0]!.candidate, '1');
+          assert.deepEqual(
+            (await s.decisions({ runId: run })).map((d) => [d.line, d.runKind]),
+            [
+              [4, 'dry-run'],
+              [3, 'dry-run'],
+            ],
+          );
+          assert.equal((await s.events({ kind: 'pin' })).length, 1);
+          assert.deepEqual((await s.getRun(run))!.result, { ok: true });
+          await s.write({});
+        }),
+      );
+
+      test(
+        'a batch that fails part-way writes nothing',
+        withStore(async (s) => {
+          const run = await s.beginRun(at(0), 'run');
+          // A decision of a run that does not exist breaks the batch after the state and the events.
+          await assert.rejects(
+            s.write({
+              policyStates: [
+                {
+                  policy: 'ns/p',
+                  state: { specHash: 'h', highWater: '9', highWaterAt: at(1), pending: null },
+                },
+              ],
+              events: [{ at: at(1), kind: 'pin', detail: {} }],
+              decisions: { runId: run + 1000, decisions: [decision] },
+            }),
+          );
+          assert.equal(await s.getPolicyState('ns/p'), null);
+          assert.deepEqual(await s.events(), []);
+          assert.deepEqual(await s.decisions(), []);
+        }),
+      );
+    });
+  });
+}

@@ -1,0 +1,201 @@
+/**
+ * The PostgreSQL store against a real server on loopback (test/helpers/postgres.ts): the store
+ * contract, migrations (from empty, re-run, refused when newer, several processes at once),
+ * and what a caller sees when the server is unreachable, refuses the password, or goes away.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import {
+  openPostgresStore,
+  openStoreFrom,
+  parseStoreSpec,
+  PG_SCHEMA_VERSION,
+  migratePostgres,
+  StoreUnavailableError,
+  type PostgresStore,
+} from '../../src/store/index.js';
+import { freePort } from '../helpers/registry.js';
+import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { scan, storeContract } from './contract.js';
+
+const exec = promisify(execFile);
+const unavailable = postgresUnavailable();
+/** CI must run these: there, a missing PostgreSQL fails instead of skipping. */
+const skip = process.env.CI === 'true' ? false : (unavailable ?? false);
+
+let server: TestPostgres;
+let schemas = 0;
+const fresh = () => `t${process.pid}_${++schemas}`;
+
+before(async () => {
+  if (unavailable) {
+    if (process.env.CI === 'true') throw new Error(`CI needs the PostgreSQL suite: ${unavailable}`);
+    return;
+  }
+  server = await startPostgres();
+});
+after(async () => {
+  await server?.close();
+});
+
+const open = (schema = fresh()) => openPostgresStore({ url: server.url, schema });
+
+describe('PostgreSQL store', { skip }, () => {
+  storeContract('PostgreSQL', async (options) =>
+    openPostgresStore({ url: server.url, schema: fresh(), ...options }),
+  );
+
+  describe('migrations', () => {
+    test('from empty to the current version, once; re-opening applies nothing', async () => {
+      const schema = fresh();
+      const a = await open(schema);
+      assert.equal(await a.schemaVersion(), PG_SCHEMA_VERSION);
+      await scan(a, 'ns/app', ['1'], 0);
+      await a.close();
+      const b = await open(schema);
+      assert.equal(await b.schemaVersion(), PG_SCHEMA_VERSION);
+      assert.deepEqual(await b.currentTags('ns/app'), ['1']);
+      const rows = await b.pool.query<{ version: number }>(`SELECT version FROM ${schema}.store_migrations`);
+      assert.deepEqual(
+        rows.rows.map((r) => r.version),
+        Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
+      );
+      await b.close();
+    });
+
+    test('a schema from a newer pawl is refused, with what to do, and left alone', async () => {
+      const schema = fresh();
+      const a = await open(schema);
+      await a.pool.query(`INSERT INTO ${schema}.store_migrations (version) VALUES ($1)`, [
+        PG_SCHEMA_VERSION + 1,
+      ]);
+      await a.close();
+      await assert.rejects(open(schema), (err: Error) => {
+        assert.match(err.message, /newer than this pawl understands/);
+        assert.match(err.message, /upgrade pawl/);
+        assert.ok(err.message.includes(server.urlWithoutPassword), err.message);
+        assert.ok(!err.message.includes(server.password));
+        return true;
+      });
+    });
+
+    test('several processes starting at once migrate once, one after the other', async () => {
+      const schema = fresh();
+      // Hold the migration lock so every process is waiting on it before any can migrate.
+      const holder = new pg.Client({ connectionString: server.url });
+      await holder.connect();
+      const key = `pawl:${schema}.store_migrations`;
+      await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+      const script = fileURLToPath(new URL('./fixtures/open-postgres.ts', import.meta.url));
+      const procs = [1, 2, 3].map(() =>
+        exec(process.execPath, ['--import', 'tsx', script, schema], {
+          env: { ...process.env, PAWL_STORE: server.url },
+        }),
+      );
+      try {
+        for (let i = 0; ; i++) {
+          const waiting = await holder.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+          );
+          if (waiting.rows[0]!.n >= 3) break;
+          if (i > 600) assert.fail('the processes never reached the migration lock');
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const before = await holder.query(
+          'SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
+          [schema, 'scans'],
+        );
+        assert.equal(before.rowCount, 0, 'nothing migrated while the lock was held');
+      } finally {
+        await holder.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+      }
+      const outs = await Promise.all(procs);
+      assert.deepEqual(
+        outs.map((o) => o.stdout.trim()),
+        [1, 2, 3].map(() => String(PG_SCHEMA_VERSION)),
+      );
+      const rows = await holder.query(`SELECT version FROM ${schema}.store_migrations`);
+      assert.equal(rows.rowCount, PG_SCHEMA_VERSION);
+      await holder.end();
+    });
+
+    test('another component keeps its own versioned tables beside the store', async () => {
+      const schema = fresh();
+      const store = await open(schema);
+      const c = await store.pool.connect();
+      try {
+        const set = {
+          schema,
+          table: 'replica_migrations',
+          steps: ['CREATE TABLE replica_leases (name TEXT PRIMARY KEY)'],
+          what: 'replica coordination',
+          location: store.location,
+        };
+        assert.equal(await migratePostgres(c, set), 1);
+        assert.equal(await migratePostgres(c, set), 1);
+        await c.query(`INSERT INTO ${schema}.replica_leases VALUES ('x')`);
+      } finally {
+        c.release();
+      }
+      assert.equal(await store.schemaVersion(), PG_SCHEMA_VERSION);
+      await store.close();
+      const again = await open(schema);
+      assert.equal(await again.schemaVersion(), PG_SCHEMA_VERSION);
+      await again.close();
+    });
+  });
+
+  describe('failures name the server, never the password', () => {
+    test('nothing listening: StoreUnavailableError naming the host and database', async () => {
+      const port = await freePort();
+      const url = `postgres://pawl:${server.password}@127.0.0.1:${port}/pawldb`;
+      await assert.rejects(openPostgresStore({ url, connectTimeoutMs: 3000 }), (err: unknown) => {
+        assert.ok(err instanceof StoreUnavailableError, String(err));
+        assert.equal(err.reason, 'unreachable');
+        assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}, database pawldb`));
+        assert.ok(!err.message.includes(server.password));
+        assert.ok(!err.location.includes(server.password));
+        return true;
+      });
+    });
+
+    test('a wrong password: refused, naming the host and database', async () => {
+      const wrong = 'wrong-' + server.password;
+      const spec = parseStoreSpec(server.urlWithoutPassword, '--store');
+      await assert.rejects(openStoreFrom(spec, { password: wrong }), (err: unknown) => {
+        assert.ok(err instanceof StoreUnavailableError, String(err));
+        assert.equal(err.reason, 'refused');
+        assert.match(err.message, /password authentication failed/);
+        assert.ok(err.message.includes(`${server.host}:${server.port}, database pawl`), err.message);
+        assert.ok(!err.message.includes(wrong));
+        return true;
+      });
+    });
+
+    test('the server goes away and comes back: calls fail as unavailable, then work again', async () => {
+      const store: PostgresStore = await open();
+      await scan(store, 'ns/app', ['1'], 0);
+      await server.stop();
+      try {
+        await assert.rejects(store.lastScan('ns/app'), (err: unknown) => {
+          assert.ok(err instanceof StoreUnavailableError, String(err));
+          assert.ok(!err.message.includes(server.password));
+          return true;
+        });
+        await assert.rejects(
+          store.write({ events: [{ at: new Date(), kind: 'pin', detail: {} }] }),
+          StoreUnavailableError,
+        );
+      } finally {
+        await server.start();
+      }
+      assert.deepEqual(await store.currentTags('ns/app'), ['1']);
+      assert.deepEqual(await store.events(), [], 'the failed write left nothing');
+      await store.close();
+    });
+  });
+});

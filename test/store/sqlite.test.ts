@@ -1,0 +1,115 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION } from '../../src/store/index.js';
+import { diffTags } from '../../src/scan/index.js';
+import { at, response, scan, storeContract } from './contract.js';
+
+function tempDir(t: { after: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pawl-store-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+storeContract('SQLite', async (options) => openSqliteStore(':memory:', options ?? {}));
+
+describe('SQLite: openSqliteStore', () => {
+  test('creates the directory and the database, migrates from empty, reopens idempotently', async (t) => {
+    const dir = join(tempDir(t), 'nested', 'state');
+    const s1 = openSqliteStore(dir);
+    assert.equal(await s1.schemaVersion(), SCHEMA_VERSION);
+    assert.equal(s1.kind, 'sqlite');
+    assert.equal(s1.location, join(dir, 'pawl.db'));
+    await scan(s1, 'ns/app', ['1.0.0'], 0);
+    await s1.close();
+    assert.ok(readdirSync(dir).includes('pawl.db'));
+    const s2 = openSqliteStore(dir);
+    assert.equal(await s2.schemaVersion(), SCHEMA_VERSION);
+    assert.deepEqual(await s2.currentTags('ns/app'), ['1.0.0']);
+    const db = new Database(join(dir, 'pawl.db'), { readonly: true });
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    db.close();
+    await s2.close();
+  });
+
+  test('refuses a database from a newer pawl, saying it is safe to move away', async (t) => {
+    const dir = tempDir(t);
+    await openSqliteStore(dir).close();
+    const db = new Database(join(dir, 'pawl.db'));
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    assert.throws(() => openSqliteStore(dir), /newer than this pawl understands.*move the database away/);
+  });
+
+  test('a file that is not a database gives an error naming it', (t) => {
+    const dir = tempDir(t);
+    writeFileSync(
+      join(dir, 'pawl.db'),
+      'not a database at all, just some text that is long enough'.repeat(100),
+    );
+    assert.throws(
+      () => openSqliteStore(dir),
+      (err: Error) => err.message.includes('pawl.db') && /safe/.test(err.message),
+    );
+  });
+
+  test('deleting the state directory is safe: a new store starts empty', async (t) => {
+    const dir = tempDir(t);
+    const s = openSqliteStore(dir);
+    await scan(s, 'ns/app', ['1'], 0);
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
+    const again = openSqliteStore(dir);
+    assert.equal(await again.lastScan('ns/app'), null);
+    assert.deepEqual(await again.currentTags('ns/app'), []);
+    await again.close();
+    assert.ok(readFileSync(join(dir, 'pawl.db')).length > 0);
+  });
+
+  test('two handles on one state directory (pawl serve and a CLI) both read and write', async (t) => {
+    const dir = tempDir(t);
+    const a = openSqliteStore(dir);
+    const b = openSqliteStore(dir);
+    await scan(a, 'ns/app', ['1'], 0);
+    assert.deepEqual(await b.currentTags('ns/app'), ['1']);
+    await scan(b, 'ns/app', ['1', '2'], 1);
+    assert.deepEqual(await a.currentTags('ns/app'), ['1', '2']);
+    await a.close();
+    await b.close();
+  });
+});
+
+test('raw-response bounds from the environment', async () => {
+  assert.deepEqual(storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: '2', PAWL_RAW_BYTES_PER_SCAN: '65536' }), {
+    rawScansKept: 2,
+    rawBytesPerScan: 65536,
+  });
+  assert.deepEqual(storeOptionsFromEnv({}), {});
+  assert.throws(
+    () => storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: 'five' }),
+    /PAWL_RAW_SCANS_KEPT must be a whole number/,
+  );
+  const s = openSqliteStore(':memory:', storeOptionsFromEnv({ PAWL_RAW_SCANS_KEPT: '0' }));
+  const id = await s.beginScan('ns/app', 'x', at(0));
+  await s.finishScan(
+    id,
+    { outcome: 'ok', tags: ['a'], requests: 1, responses: [response(0)], endedAt: at(0) },
+    diffTags,
+  );
+  assert.deepEqual(await s.rawResponses('ns/app'), []);
+});
+
+test('count-drop needs 10% as well as 5 tags', () => {
+  const prev = Array.from({ length: 100 }, (_, i) => `t${i}`);
+  assert.deepEqual(
+    diffTags(prev, prev.slice(0, 91)).anomalies.map((a) => a.kind),
+    ['tags-missing'],
+  );
+  assert.deepEqual(
+    diffTags(prev, prev.slice(0, 90)).anomalies.map((a) => a.kind),
+    ['tags-missing', 'count-drop'],
+  );
+});
