@@ -5,7 +5,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import {
   dependencyProblems,
   loadConfig,
@@ -17,13 +17,26 @@ import {
 } from '../config/index.js';
 import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
-import { openSqliteStore, type ScanRecord, type Store } from '../store/index.js';
+import {
+  DB_FILE,
+  openStoreFrom,
+  postgresClientConfig,
+  type ScanRecord,
+  type Store,
+  type StoreSpec,
+} from '../store/index.js';
 import { ConfigError, errorMessage, formatProblem, type Logger, type Problem } from '../util/index.js';
 import { ServeEvents, type PassEvent } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { countingFetch, ServeMetrics } from './metrics.js';
 import { Scheduler, systemClock, type Clock, type JobSpec, type RunContext } from './scheduler.js';
-import { LocalCoordinator, type Coordinator, type Lease, type TakenWork } from './cluster/index.js';
+import {
+  connectPostgresCoordinator,
+  LocalCoordinator,
+  type Coordinator,
+  type Lease,
+  type TakenWork,
+} from './cluster/index.js';
 import { buildRoutes } from './webhooks.js';
 import { acquireServeLock, type ServeLock } from './lock.js';
 import type { ReceiverRoutes } from './receivers/index.js';
@@ -56,6 +69,12 @@ export interface ServeOptions {
    * one process doing everything. The daemon starts it and closes it.
    */
   coordinator?: Coordinator;
+  /** The store (`--store`); default the SQLite file in `stateDir`. PostgreSQL makes this a replica. */
+  store?: StoreSpec;
+  /** The PostgreSQL store's password (`--store-password-file`, `PAWL_STORE_PASSWORD`). */
+  storePassword?: string;
+  /** Replicas on PostgreSQL: lease lifetime, heartbeat period, this replica's id. */
+  cluster?: { leaseTtlMs?: number; heartbeatMs?: number; replicaId?: string };
 }
 
 export interface LoadedConfig {
@@ -154,10 +173,11 @@ export class Daemon {
     readonly opts: ServeOptions,
     store: Store,
     loaded: LoadedConfig,
+    coordinator: Coordinator,
   ) {
     this.log = opts.log;
     this.store = store;
-    this.coordinator = opts.coordinator ?? new LocalCoordinator();
+    this.coordinator = coordinator;
     this.dryRun = opts.dryRun === true;
     this.#clock = opts.clock ?? systemClock;
     this.metrics = opts.metrics ?? new ServeMetrics({ defaultMetrics: false });
@@ -207,27 +227,33 @@ export class Daemon {
     opts = { ...opts, metrics: opts.metrics ?? new ServeMetrics() };
     const loaded = await Daemon.#load(opts);
     if ('problems' in loaded) throw new ConfigError(loaded.problems);
-    // Replicas share a database through their coordinator; a SQLite file is for one daemon.
+    const spec: StoreSpec | { kind: 'state-dir'; stateDir: string } = opts.store ?? {
+      kind: 'state-dir',
+      stateDir: opts.stateDir,
+    };
+    // Replicas share a PostgreSQL database through their coordinator; a SQLite file is for one daemon.
     const lock =
-      opts.coordinator?.kind === 'postgres' ? null : await acquireServeLock(opts.stateDir, opts.log);
-    let store: Store;
+      spec.kind === 'postgres'
+        ? null
+        : await acquireServeLock(spec.kind === 'sqlite' ? spec.file : join(opts.stateDir, DB_FILE), opts.log);
+    let store: Store | null = null;
+    let coordinator: Coordinator | null = null;
     try {
-      store = openSqliteStore(opts.stateDir);
+      store = await openStoreFrom(
+        spec,
+        opts.storePassword !== undefined ? { password: opts.storePassword } : {},
+      );
+      coordinator = opts.coordinator ?? Daemon.#coordinatorFor(opts, spec, store);
+      await coordinator.start();
     } catch (err) {
+      await coordinator?.close().catch(() => undefined);
+      await store?.close().catch(() => undefined);
       await lock?.release();
       throw err;
     }
-    const daemon = new Daemon(opts, store, loaded);
+    const daemon = new Daemon(opts, store, loaded, coordinator);
     daemon.#lock = lock;
     for (const w of loaded.warnings) opts.log.warn(formatProblem(w));
-    try {
-      await daemon.coordinator.start();
-    } catch (err) {
-      await store.close();
-      await daemon.coordinator.close().catch(() => undefined);
-      await lock?.release();
-      throw err;
-    }
     daemon.#subscribe();
     await daemon.#readLastScans();
     daemon.#applyJobs();
@@ -246,6 +272,29 @@ export class Daemon {
   }
 
   /** Taking work: not stopping, and the database (with several replicas) answers. */
+  /** One process on SQLite does everything; replicas on PostgreSQL coordinate in that database. */
+  static #coordinatorFor(
+    opts: ServeOptions,
+    spec: StoreSpec | { kind: 'state-dir' },
+    store: Store,
+  ): Coordinator {
+    if (spec.kind !== 'postgres') return new LocalCoordinator();
+    const password = opts.storePassword ?? spec.password;
+    const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
+    // The store's URL, password and schema, on connections of its own: a busy store pool must
+    // never delay a heartbeat.
+    const base = postgresClientConfig({
+      url: spec.url,
+      ...(password !== undefined ? { password } : {}),
+      ...(schema !== undefined ? { schema } : {}),
+    });
+    return connectPostgresCoordinator(base, {
+      log: opts.log,
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...opts.cluster,
+    });
+  }
+
   get ready(): boolean {
     return this.#stopping === null && this.coordinator.healthy;
   }

@@ -10,12 +10,12 @@
  * touching it (a container on another node, a volume moved), after STALE_MS.
  */
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import { mkdir, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import { DB_FILE } from '../store/index.js';
 import { errorMessage, RuntimeError, type Logger } from '../util/index.js';
 
-export const LOCK_FILE = `${DB_FILE}.serve-lock`;
+/** The lock beside a SQLite file: `pawl.db` → `pawl.db.serve-lock`. */
+export const LOCK_SUFFIX = '.serve-lock';
 const TOUCH_MS = 10_000;
 const STALE_MS = 60_000;
 
@@ -64,8 +64,10 @@ function stale(found: { holder: Holder | null; ageMs: number }): boolean {
   return found.ageMs > STALE_MS;
 }
 
-export async function acquireServeLock(stateDir: string, log: Logger): Promise<ServeLock> {
-  const path = join(stateDir, LOCK_FILE);
+/** Takes the lock of the SQLite file `dbFile` for this `pawl serve`, or says who holds it. */
+export async function acquireServeLock(dbFile: string, log: Logger): Promise<ServeLock> {
+  const path = dbFile + LOCK_SUFFIX;
+  const stateDir = dirname(dbFile);
   const me: Holder = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
   const body = JSON.stringify(me) + '\n';
   await mkdir(stateDir, { recursive: true }).catch(() => undefined);
@@ -76,7 +78,7 @@ export async function acquireServeLock(stateDir: string, log: Logger): Promise<S
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
         throw new RuntimeError(`cannot create the lock file ${path}: ${errorMessage(err)}`);
       const found = await readHolder(path);
-      if (found && !stale(found)) throw refusal(stateDir, path, found.holder);
+      if (found && !stale(found)) throw refusal(dbFile, path, found.holder);
       if (found)
         log.warn({ lock: path, holder: found.holder }, 'taking over the lock of a pawl serve that is gone');
       await unlink(path).catch(() => undefined);
@@ -85,7 +87,7 @@ export async function acquireServeLock(stateDir: string, log: Logger): Promise<S
     // Two starting at once may both have removed a stale lock: the file says who won.
     const now = await readHolder(path);
     if (now?.holder?.pid !== me.pid || now.holder.host !== me.host || now.holder.startedAt !== me.startedAt)
-      throw refusal(stateDir, path, now?.holder ?? null);
+      throw refusal(dbFile, path, now?.holder ?? null);
     const timer = setInterval(() => {
       const t = new Date();
       utimes(path, t, t).catch(() => undefined);
@@ -101,14 +103,14 @@ export async function acquireServeLock(stateDir: string, log: Logger): Promise<S
       },
     };
   }
-  throw refusal(stateDir, path, (await readHolder(path))?.holder ?? null);
+  throw refusal(dbFile, path, (await readHolder(path))?.holder ?? null);
 }
 
-function refusal(stateDir: string, path: string, holder: Holder | null): RuntimeError {
+function refusal(dbFile: string, path: string, holder: Holder | null): RuntimeError {
   const who = holder ? `pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}` : 'see the lock file';
   return new RuntimeError(
-    `another pawl serve is using the state directory ${stateDir} (${who}). ` +
-      `The SQLite store is for one pawl serve at a time: two would both run every job. ` +
+    `another pawl serve is using the SQLite store ${dbFile} (${who}). ` +
+      `It is for one pawl serve at a time: two would both run every job. ` +
       `Stop the other one first; or, to run several replicas, give each the same PostgreSQL database: ` +
       `pawl serve --store postgres://USER@HOST/DB (docs/replicas.md). ` +
       `If that process is gone for good, delete ${path}. (pawl explain, tags and the other commands may read the state while pawl serve runs.)`,

@@ -43,7 +43,7 @@ describe('pawl serve and the SQLite state directory', () => {
       `127.0.0.1:${await freePort()}`,
     ]);
     assert.equal(second.code, 1, second.stderr);
-    assert.match(second.stderr, /another pawl serve is using the state directory/);
+    assert.match(second.stderr, /another pawl serve is using the SQLite store/);
     assert.match(second.stderr, new RegExp(`pid ${first.child.pid}`));
     assert.match(second.stderr, /--store postgres:\/\//);
     // The first one is untouched, and the people's commands read the state while it runs.
@@ -65,6 +65,8 @@ describe('pawl serve and the SQLite state directory', () => {
       listenPort: sw.port,
     });
     await first.waitForLog((r) => r.msg === 'taking over the lock of a pawl serve that is gone', 'takeover');
+    // Its signal handlers are in place once it has started working.
+    await first.waitForLog((r) => r.msg === 'pass', 'a pass');
     const { code } = await first.stop('SIGTERM');
     assert.equal(code, 0);
     assert.ok(!existsSync(lock), 'a clean stop removes the lock');

@@ -20,7 +20,6 @@ export {
   MEMBERS_CHANNEL,
   WORK_CHANNEL,
   type ListenConnection,
-  type PostgresConnection,
   type PostgresCoordinatorOptions,
 } from './postgres.js';
 export { CLUSTER_MIGRATIONS, migrateCluster, ClusterSchemaError } from './migrations.js';

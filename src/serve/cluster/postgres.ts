@@ -577,33 +577,33 @@ export class LeaseLostError extends Error {
   }
 }
 
-export interface PostgresConnection {
-  /** `postgres://user@host:port/db` (a password in it works, but prefer `password`). */
-  connectionString: string;
-  password?: string;
-}
-
-/** A coordinator with its own small pool and LISTEN connection to the database. */
+/**
+ * A coordinator with its own small pool and LISTEN connection to the database. `base`: the
+ * store's connection settings (URL with its password, schema search path), so the coordinator's
+ * tables sit beside the store's.
+ */
 export function connectPostgresCoordinator(
-  conn: PostgresConnection,
+  base: pg.ClientConfig,
   opts: Omit<PostgresCoordinatorOptions, 'pool' | 'listen' | 'ownsPool'>,
 ): PostgresCoordinator {
   const heartbeat = Math.min(
     opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     (opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS) / 3,
   );
-  const base: pg.ClientConfig = {
-    connectionString: conn.connectionString,
-    ...(conn.password !== undefined ? { password: conn.password } : {}),
-    application_name: 'pawl-serve',
-    // An unreachable database fails a heartbeat within one period instead of hanging it.
-    connectionTimeoutMillis: Math.max(1000, heartbeat),
-    query_timeout: Math.max(1000, heartbeat),
+  // An unreachable database fails a heartbeat within one period instead of hanging it.
+  const bound = Math.max(1000, heartbeat);
+  const config: pg.ClientConfig = {
+    ...base,
+    application_name: 'pawl-replica',
+    connectionTimeoutMillis: bound,
+    query_timeout: bound,
+    statement_timeout: bound,
   };
-  const pool = new pg.Pool({ ...base, max: 4, idleTimeoutMillis: 60_000 });
+  const pool = new pg.Pool({ ...config, max: 3, idleTimeoutMillis: 60_000 });
   pool.on('error', (err) => opts.log.debug({ err: errorMessage(err) }, 'an idle database connection failed'));
   const listen = async (): Promise<ListenConnection> => {
-    const client = new pg.Client({ ...base, query_timeout: undefined, keepAlive: true });
+    const { query_timeout: _q, statement_timeout: _s, ...rest } = config;
+    const client = new pg.Client({ ...rest, keepAlive: true });
     client.on('error', () => undefined);
     await client.connect();
     return client;
