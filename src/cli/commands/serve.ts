@@ -2,7 +2,9 @@ import { Option, type Command } from 'commander';
 import { withGlobalOptions } from '../context.js';
 import { action } from '../action.js';
 import { parseDuration } from '../../config/index.js';
-import { UsageError } from '../../util/index.js';
+import { readFile } from 'node:fs/promises';
+import { errorMessage, UsageError } from '../../util/index.js';
+import { parseStoreSpec, type StoreSpec } from '../../store/index.js';
 import {
   createServeLogger,
   DEFAULT_ADMIN_LISTEN,
@@ -19,6 +21,11 @@ interface ServeCliOptions {
   watch: boolean;
   startSpread?: string;
   adminTokenFile?: string;
+  store?: string;
+  storePasswordFile?: string;
+  leaseTtl?: string;
+  heartbeat?: string;
+  replicaId?: string;
 }
 
 export function register(program: Command): void {
@@ -45,6 +52,14 @@ export function register(program: Command): void {
       )
       .option('--dry-run', 'compute everything, write and push nothing (to compare with Flux first)')
       .option('--no-watch', 'reload only on SIGHUP, not when a configuration file changes')
+      .option(
+        '--store <file-or-url>',
+        'the state store: a SQLite file, or postgres://USER@HOST:PORT/DB shared by several replicas (default: pawl.db in the state directory; PAWL_STORE)',
+      )
+      .option('--store-password-file <file>', "the PostgreSQL store's password (or PAWL_STORE_PASSWORD)")
+      .option('--lease-ttl <duration>', 'replicas: how long a lease and a heartbeat last unrenewed', '30s')
+      .option('--heartbeat <duration>', 'replicas: how often they are renewed', '10s')
+      .option('--replica-id <id>', "replicas: this replica's id (default HOST-PID-RANDOM)")
       // Tests and benches: start every object at once instead of spreading the first runs.
       .addOption(new Option('--start-spread <duration>').hideHelp()),
   );
@@ -58,7 +73,15 @@ export function register(program: Command): void {
       const log = createServeLogger({
         level: ctx.options.logLevel === 'warn' && !process.env.PAWL_LOG_LEVEL ? 'info' : ctx.options.logLevel,
       });
+      const { store, storePassword } = await storeOf(opts);
       const server = await startServer({
+        ...(store ? { store } : {}),
+        ...(storePassword !== undefined ? { storePassword } : {}),
+        cluster: {
+          leaseTtlMs: duration(opts.leaseTtl ?? '30s', '--lease-ttl'),
+          heartbeatMs: duration(opts.heartbeat ?? '10s', '--heartbeat'),
+          ...(opts.replicaId ? { replicaId: opts.replicaId } : {}),
+        },
         configPaths: ctx.options.config,
         stateDir: ctx.options.stateDir,
         log,
@@ -92,6 +115,22 @@ export function register(program: Command): void {
       process.exit(0);
     }),
   );
+}
+
+/** `--store` or `PAWL_STORE`, and the password from a file or `PAWL_STORE_PASSWORD` — never the command line. */
+async function storeOf(opts: ServeCliOptions): Promise<{ store?: StoreSpec; storePassword?: string }> {
+  const raw = opts.store ?? process.env.PAWL_STORE;
+  const store = raw ? parseStoreSpec(raw, opts.store ? '--store' : 'PAWL_STORE') : undefined;
+  let storePassword = process.env.PAWL_STORE_PASSWORD;
+  if (opts.storePasswordFile) {
+    try {
+      storePassword = (await readFile(opts.storePasswordFile, 'utf8')).replace(/\r?\n$/, '');
+    } catch (err) {
+      throw new UsageError(`--store-password-file ${opts.storePasswordFile}: ${errorMessage(err)}`);
+    }
+  }
+  if (store?.kind !== 'postgres') return store ? { store } : {};
+  return { store, ...(storePassword !== undefined ? { storePassword } : {}) };
 }
 
 function duration(raw: string, option: string): number {
