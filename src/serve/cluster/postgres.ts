@@ -601,6 +601,8 @@ export function connectPostgresCoordinator(
   };
   const pool = new pg.Pool({ ...config, max: 3, idleTimeoutMillis: 60_000 });
   pool.on('error', (err) => opts.log.debug({ err: errorMessage(err) }, 'an idle database connection failed'));
+  // A checked-out connection the server closes between statements must not crash the process.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const listen = async (): Promise<ListenConnection> => {
     const { query_timeout: _q, statement_timeout: _s, ...rest } = config;
     const client = new pg.Client({ ...rest, keepAlive: true });
