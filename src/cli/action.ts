@@ -23,13 +23,13 @@ export function action<A extends unknown[]>(
 
 export function reportError(ctx: CommandContext, err: unknown): number {
   const code = err instanceof PawlError ? err.exitCode : 1;
-  const message = errorMessage(err);
+  const message = ctx.redactor.text(errorMessage(err));
   if (ctx.options.json) {
     ctx.stdout.write(JSON.stringify({ error: message, exitCode: code }, null, 2) + '\n');
   }
   ctx.stderr.write(`pawl: ${message}\n`);
   if (!(err instanceof PawlError) && err instanceof Error && ctx.options.logLevel === 'debug') {
-    ctx.stderr.write(`${err.stack ?? ''}\n`);
+    ctx.stderr.write(`${ctx.redactor.text(err.stack ?? '')}\n`);
   }
   return code;
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { LOG_LEVELS, createLogger, type LogLevel, type Logger } from '../util/index.js';
+import { LOG_LEVELS, Redactor, createLogger, type LogLevel, type Logger } from '../util/index.js';
 
 /** Options every command takes (SPEC §5). */
 export interface GlobalOptions {
@@ -16,6 +16,10 @@ export interface GlobalOptions {
   strict: boolean;
   /** Secrets laid out as Kubernetes mounts them: DIR/NAMESPACE/NAME/KEY (env PAWL_SECRETS_DIR). */
   secretsDir?: string;
+  /** `--store` (or env PAWL_STORE): a SQLite file or a postgres:// URL; default STATE_DIR/pawl.db (docs/store.md). */
+  store?: { value: string; from: '--store' | 'PAWL_STORE' };
+  /** `--store-password-file`: the PostgreSQL password (else env PAWL_STORE_PASSWORD). */
+  storePasswordFile?: string;
 }
 
 export interface CommandContext {
@@ -24,6 +28,8 @@ export interface CommandContext {
   /** Machine output (`--json`) and the tables for people both go here. */
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
+  /** Secrets met while running (the store's password): scrubbed from logs and error messages. */
+  redactor: Redactor;
 }
 
 /** Adds the global options to a (sub)command, so they may be given after the command name too. */
@@ -37,6 +43,11 @@ export function withGlobalOptions(cmd: Command): Command {
     .option(
       '--secrets-dir <dir>',
       'Secrets as Kubernetes mounts them: DIR/NAMESPACE/NAME/KEY (env PAWL_SECRETS_DIR)',
+    )
+    .option('--store <file|url>', 'state store: a SQLite file or postgres://USER@HOST/DB (env PAWL_STORE)')
+    .option(
+      '--store-password-file <file>',
+      "the PostgreSQL store's password (env PAWL_STORE_PASSWORD; never in --store)",
     );
 }
 
@@ -56,6 +67,8 @@ export function contextFrom(cmd: Command): CommandContext {
     json?: boolean;
     strict?: boolean;
     secretsDir?: string;
+    store?: string;
+    storePasswordFile?: string;
   };
   const raw: Raw & { config: string[] } = { config: [] };
   const chain: Command[] = [];
@@ -68,6 +81,8 @@ export function contextFrom(cmd: Command): CommandContext {
     if (o.json) raw.json = true;
     if (o.strict) raw.strict = true;
     if (o.secretsDir !== undefined) raw.secretsDir = o.secretsDir;
+    if (o.store !== undefined) raw.store = o.store;
+    if (o.storePasswordFile !== undefined) raw.storePasswordFile = o.storePasswordFile;
   }
   const options: GlobalOptions = {
     config: raw.config,
@@ -78,7 +93,17 @@ export function contextFrom(cmd: Command): CommandContext {
   };
   const secretsDir = raw.secretsDir ?? process.env.PAWL_SECRETS_DIR;
   if (secretsDir) options.secretsDir = secretsDir;
-  return { options, log: createLogger(options.logLevel), stdout: process.stdout, stderr: process.stderr };
+  if (raw.store !== undefined) options.store = { value: raw.store, from: '--store' };
+  else if (process.env.PAWL_STORE) options.store = { value: process.env.PAWL_STORE, from: 'PAWL_STORE' };
+  if (raw.storePasswordFile !== undefined) options.storePasswordFile = raw.storePasswordFile;
+  const redactor = new Redactor();
+  return {
+    options,
+    log: createLogger(options.logLevel, 2, redactor),
+    stdout: process.stdout,
+    stderr: process.stderr,
+    redactor,
+  };
 }
 
 /** A command's action: resolves to the exit code; throws PawlError for 1/2 with a message. */

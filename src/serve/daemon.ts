@@ -19,7 +19,7 @@ import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
 import {
   DB_FILE,
-  openStoreFrom,
+  openSqliteStore,
   postgresClientConfig,
   type ScanRecord,
   type Store,
@@ -66,12 +66,17 @@ export interface ServeOptions {
   notifier?: DaemonAlertsOptions['notifier'];
   /**
    * How this replica shares work with others (docs/replicas.md). Default: a LocalCoordinator,
-   * one process doing everything. The daemon starts it and closes it.
+   * one process doing everything, or — with a PostgreSQL store — a PostgresCoordinator on the
+   * same database. The daemon starts it and closes it.
    */
   coordinator?: Coordinator;
-  /** The store (`--store`); default the SQLite file in `stateDir`. PostgreSQL makes this a replica. */
-  store?: StoreSpec;
-  /** The PostgreSQL store's password (`--store-password-file`, `PAWL_STORE_PASSWORD`). */
+  /** Opens the store (`--store`: the CLI's `openCommandStore`); default `stateDir/pawl.db`. */
+  openStore?: () => Promise<Store>;
+  /**
+   * Which store `openStore` opens (the CLI's `commandStoreSpec`), and the PostgreSQL password:
+   * a SQLite file is locked for this daemon; a PostgreSQL database makes it a replica.
+   */
+  storeSpec?: StoreSpec | { kind: 'state-dir'; stateDir: string };
   storePassword?: string;
   /** Replicas on PostgreSQL: lease lifetime, heartbeat period, this replica's id. */
   cluster?: { leaseTtlMs?: number; heartbeatMs?: number; replicaId?: string };
@@ -227,22 +232,16 @@ export class Daemon {
     opts = { ...opts, metrics: opts.metrics ?? new ServeMetrics() };
     const loaded = await Daemon.#load(opts);
     if ('problems' in loaded) throw new ConfigError(loaded.problems);
-    const spec: StoreSpec | { kind: 'state-dir'; stateDir: string } = opts.store ?? {
-      kind: 'state-dir',
-      stateDir: opts.stateDir,
-    };
+    const spec = opts.storeSpec ?? { kind: 'state-dir', stateDir: opts.stateDir };
     // Replicas share a PostgreSQL database through their coordinator; a SQLite file is for one daemon.
     const lock =
       spec.kind === 'postgres'
         ? null
-        : await acquireServeLock(spec.kind === 'sqlite' ? spec.file : join(opts.stateDir, DB_FILE), opts.log);
+        : await acquireServeLock(spec.kind === 'sqlite' ? spec.file : join(spec.stateDir, DB_FILE), opts.log);
     let store: Store | null = null;
     let coordinator: Coordinator | null = null;
     try {
-      store = await openStoreFrom(
-        spec,
-        opts.storePassword !== undefined ? { password: opts.storePassword } : {},
-      );
+      store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
       coordinator = opts.coordinator ?? Daemon.#coordinatorFor(opts, spec, store);
       await coordinator.start();
     } catch (err) {

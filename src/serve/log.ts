@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import type { LogLevel, Logger } from '../util/index.js';
+import type { LogLevel, Logger, Redactor } from '../util/index.js';
 
 const LEVEL_NAMES: Record<number, string> = {
   10: 'TRACE',
@@ -57,6 +57,8 @@ export interface ServeLoggerOptions {
   /** Readable lines instead of JSON; default: whether stderr is a terminal. */
   pretty?: boolean;
   fd?: number;
+  /** Scrubs the secrets it is told (the store's password) from every line. */
+  redactor?: Redactor;
 }
 
 export function createServeLogger(opts: ServeLoggerOptions): Logger {
@@ -69,6 +71,7 @@ export function createServeLogger(opts: ServeLoggerOptions): Logger {
       paths: ['password', 'token', 'authorization', 'headers.authorization', '*.password', '*.token'],
       censor: '[redacted]',
     },
+    ...(opts.redactor ? { hooks: { streamWrite: (line: string) => opts.redactor!.text(line) } } : {}),
   };
   if (pretty) return pino(base, readableStream(fd === 2 ? process.stderr : process.stdout));
   return pino(base, pino.destination({ fd, sync: true }));

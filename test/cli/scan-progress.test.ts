@@ -5,6 +5,7 @@ import { progressIndicator, renderReports } from '../../src/cli/commands/scan.js
 import type { CommandContext } from '../../src/cli/context.js';
 import type { ScanReport } from '../../src/scan/scanner.js';
 import { silentLogger } from '../../src/util/log.js';
+import { Redactor } from '../../src/util/redact.js';
 
 function ctx(tty: boolean, json: boolean): { ctx: CommandContext; err: () => string } {
   const stderr = Object.assign(new PassThrough(), { isTTY: tty });
@@ -15,6 +16,7 @@ function ctx(tty: boolean, json: boolean): { ctx: CommandContext; err: () => str
     log: silentLogger,
     stdout: new PassThrough(),
     stderr,
+    redactor: new Redactor(),
   };
   return { ctx: c, err: () => text };
 }

@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
 import { withGlobalOptions } from '../context.js';
 import { action } from '../action.js';
+import { commandStorePassword, commandStoreSpec, openCommandStore } from '../store.js';
 import { parseDuration } from '../../config/index.js';
-import { readFile } from 'node:fs/promises';
-import { errorMessage, UsageError } from '../../util/index.js';
-import { parseStoreSpec, type StoreSpec } from '../../store/index.js';
+import { UsageError } from '../../util/index.js';
 import {
   createServeLogger,
   DEFAULT_ADMIN_LISTEN,
@@ -21,8 +20,6 @@ interface ServeCliOptions {
   watch: boolean;
   startSpread?: string;
   adminTokenFile?: string;
-  store?: string;
-  storePasswordFile?: string;
   leaseTtl?: string;
   heartbeat?: string;
   replicaId?: string;
@@ -52,11 +49,6 @@ export function register(program: Command): void {
       )
       .option('--dry-run', 'compute everything, write and push nothing (to compare with Flux first)')
       .option('--no-watch', 'reload only on SIGHUP, not when a configuration file changes')
-      .option(
-        '--store <file-or-url>',
-        'the state store: a SQLite file, or postgres://USER@HOST:PORT/DB shared by several replicas (default: pawl.db in the state directory; PAWL_STORE)',
-      )
-      .option('--store-password-file <file>', "the PostgreSQL store's password (or PAWL_STORE_PASSWORD)")
       .option('--lease-ttl <duration>', 'replicas: how long a lease and a heartbeat last unrenewed', '30s')
       .option('--heartbeat <duration>', 'replicas: how often they are renewed', '10s')
       .option('--replica-id <id>', "replicas: this replica's id (default HOST-PID-RANDOM)")
@@ -72,10 +64,13 @@ export function register(program: Command): void {
           : duration(opts.gracePeriod, '--grace-period');
       const log = createServeLogger({
         level: ctx.options.logLevel === 'warn' && !process.env.PAWL_LOG_LEVEL ? 'info' : ctx.options.logLevel,
+        redactor: ctx.redactor,
       });
-      const { store, storePassword } = await storeOf(opts);
+      // The store's spec and password also tell the daemon whether it is one of several replicas.
+      const storeSpec = commandStoreSpec(ctx);
+      const storePassword = storeSpec.kind === 'postgres' ? await commandStorePassword(ctx) : undefined;
       const server = await startServer({
-        ...(store ? { store } : {}),
+        storeSpec,
         ...(storePassword !== undefined ? { storePassword } : {}),
         cluster: {
           leaseTtlMs: duration(opts.leaseTtl ?? '30s', '--lease-ttl'),
@@ -84,6 +79,7 @@ export function register(program: Command): void {
         },
         configPaths: ctx.options.config,
         stateDir: ctx.options.stateDir,
+        openStore: () => openCommandStore(ctx),
         log,
         listen: opts.listen,
         adminListen: opts.adminListen,
@@ -115,22 +111,6 @@ export function register(program: Command): void {
       process.exit(0);
     }),
   );
-}
-
-/** `--store` or `PAWL_STORE`, and the password from a file or `PAWL_STORE_PASSWORD` — never the command line. */
-async function storeOf(opts: ServeCliOptions): Promise<{ store?: StoreSpec; storePassword?: string }> {
-  const raw = opts.store ?? process.env.PAWL_STORE;
-  const store = raw ? parseStoreSpec(raw, opts.store ? '--store' : 'PAWL_STORE') : undefined;
-  let storePassword = process.env.PAWL_STORE_PASSWORD;
-  if (opts.storePasswordFile) {
-    try {
-      storePassword = (await readFile(opts.storePasswordFile, 'utf8')).replace(/\r?\n$/, '');
-    } catch (err) {
-      throw new UsageError(`--store-password-file ${opts.storePasswordFile}: ${errorMessage(err)}`);
-    }
-  }
-  if (store?.kind !== 'postgres') return store ? { store } : {};
-  return { store, ...(storePassword !== undefined ? { storePassword } : {}) };
 }
 
 function duration(raw: string, option: string): number {

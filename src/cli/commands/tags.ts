@@ -28,7 +28,7 @@ async function resolveRepository(ctx: CommandContext, store: Store, name: string
   const known = new Map((await store.knownRepositories()).map((k) => [k, k]));
   if (known.size === 0) {
     throw new RuntimeError(
-      `no scans in ${ctx.options.stateDir} yet; run "pawl scan" first (or pass -c to name a configured ImageRepository)`,
+      `no scans in ${store.location} yet; run "pawl scan" first (or pass -c to name a configured ImageRepository)`,
     );
   }
   return resolveObject(known, name, 'scanned ImageRepository');
