@@ -21,6 +21,7 @@ export function jobView(s: JobStatus | null, daemon?: Daemon): Record<string, un
     queued: s.queued,
     runs: s.runs,
     failures: s.failures,
+    skips: s.skips,
     nextAt: iso(s.nextAt),
     lastRun: s.last
       ? {

@@ -363,6 +363,13 @@ export class Daemon {
     }
   }
 
+  /** A run on schedule is the preferred owner's; the others skip it without waiting for a slot. */
+  #admit(key: string): boolean {
+    if (this.coordinator.owns(key)) return true;
+    this.skipped.set(key, 'not-owner');
+    return false;
+  }
+
   /** Marks the run's queued work done; when more arrived meanwhile, one more run takes it. */
   async #ack(key: string, lease: Lease, work: TakenWork | null): Promise<void> {
     if (!work) return;
@@ -512,6 +519,7 @@ export class Daemon {
         if (!last || last.image !== current.spec.image) return 0;
         return last.startedAt.getTime() + current.spec.interval - this.#clock.now();
       },
+      admit: () => this.#admit(repositoryJob(name)),
       run: (ctx) =>
         this.#claimed(repositoryJob(name), ctx, (signal, lease) => this.#scan(name, ctx, signal, lease)),
     };
@@ -536,6 +544,7 @@ export class Daemon {
       fingerprint: JSON.stringify([a.spec, policies, git?.spec ?? null, repositoriesOf.get(name) ?? []]),
       // Waiting for one of the pass slots does not count against the timeout.
       gate: (fn) => this.#passSlots.run(fn),
+      admit: () => this.#admit(automationJob(name)),
       run: (ctx) => this.#pass(name, ctx),
     };
   }
