@@ -21,7 +21,7 @@ export function commandStoreSpec(ctx: CommandContext): StoreSpec | { kind: 'stat
 }
 
 /** `--store-password-file` (its first line), else `PAWL_STORE_PASSWORD`. */
-async function storePassword(ctx: CommandContext): Promise<string | undefined> {
+export async function commandStorePassword(ctx: CommandContext): Promise<string | undefined> {
   const file = ctx.options.storePasswordFile;
   if (file !== undefined) {
     let text: string;
@@ -47,7 +47,7 @@ export async function openCommandStore(
   opts: { mustExist?: string } = {},
 ): Promise<Store> {
   const spec = commandStoreSpec(ctx);
-  const password = await storePassword(ctx);
+  const password = await commandStorePassword(ctx);
   if (password !== undefined) ctx.redactor.add(password);
   if (opts.mustExist !== undefined) {
     const file =

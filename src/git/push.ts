@@ -218,6 +218,11 @@ export interface PushWithRetryOptions extends PushOptions {
   /** Attempts in all, the first included; default 3. */
   maxAttempts?: number;
   log?: Logger;
+  /**
+   * Checked before each push: once aborted (a daemon replica lost its claim on the automation),
+   * nothing more is pushed and the reason is thrown.
+   */
+  signal?: AbortSignal;
 }
 
 export interface PushWithRetryResult extends PushResult {
@@ -257,6 +262,7 @@ export async function pushWithRetry(
         attempts: n,
       };
     }
+    opts.signal?.throwIfAborted();
     const result = await push(ws, opts);
     // Not pushed and not rejected: the remote already had these changes, so no commit landed.
     last = { ...result, commit: result.pushed || result.rejected ? sha : null, attempts: n };

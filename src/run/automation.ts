@@ -47,6 +47,8 @@ export interface AutomationOptions extends PlanOptions {
   /** Message and trailers instead of the automation's template (rollback, release). */
   message?: (changes: ChangeReport[]) => { message: string; trailers: Record<string, string | string[]> };
   maxAttempts?: number;
+  /** Aborted: stop before the next push (the commit stays local; the next run starts clean). */
+  signal?: AbortSignal;
 }
 
 export interface AutomationRun {
@@ -195,6 +197,7 @@ export async function runAutomation(
       ...(pushSpec?.options ? { options: pushSpec.options } : {}),
       maxAttempts: opts.maxAttempts ?? 3,
       log: deps.log,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
     report.branch = pushed.branch || report.branch;
     if (pushed.rejected) {

@@ -39,6 +39,8 @@ export interface PassOptions {
   /** Only these automations (`ns/name`); default all that are not suspended. */
   automations?: ImageUpdateAutomation[];
   onProgress?: (what: string) => void;
+  /** Aborted: nothing more is pushed (a daemon replica that lost its lease on the automation). */
+  signal?: AbortSignal;
 }
 
 const byName = <T extends { metadata: { namespace: string; name: string } }>(a: T, b: T) =>
@@ -114,7 +116,10 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   const automationReports: RunReport['automations'] = new Array(automations.length);
   // Every decision and event of the pass, written with the run's end in one transaction.
   const kept = { decisions: [] as Decision[], events: [] as PawlEvent[] };
-  const automationOpts: AutomationOptions = { ...(opts.dryRun ? { dryRun: true } : {}) };
+  const automationOpts: AutomationOptions = {
+    ...(opts.dryRun ? { dryRun: true } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  };
   const runs = pool([...automations.keys()], 4, async (i) => {
     const a = automations[i]!;
     const outcomesOf = async (): Promise<Map<string, PolicyOutcome>> => {

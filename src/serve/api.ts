@@ -12,14 +12,16 @@ import type { JobStatus } from './scheduler.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-export function jobView(s: JobStatus | null): Record<string, unknown> | null {
+export function jobView(s: JobStatus | null, daemon?: Daemon): Record<string, unknown> | null {
   if (!s) return null;
   return {
+    ...(daemon ? { owner: daemon.coordinator.owns(s.key), skipped: daemon.skipped.get(s.key) ?? null } : {}),
     suspended: s.suspended,
     running: s.running,
     queued: s.queued,
     runs: s.runs,
     failures: s.failures,
+    skips: s.skips,
     nextAt: iso(s.nextAt),
     lastRun: s.last
       ? {
@@ -48,7 +50,43 @@ function notFound(reply: FastifyReply, what: string): FastifyReply {
   return reply.code(404).send({ error: `${what} is not in the running configuration` });
 }
 
+/** This replica and the others it sees, and the leases it holds (docs/api.md, docs/replicas.md). */
+export function replicasView(daemon: Daemon): Record<string, unknown> {
+  const c = daemon.coordinator;
+  const now = Date.now();
+  const age = (d: Date) => Math.max(0, (now - d.getTime()) / 1000);
+  return {
+    self: c.replicaId,
+    coordinator: c.kind,
+    healthy: c.healthy,
+    lastHeartbeat: c.lastHeartbeat ? c.lastHeartbeat.toISOString() : null,
+    leaseTtlMs: c.leaseTtlMs,
+    heartbeatMs: c.heartbeatMs,
+    replicas: c.replicas().map((r) => ({
+      id: r.id,
+      host: r.host,
+      pid: r.pid,
+      self: r.self,
+      live: r.live,
+      startedAt: r.startedAt.toISOString(),
+      heartbeatAt: r.heartbeatAt.toISOString(),
+      heartbeatAgeSeconds: age(r.heartbeatAt),
+      expiresAt: r.expiresAt.toISOString(),
+      claims: r.claims,
+    })),
+    claims: c.claims().map((l) => ({
+      job: l.key,
+      token: l.token,
+      acquiredAt: l.acquiredAt.toISOString(),
+      renewedAt: l.renewedAt.toISOString(),
+      ageSeconds: age(l.acquiredAt),
+    })),
+  };
+}
+
 export function registerApi(app: FastifyInstance, daemon: Daemon): void {
+  app.get('/api/v1/replicas', async () => replicasView(daemon));
+
   app.get('/api/v1/status', async () => {
     const { config, loadedAt } = daemon.current;
     const objects: Record<string, number> = {};
@@ -59,6 +97,13 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
       startedAt: daemon.startedAt.toISOString(),
       ready: daemon.ready,
       dryRun: daemon.dryRun,
+      replica: {
+        id: daemon.coordinator.replicaId,
+        coordinator: daemon.coordinator.kind,
+        healthy: daemon.coordinator.healthy,
+        live: daemon.coordinator.replicas().filter((r) => r.live).length,
+        claims: daemon.coordinator.claims().length,
+      },
       config: {
         paths: daemon.opts.configPaths,
         loadedAt: loadedAt.toISOString(),
@@ -112,7 +157,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
               error: last.error,
             }
           : null,
-        job: jobView(daemon.scheduler.status(repositoryJob(name))),
+        job: jobView(daemon.scheduler.status(repositoryJob(name)), daemon),
       };
     });
   });
@@ -215,7 +260,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
               error: ar?.error ?? null,
             }
           : null,
-        job: jobView(daemon.scheduler.status(automationJob(name))),
+        job: jobView(daemon.scheduler.status(automationJob(name)), daemon),
       };
     }),
   );
@@ -227,7 +272,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
     const last = daemon.lastPass.get(name);
     return {
       name,
-      job: jobView(daemon.scheduler.status(automationJob(name))),
+      job: jobView(daemon.scheduler.status(automationJob(name)), daemon),
       lastPass: last
         ? {
             startedAt: last.startedAt.toISOString(),

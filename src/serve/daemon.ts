@@ -5,7 +5,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import {
   dependencyProblems,
   loadConfig,
@@ -17,13 +17,28 @@ import {
 } from '../config/index.js';
 import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
-import { openSqliteStore, type ScanRecord, type Store } from '../store/index.js';
+import {
+  DB_FILE,
+  openSqliteStore,
+  postgresClientConfig,
+  type ScanRecord,
+  type Store,
+  type StoreSpec,
+} from '../store/index.js';
 import { ConfigError, errorMessage, formatProblem, type Logger, type Problem } from '../util/index.js';
 import { ServeEvents, type PassEvent } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { countingFetch, ServeMetrics } from './metrics.js';
 import { Scheduler, systemClock, type Clock, type JobSpec, type RunContext } from './scheduler.js';
+import {
+  connectPostgresCoordinator,
+  LocalCoordinator,
+  type Coordinator,
+  type Lease,
+  type TakenWork,
+} from './cluster/index.js';
 import { buildRoutes } from './webhooks.js';
+import { acquireServeLock, type ServeLock } from './lock.js';
 import type { ReceiverRoutes } from './receivers/index.js';
 
 export interface ServeOptions {
@@ -55,8 +70,22 @@ export interface ServeOptions {
   metrics?: ServeMetrics;
   /** Builds the alerts' notifier (tests give it a transport or a sleep they control). */
   notifier?: DaemonAlertsOptions['notifier'];
+  /**
+   * How this replica shares work with others (docs/replicas.md). Default: a LocalCoordinator,
+   * one process doing everything, or — with a PostgreSQL store — a PostgresCoordinator on the
+   * same database. The daemon starts it and closes it.
+   */
+  coordinator?: Coordinator;
   /** Opens the store (`--store`: the CLI's `openCommandStore`); default `stateDir/pawl.db`. */
   openStore?: () => Promise<Store>;
+  /**
+   * Which store `openStore` opens (the CLI's `commandStoreSpec`), and the PostgreSQL password:
+   * a SQLite file is locked for this daemon; a PostgreSQL database makes it a replica.
+   */
+  storeSpec?: StoreSpec | { kind: 'state-dir'; stateDir: string };
+  storePassword?: string;
+  /** Replicas on PostgreSQL: lease lifetime, heartbeat period, this replica's id. */
+  cluster?: { leaseTtlMs?: number; heartbeatMs?: number; replicaId?: string };
 }
 
 export interface LoadedConfig {
@@ -101,6 +130,12 @@ interface Pending {
   retries: number;
 }
 
+/** Why a run did nothing: another replica is the preferred owner, or holds the lease now. */
+export type SkipReason = 'not-owner' | 'held';
+
+/** Waits for a repository scan another replica is running, before a pass goes on without it. */
+const SCAN_WAIT_ATTEMPTS = 20;
+
 /** Re-runs of a webhook's pass while the registry has not finished linking the tag it announced. */
 const SETTLE_RETRIES = 5;
 const SETTLE_FIRST_MS = 100;
@@ -130,6 +165,7 @@ export class Daemon {
   readonly metrics: ServeMetrics;
   readonly scheduler: Scheduler;
   readonly store: Store;
+  readonly coordinator: Coordinator;
   readonly log: Logger;
   readonly dryRun: boolean;
   current: LoadedConfig;
@@ -146,18 +182,25 @@ export class Daemon {
   readonly #watchers: FSWatcher[] = [];
   #watchTimer: NodeJS.Timeout | null = null;
   readonly #settleTimers = new Set<unknown>();
+  /** Why each job's last run did nothing (cleared when it runs): for the API and reconcile through. */
+  readonly skipped = new Map<string, SkipReason>();
+  readonly #unsubscribe: (() => void)[] = [];
+  #lock: ServeLock | null = null;
   #lastScans = new Map<string, ScanRecord | null>();
 
   private constructor(
     readonly opts: ServeOptions,
     store: Store,
     loaded: LoadedConfig,
+    coordinator: Coordinator,
   ) {
     this.log = opts.log;
     this.store = store;
+    this.coordinator = coordinator;
     this.dryRun = opts.dryRun === true;
     this.#clock = opts.clock ?? systemClock;
     this.metrics = opts.metrics ?? new ServeMetrics({ defaultMetrics: false });
+    this.metrics.watchCoordinator(this.coordinator);
     this.events = new ServeEvents(opts.log);
     this.alerts = new DaemonAlerts({
       config: loaded.config,
@@ -206,8 +249,26 @@ export class Daemon {
     if ('problems' in loaded) throw new ConfigError(loaded.problems);
     const problems = allProblems(loaded);
     if (opts.strict && loaded.errors.length > 0) throw new ConfigError(problems);
-    const store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
-    const daemon = new Daemon(opts, store, loaded);
+    const spec = opts.storeSpec ?? { kind: 'state-dir', stateDir: opts.stateDir };
+    // Replicas share a PostgreSQL database through their coordinator; a SQLite file is for one daemon.
+    const lock =
+      spec.kind === 'postgres'
+        ? null
+        : await acquireServeLock(spec.kind === 'sqlite' ? spec.file : join(spec.stateDir, DB_FILE), opts.log);
+    let store: Store | null = null;
+    let coordinator: Coordinator | null = null;
+    try {
+      store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
+      coordinator = opts.coordinator ?? Daemon.#coordinatorFor(opts, spec, store);
+      await coordinator.start();
+    } catch (err) {
+      await coordinator?.close().catch(() => undefined);
+      await store?.close().catch(() => undefined);
+      await lock?.release();
+      throw err;
+    }
+    const daemon = new Daemon(opts, store, loaded, coordinator);
+    daemon.#lock = lock;
     daemon.metrics.configErrors.set(loaded.errors.length);
     for (const p of problems) {
       if (p.severity === 'error') opts.log.error(formatProblem(p));
@@ -218,6 +279,7 @@ export class Daemon {
         { problems: loaded.errors.length },
         'invalid objects skipped: serving the valid ones; fix them and the next reload applies (pawl validate names the same)',
       );
+    daemon.#subscribe();
     await daemon.#readLastScans();
     daemon.#applyJobs();
     if (opts.watch !== false) await daemon.#watchConfig();
@@ -234,8 +296,111 @@ export class Daemon {
     return daemon;
   }
 
+  /** Taking work: not stopping, and the database (with several replicas) answers. */
+  /** One process on SQLite does everything; replicas on PostgreSQL coordinate in that database. */
+  static #coordinatorFor(
+    opts: ServeOptions,
+    spec: StoreSpec | { kind: 'state-dir' },
+    store: Store,
+  ): Coordinator {
+    if (spec.kind !== 'postgres') return new LocalCoordinator();
+    const password = opts.storePassword ?? spec.password;
+    const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
+    // The store's URL, password and schema, on connections of its own: a busy store pool must
+    // never delay a heartbeat.
+    const base = postgresClientConfig({
+      url: spec.url,
+      ...(password !== undefined ? { password } : {}),
+      ...(schema !== undefined ? { schema } : {}),
+    });
+    return connectPostgresCoordinator(base, {
+      log: opts.log,
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...opts.cluster,
+    });
+  }
+
   get ready(): boolean {
-    return this.#stopping === null;
+    return this.#stopping === null && this.coordinator.healthy;
+  }
+
+  /**
+   * The coordinator's wake-ups become scheduler requests: work queued for a job (here or by
+   * another replica), a dead replica's interrupted runs, and — once the database returns — the
+   * jobs that failed for want of it.
+   */
+  #subscribe(): void {
+    const c = this.coordinator;
+    this.#unsubscribe.push(
+      c.onWork((key, source) => {
+        if (this.#stopping || !this.scheduler.has(key)) return;
+        // A sweep finds work that waits: a job already running or queued here will take it when
+        // it claims, and a failing one with its own retry (with backoff).
+        const status = this.scheduler.status(key);
+        if (source === 'sweep' && status && (status.running || status.queued || status.failures > 0)) return;
+        this.log.debug({ job: key, source }, 'work for this replica');
+        void this.scheduler.request(key);
+      }),
+      c.onRecovered(() => {
+        if (this.#stopping) return;
+        for (const s of this.scheduler.statuses())
+          if (s.failures > 0 && !s.suspended && c.owns(s.key)) void this.scheduler.request(s.key);
+      }),
+    );
+  }
+
+  /**
+   * Runs `fn` holding the job's lease. A run by the clock or a retry is this replica's only when
+   * it is the job's preferred owner; a request (a webhook, reconcile through, a takeover) claims
+   * whatever the owner. Nothing runs without the lease, and the lease's signal stops the run
+   * when it is lost.
+   */
+  async #claimed(
+    key: string,
+    ctx: RunContext,
+    fn: (signal: AbortSignal, lease: Lease) => Promise<void>,
+  ): Promise<void> {
+    if (ctx.trigger !== 'request' && !this.coordinator.owns(key)) {
+      this.skipped.set(key, 'not-owner');
+      return;
+    }
+    let lease: Lease | null;
+    try {
+      lease = await this.coordinator.claim(key);
+    } catch (err) {
+      this.metrics.claims.inc({ outcome: 'error' });
+      throw new Error(
+        `cannot claim ${key}: the database is unreachable (${errorMessage(err)}); nothing runs until it returns`,
+      );
+    }
+    if (!lease) {
+      this.metrics.claims.inc({ outcome: 'held' });
+      this.skipped.set(key, 'held');
+      this.log.debug({ job: key }, 'another replica holds this job');
+      return;
+    }
+    this.metrics.claims.inc({ outcome: 'granted' });
+    this.skipped.delete(key);
+    try {
+      await fn(AbortSignal.any([ctx.signal, lease.signal]), lease);
+    } finally {
+      if (lease.signal.aborted) this.metrics.leasesLost.inc();
+      await this.coordinator.release(lease);
+    }
+  }
+
+  /** A run on schedule is the preferred owner's; the others skip it without waiting for a slot. */
+  #admit(key: string): boolean {
+    if (this.coordinator.owns(key)) return true;
+    this.skipped.set(key, 'not-owner');
+    return false;
+  }
+
+  /** Marks the run's queued work done; when more arrived meanwhile, one more run takes it. */
+  async #ack(key: string, lease: Lease, work: TakenWork | null): Promise<void> {
+    if (!work) return;
+    const done = await this.coordinator.ack(lease, work).catch(() => false);
+    if (!done && !lease.signal.aborted) void this.scheduler.request(key);
   }
 
   get stopping(): boolean {
@@ -384,7 +549,9 @@ export class Daemon {
         if (!last || last.image !== current.spec.image) return 0;
         return last.startedAt.getTime() + current.spec.interval - this.#clock.now();
       },
-      run: (ctx) => this.#scan(name, ctx),
+      admit: () => this.#admit(repositoryJob(name)),
+      run: (ctx) =>
+        this.#claimed(repositoryJob(name), ctx, (signal, lease) => this.#scan(name, ctx, signal, lease)),
     };
   }
 
@@ -407,14 +574,17 @@ export class Daemon {
       fingerprint: JSON.stringify([a.spec, policies, git?.spec ?? null, repositoriesOf.get(name) ?? []]),
       // Waiting for one of the pass slots does not count against the timeout.
       gate: (fn) => this.#passSlots.run(fn),
+      admit: () => this.#admit(automationJob(name)),
       run: (ctx) => this.#pass(name, ctx),
     };
   }
 
-  async #scan(name: string, ctx: RunContext): Promise<void> {
+  async #scan(name: string, ctx: RunContext, signal: AbortSignal, lease: Lease): Promise<void> {
     const { config, clients } = this.current;
     const repo = config.imageRepositories.get(name);
     if (!repo) return;
+    // Webhooks for a repository no automation uses: this scan is what they asked for.
+    const work = await this.coordinator.take(lease);
     const started = performance.now();
     const [report] = await this.#scanSlots.run(() =>
       scanRepositories(
@@ -425,12 +595,13 @@ export class Daemon {
           store: this.store,
           log: this.log,
           now: () => new Date(this.#clock.now()),
-          signal: ctx.signal,
+          signal,
         },
         { concurrency: 1 },
       ),
     );
     if (!report) return;
+    if (!report.error) await this.#ack(repositoryJob(name), lease, work);
     this.metrics.observeScan(report);
     this.metrics.passDuration.observe(
       { kind: 'scan', outcome: report.error ? 'failed' : 'ok' },
@@ -447,17 +618,19 @@ export class Daemon {
    */
   async #pass(name: string, ctx: RunContext): Promise<void> {
     // Runs inside its pass slot (the job's gate): webhooks that arrived while it waited are folded in.
-    await this.#passNow(name, ctx);
+    // Stopping: a pass still waiting for its slot does not start (its webhooks stay queued).
+    if (this.#stopping) return;
+    await this.#claimed(automationJob(name), ctx, (signal, lease) => this.#passNow(name, ctx, signal, lease));
   }
 
-  async #passNow(name: string, ctx: RunContext): Promise<void> {
-    if (ctx.signal.aborted) throw ctx.signal.reason;
-    // Stopping: a pass still waiting for its slot does not start (its webhooks stay for the next start's interval pass).
+  async #passNow(name: string, ctx: RunContext, signal: AbortSignal, lease: Lease): Promise<void> {
+    if (signal.aborted) throw signal.reason;
     if (this.#stopping) return;
     const { config, clients, repositoriesOf } = this.current;
     const automation = config.automations.get(name);
     if (!automation) return;
-    const pending = this.#pending.get(name);
+    const work = await this.coordinator.take(lease);
+    const pending = mergePending(this.#pending.get(name), work);
     this.#pending.delete(name);
     const started = performance.now();
     const startedAt = new Date(this.#clock.now());
@@ -470,14 +643,9 @@ export class Daemon {
       return repo !== undefined && isScanDue(repo, latest.get(r)?.finished ?? null, now);
     });
     await Promise.all(
-      toScan.map((r) => {
-        const key = repositoryJob(r);
-        // Merely due: a scan already running will do. Named by a webhook: it must start after the event.
-        const current = pending?.repositories.has(r) ? null : this.scheduler.running(key);
-        return current ?? this.scheduler.request(key);
-      }),
+      toScan.map((r) => this.#scanBefore(r, pending?.repositories.has(r) ? pending.firstAt : null, signal)),
     );
-    if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (signal.aborted) throw signal.reason;
     const report = await runPass(
       {
         config,
@@ -487,7 +655,7 @@ export class Daemon {
         log: this.log,
         now: () => new Date(this.#clock.now()),
       },
-      { automations: [automation], ...(this.dryRun ? { dryRun: true } : {}) },
+      { automations: [automation], signal, ...(this.dryRun ? { dryRun: true } : {}) },
     );
     const endedAt = new Date(this.#clock.now());
     const ar = report.automations[0];
@@ -508,6 +676,7 @@ export class Daemon {
       report,
     };
     this.lastPass.set(name, event);
+    if (ar && ar.result !== 'failed') await this.#ack(automationJob(name), lease, work);
     if (pending && ar && ar.result !== 'failed' && unsettled(report)) this.#settleRetry(name, pending);
     this.log.info(
       {
@@ -523,6 +692,33 @@ export class Daemon {
     );
     this.events.emitReport(event);
     if (ar?.result === 'failed') throw new Error(ar.error ?? 'the pass failed');
+  }
+
+  /**
+   * Reconcile through, for one repository: scanned through its own job (so a scan already
+   * running here is joined, never doubled). When another replica holds that job, this pass waits
+   * for its scan to land in the shared store. `since`: a webhook named the repository, so only
+   * a scan that started after the event will do; otherwise one that makes it no longer due.
+   */
+  async #scanBefore(name: string, since: number | null, signal: AbortSignal): Promise<void> {
+    const key = repositoryJob(name);
+    for (let attempt = 0; ; attempt++) {
+      const current = since === null ? this.scheduler.running(key) : null;
+      await (current ?? this.scheduler.request(key));
+      if (this.skipped.get(key) !== 'held' || attempt >= SCAN_WAIT_ATTEMPTS || signal.aborted) return;
+      const repo = this.current.config.imageRepositories.get(name);
+      if (!repo) return;
+      const last = (await this.store.latestScans([name])).get(name)?.finished ?? null;
+      if (
+        since !== null
+          ? (last?.startedAt.getTime() ?? 0) >= since
+          : !isScanDue(repo, last, new Date(this.#clock.now()))
+      )
+        return;
+      await new Promise((r) =>
+        this.#clock.setTimeout(() => r(undefined), Math.min(2000, 100 * 2 ** attempt)),
+      );
+    }
   }
 
   /**
@@ -559,10 +755,10 @@ export class Daemon {
    * pass rescans those repositories first); a repository no automation uses is rescanned. Many
    * events for one automation fold into its running pass's single follow-up.
    */
-  trigger(
+  async trigger(
     repositories: readonly string[],
     named: readonly string[] = [],
-  ): { automations: string[]; repositories: string[] } {
+  ): Promise<{ automations: string[]; repositories: string[] }> {
     const { config, dependents } = this.current;
     const runnable = (a: string) => config.automations.get(a)?.spec.suspend === false;
     const touched = new Map<string, Set<string>>();
@@ -574,20 +770,17 @@ export class Daemon {
     }
     // Automations the Receiver names run even when the event names no image (a forge push).
     for (const a of named) if (runnable(a) && !touched.has(a)) touched.set(a, new Set());
-    const now = this.#clock.now();
-    for (const [a, repos] of touched) {
-      const p = this.#pending.get(a) ?? {
-        repositories: new Set<string>(),
-        firstAt: now,
-        count: 0,
-        retries: 0,
-      };
-      for (const r of repos) p.repositories.add(r);
-      p.count++;
-      this.#pending.set(a, p);
-      void this.scheduler.request(automationJob(a));
-    }
-    for (const r of alone) void this.scheduler.request(repositoryJob(r));
+    const firstAt = this.#clock.now();
+    // Queued where every replica sees it; the replica that runs the job is woken (maybe this one).
+    await this.coordinator.publish([
+      ...[...touched].map(([a, repos]) => ({
+        key: automationJob(a),
+        repositories: [...repos].sort(),
+        firstAt,
+        events: 1,
+      })),
+      ...alone.map((r) => ({ key: repositoryJob(r), repositories: [r], firstAt, events: 1 })),
+    ]);
     return { automations: [...touched.keys()], repositories: alone };
   }
 
@@ -616,11 +809,16 @@ export class Daemon {
           { running: this.scheduler.runningCount() },
           'stopping: grace period over; abandoning runs in progress (the next start completes them)',
         );
+        // The process exits now: the lock goes, and this replica's leases run out with its heartbeat.
+        await this.#lock?.release();
         return 'abandoned';
       }
       // Queued alerts get a last try, bounded: a Provider that is down must not hold the exit.
       await this.alerts.close(Math.min(graceMs, 5000));
+      for (const u of this.#unsubscribe.splice(0)) u();
+      await this.coordinator.close();
       await this.store.close();
+      await this.#lock?.release();
       return 'finished';
     })();
     return this.#stopping;
@@ -663,6 +861,16 @@ export class Daemon {
     if (this.#watchTimer) clearTimeout(this.#watchTimer);
     for (const w of this.#watchers.splice(0)) w.close();
   }
+}
+
+/** The webhooks a pass folds in: its own settle retries and what the queue held for it. */
+function mergePending(local: Pending | undefined, work: TakenWork | null): Pending | undefined {
+  if (!work) return local;
+  const p: Pending = local ?? { repositories: new Set(), firstAt: work.firstAt, count: 0, retries: 0 };
+  for (const r of work.repositories) p.repositories.add(r);
+  p.firstAt = Math.min(p.firstAt, work.firstAt);
+  p.count += work.events;
+  return p;
 }
 
 /** A pass that found no candidate, or a candidate the registry does not answer for yet. */

@@ -67,7 +67,7 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
 
   app.post('/hook/*', async (req, reply) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const out = acceptWebhook(
+    const out = await acceptWebhook(
       daemon,
       replays,
       req.url,
@@ -103,7 +103,13 @@ export function adminApp(daemon: Daemon, dashboard?: DashboardSetup): FastifyIns
   app.get('/readyz', async (_req, reply) =>
     daemon.ready
       ? { status: 'ready', loadedAt: daemon.current.loadedAt.toISOString() }
-      : reply.code(503).send({ status: daemon.stopping ? 'stopping' : 'starting' }),
+      : reply.code(503).send({
+          status: daemon.stopping
+            ? 'stopping'
+            : daemon.coordinator.healthy
+              ? 'starting'
+              : 'database-unreachable',
+        }),
   );
   app.get('/metrics', async (_req, reply) => {
     const text = await daemon.metrics.registry.metrics();

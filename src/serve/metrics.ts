@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RunReport } from '../run/index.js';
 import type { ScanReport } from '../scan/index.js';
+import type { Coordinator } from './cluster/index.js';
 
 export type WebhookResult =
   | 'accepted'
@@ -15,7 +16,8 @@ export type WebhookResult =
   | 'too-large'
   | 'not-found'
   | 'suspended'
-  | 'busy';
+  | 'busy'
+  | 'unavailable';
 
 export class ServeMetrics {
   readonly registry = new Registry();
@@ -35,6 +37,9 @@ export class ServeMetrics {
   readonly reloads: Counter<'outcome'>;
   readonly configErrors: Gauge;
   readonly alerts: Counter<'provider' | 'outcome'>;
+  readonly claims: Counter<'outcome'>;
+  readonly leasesLost: Counter;
+  #coordinator: Coordinator | null = null;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -135,6 +140,84 @@ export class ServeMetrics {
       labelNames: ['provider', 'outcome'],
       registers,
     });
+    this.claims = new Counter({
+      name: 'pawl_replica_claims_total',
+      help: 'Claims of a job by this replica: granted, held (another replica runs it), error (database unreachable).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.leasesLost = new Counter({
+      name: 'pawl_replica_leases_lost_total',
+      help: 'Runs whose lease was lost before they ended (they stop before pushing).',
+      registers,
+    });
+    // The replicas' view, read from the coordinator at each scrape.
+    const coordinator = (): Coordinator | null => this.#coordinator;
+    new Gauge({
+      name: 'pawl_replica_database_up',
+      help: "1 when this replica's last heartbeat reached the database (always 1 on SQLite).",
+      registers,
+      collect() {
+        this.set(coordinator()?.healthy === false ? 0 : 1);
+      },
+    });
+    new Gauge({
+      name: 'pawl_replica_leases',
+      help: 'Leases (jobs running) this replica holds now.',
+      registers,
+      collect() {
+        this.set(coordinator()?.claims().length ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'pawl_replica_lease_age_seconds',
+      help: 'Age of each lease this replica holds, by job.',
+      labelNames: ['job'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const c of coordinator()?.claims() ?? [])
+          this.set({ job: c.key }, (now - c.acquiredAt.getTime()) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'pawl_replica_heartbeat_age_seconds',
+      help: "Seconds since each replica last beat, as of this replica's last heartbeat.",
+      labelNames: ['replica'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const r of coordinator()?.replicas() ?? [])
+          this.set({ replica: r.id }, Math.max(0, (now - r.heartbeatAt.getTime()) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'pawl_replica_live',
+      help: '1 for each replica whose heartbeat is current, 0 for one recently gone.',
+      labelNames: ['replica'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of coordinator()?.replicas() ?? []) this.set({ replica: r.id }, r.live ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'pawl_replica_claims',
+      help: "Leases each replica holds, as of this replica's last heartbeat.",
+      labelNames: ['replica'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of coordinator()?.replicas() ?? []) this.set({ replica: r.id }, r.claims);
+      },
+    });
+  }
+
+  /** The replicas' gauges read this coordinator at each scrape. */
+  watchCoordinator(c: Coordinator): void {
+    this.#coordinator = c;
   }
 
   observeScan(r: ScanReport): void {

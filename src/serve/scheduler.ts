@@ -42,6 +42,12 @@ export interface JobSpec {
    * lets it through: an object waiting behind others has not timed out.
    */
   gate?: (fn: () => Promise<void>) => Promise<void>;
+  /**
+   * Asked before a run on the job's interval or a retry (never before a request): false skips it
+   * — no run, no wait for the gate — and the job waits for its next interval. Replicas: only the
+   * job's preferred owner runs it on schedule.
+   */
+  admit?: () => boolean;
   run(ctx: RunContext): Promise<void>;
 }
 
@@ -62,6 +68,8 @@ export interface JobStatus {
   runs: number;
   /** Failures in a row; 0 after a success. */
   failures: number;
+  /** Scheduled runs `admit` turned away (another replica's turn). */
+  skips: number;
   nextAt: number | null;
   last: RunResult | null;
   lastError: string | null;
@@ -89,6 +97,7 @@ interface Job {
   waiting: ((r: RunResult | null) => void)[];
   runs: number;
   failures: number;
+  skips: number;
   last: RunResult | null;
   lastError: string | null;
   removed: boolean;
@@ -146,6 +155,7 @@ export class Scheduler {
           waiting: [],
           runs: 0,
           failures: 0,
+          skips: 0,
           last: null,
           lastError: null,
           removed: false,
@@ -236,6 +246,7 @@ export class Scheduler {
       queued: job.followUp,
       runs: job.runs,
       failures: job.failures,
+      skips: job.skips,
       nextAt: job.nextAt,
       last: job.last,
       lastError: job.lastError,
@@ -276,6 +287,11 @@ export class Scheduler {
 
   private start(job: Job, trigger: RunTrigger): void {
     this.clearTimer(job);
+    if (trigger !== 'request' && job.spec.admit && !job.spec.admit()) {
+      job.skips++;
+      this.schedule(job, this.jittered(job.spec.interval));
+      return;
+    }
     job.followUp = false;
     const waiting = job.waiting.splice(0);
     const spec = job.spec;

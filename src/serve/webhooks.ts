@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { refKey, type Config } from '../config/index.js';
-import type { Logger } from '../util/index.js';
+import { errorMessage, type Logger } from '../util/index.js';
 import type { WebhookResult } from './metrics.js';
 import {
   MAX_WEBHOOK_BODY_BYTES,
@@ -44,10 +44,7 @@ export class ReplayGuard {
    * `receiver` within the window; records it otherwise.
    */
   replayed(receiver: string, delivery: string | undefined, body: Buffer, now: number): boolean {
-    const hash = createHash('sha256').update(receiver).update('\0');
-    if (delivery !== undefined) hash.update('id\0').update(delivery);
-    else hash.update('body\0').update(body);
-    const key = hash.digest('base64');
+    const key = this.#key(receiver, delivery, body);
     const at = this.#seen.get(key);
     if (at !== undefined && now - at < this.windowMs) return true;
     this.#seen.delete(key);
@@ -56,6 +53,18 @@ export class ReplayGuard {
     while (this.#seen.size > this.max) this.#seen.delete(this.#seen.keys().next().value!);
     return false;
   }
+
+  /** Forgets a delivery that was not acted on after all, so that its retry is not a replay. */
+  forget(receiver: string, delivery: string | undefined, body: Buffer): void {
+    this.#seen.delete(this.#key(receiver, delivery, body));
+  }
+
+  #key(receiver: string, delivery: string | undefined, body: Buffer): string {
+    const hash = createHash('sha256').update(receiver).update('\0');
+    if (delivery !== undefined) hash.update('id\0').update(delivery);
+    else hash.update('body\0').update(body);
+    return hash.digest('base64');
+  }
 }
 
 export interface WebhookSink {
@@ -63,7 +72,7 @@ export interface WebhookSink {
   trigger(
     repositories: readonly string[],
     automations?: readonly string[],
-  ): { automations: string[]; repositories: string[] };
+  ): Promise<{ automations: string[]; repositories: string[] }>;
 }
 
 export interface WebhookOutcome {
@@ -83,15 +92,19 @@ const RESULTS: Record<number, WebhookResult> = {
   503: 'suspended',
 };
 
-/** One request: the receivers module's verdict, then replays, then the scheduler. */
-export function acceptWebhook(
+/**
+ * One request: the receivers module's verdict, then replays, then the work queue. When the work
+ * cannot be queued (the database of the replicas is unreachable) the answer is 503: the sender
+ * retries, and nothing is lost.
+ */
+export async function acceptWebhook(
   sink: WebhookSink,
   replays: ReplayGuard,
   path: string,
   req: IncomingWebhook,
   now: number,
   log: Logger,
-): WebhookOutcome {
+): Promise<WebhookOutcome> {
   const out = handleWebhook(sink.current.routes, sink.current.config, { ...req, path });
   if (out.status === 404)
     return { status: 404, result: 'not-found', receiver: null, body: { error: out.error } };
@@ -114,7 +127,20 @@ export function acceptWebhook(
     return { status: 200, result: 'ignored', receiver, body: { ignored: 'this event was already received' } };
   }
   const { repositories, automations, skipped } = out.triggers;
-  const started = sink.trigger(repositories, automations);
+  let started: { automations: string[] };
+  try {
+    started = await sink.trigger(repositories, automations);
+  } catch (err) {
+    // The sender will deliver it again: it must not then count as a replay.
+    replays.forget(receiver, out.event.delivery, req.body);
+    log.warn({ receiver, err: errorMessage(err) }, 'webhook not queued; the sender will retry');
+    return {
+      status: 503,
+      result: 'unavailable',
+      receiver,
+      body: { error: 'the work queue is unavailable; retry later' },
+    };
+  }
   log.info(
     { receiver, repositories, automations: started.automations, skipped: skipped.length },
     'webhook accepted',

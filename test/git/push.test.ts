@@ -208,6 +208,44 @@ describe('push', () => {
     assert.equal(result.attempts, 2);
   });
 
+  test('two writers of the same change from the same fetch (two replicas): one commit lands, the other finds it done', async () => {
+    const { name, ws } = await setup();
+    const other = await openWorkspace({
+      stateDir: (await tempDir()).dir,
+      repo: gitRepository(server.cloneUrl(name), { name }),
+      secret: creds,
+      log: silentLogger,
+    });
+    assert.equal(other.base, ws.base, 'both fetched the same head');
+    const first = await pushWithRetry(
+      other,
+      bumpTo('3.5.0', 'flux-system/auto', new Date(1_000_000_000_000)),
+    );
+    assert.equal(first.pushed, true);
+    // The second push is not a fast-forward of what it fetched: refused, refreshed, nothing left to do.
+    const second = await pushWithRetry(ws, bumpTo('3.5.0', 'flux-system/auto', new Date(1_000_000_100_000)));
+    assert.deepEqual(
+      [second.pushed, second.rejected, second.commit, second.attempts],
+      [false, null, null, 2],
+    );
+    const log = await server.log(name, 'main');
+    assert.equal(log.filter((c) => c.subject === 'Update app to 3.5.0').length, 1, 'one commit, not two');
+    assert.equal(log[0]!.sha, first.commit);
+  });
+
+  test('a signal aborted before the push (a replica that lost its lease): nothing is pushed', async () => {
+    const { name, ws } = await setup();
+    const before = await server.revParse(name, 'refs/heads/main');
+    const controller = new AbortController();
+    const attempt = async (w: Workspace) => {
+      const sha = await bumpTo('3.6.0')(w);
+      controller.abort(new Error('lost the lease'));
+      return sha;
+    };
+    await assert.rejects(pushWithRetry(ws, attempt, { signal: controller.signal }), /lost the lease/);
+    assert.equal(await server.revParse(name, 'refs/heads/main'), before);
+  });
+
   test('a branch that keeps moving: gives up after maxAttempts with non-fast-forward', async () => {
     const { name, ws } = await setup();
     server.beforePush(name, async ({ count }) => {

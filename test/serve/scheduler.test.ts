@@ -233,4 +233,33 @@ describe('scheduler: gates', () => {
     assert.equal(s.status('queued')!.running, false);
     assert.equal(s.status('queued')!.lastError, null);
   });
+
+  test('admit: a scheduled run another replica owns is skipped without waiting for the gate; a request runs', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock, random: () => 0.5 });
+    const p = probe();
+    let mine = false;
+    let gated = 0;
+    s.set([
+      job(clock, 'a', p, {
+        admit: () => mine,
+        gate: async (fn) => {
+          gated++;
+          await fn();
+        },
+      }),
+    ]);
+    await clock.advance(0);
+    await clock.advance(60_000);
+    assert.deepEqual(p.starts, [], 'not this replica’s: never run on schedule');
+    assert.equal(gated, 0, 'and never queued for a slot');
+    assert.equal(s.status('a')!.skips, 2);
+    assert.equal(s.status('a')!.runs, 0);
+    const r = await s.request('a');
+    assert.equal(r?.error, null, 'a request (a webhook, a takeover) runs whoever owns it');
+    assert.equal(p.starts.length, 1);
+    mine = true;
+    await clock.advance(60_000);
+    assert.equal(p.starts.length, 2, 'once it is this replica’s, the schedule runs it');
+  });
 });

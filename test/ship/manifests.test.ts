@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import * as apps from 'kubernetes-models/apps/v1';
 import * as core from 'kubernetes-models/v1';
+import * as policy from 'kubernetes-models/policy/v1';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
 import type { IService, IPersistentVolumeClaim, IConfigMap } from 'kubernetes-models/v1';
 import { ROOT } from '../helpers/world.js';
@@ -37,7 +38,11 @@ type ModelClass = new (data: never) => Validatable;
 
 /** The kubernetes-models class for an object's apiVersion and kind. */
 function modelFor(o: Obj): ModelClass | undefined {
-  const modules: Record<string, Record<string, unknown>> = { v1: core, 'apps/v1': apps };
+  const modules: Record<string, Record<string, unknown>> = {
+    v1: core,
+    'apps/v1': apps,
+    'policy/v1': policy,
+  };
   const cls = modules[o.apiVersion]?.[o.kind];
   return typeof cls === 'function' ? (cls as ModelClass) : undefined;
 }
@@ -198,4 +203,36 @@ test('the Prometheus overlay adds a ServiceMonitor that selects only the admin S
     type: 'Bearer',
     credentials: { name: 'pawl-admin-token', key: 'token' },
   });
+});
+
+test('the replicas overlay: three replicas rolling one at a time, the store from a Secret, no volume claim', async () => {
+  const objs = await build('deploy/kubernetes/overlays/replicas');
+  for (const o of objs) validate(o);
+  const d = one(objs, 'Deployment') as unknown as IDeployment;
+  assert.equal(d.spec!.replicas, 3);
+  assert.equal(d.spec!.strategy!.type, 'RollingUpdate');
+  const pod = d.spec!.template.spec!;
+  const c = pod.containers.find((x) => x.name === 'pawl')!;
+  const env = new Map((c.env ?? []).map((e) => [e.name, e]));
+  assert.deepEqual(env.get('PAWL_STORE')!.valueFrom!.secretKeyRef, { name: 'pawl-store', key: 'url' });
+  assert.deepEqual(env.get('PAWL_STORE_PASSWORD')!.valueFrom!.secretKeyRef, {
+    name: 'pawl-store',
+    key: 'password',
+  });
+  assert.ok(env.has('PAWL_STATE_DIR'), "the base's environment is kept");
+  assert.ok(
+    !(c.args ?? []).some((a) => a.includes('postgres')),
+    'no store URL (or password) on the command line',
+  );
+  // The working copies are a per-pod cache; nothing claims a ReadWriteOnce volume.
+  const state = pod.volumes!.find((v) => v.name === 'state')!;
+  assert.ok(state.emptyDir);
+  assert.equal(state.persistentVolumeClaim, undefined);
+  assert.equal(objs.filter((o) => o.kind === 'PersistentVolumeClaim').length, 0);
+  const pdb = one(objs, 'PodDisruptionBudget') as Obj & {
+    spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
+  };
+  const labels = d.spec!.template.metadata!.labels!;
+  assert.ok(Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => labels[k] === v));
+  assert.equal(pdb.spec.maxUnavailable, 1);
 });

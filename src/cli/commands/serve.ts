@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { withGlobalOptions } from '../context.js';
 import { action } from '../action.js';
-import { openCommandStore } from '../store.js';
+import { commandStorePassword, commandStoreSpec, openCommandStore } from '../store.js';
 import { parseDuration } from '../../config/index.js';
 import { UsageError } from '../../util/index.js';
 import {
@@ -24,6 +24,9 @@ interface ServeCliOptions {
   startSpread?: string;
   adminTokenFile?: string;
   heap: HeapMode;
+  leaseTtl?: string;
+  heartbeat?: string;
+  replicaId?: string;
 }
 
 export function register(program: Command): void {
@@ -55,6 +58,9 @@ export function register(program: Command): void {
           .choices(HEAP_MODES)
           .default('small'),
       )
+      .option('--lease-ttl <duration>', 'replicas: how long a lease and a heartbeat last unrenewed', '30s')
+      .option('--heartbeat <duration>', 'replicas: how often they are renewed', '10s')
+      .option('--replica-id <id>', "replicas: this replica's id (default HOST-PID-RANDOM)")
       // Tests and benches: start every object at once instead of spreading the first runs.
       .addOption(new Option('--start-spread <duration>').hideHelp()),
   );
@@ -71,7 +77,17 @@ export function register(program: Command): void {
         level: ctx.options.logLevel === 'warn' && !process.env.PAWL_LOG_LEVEL ? 'info' : ctx.options.logLevel,
         redactor: ctx.redactor,
       });
+      // The store's spec and password also tell the daemon whether it is one of several replicas.
+      const storeSpec = commandStoreSpec(ctx);
+      const storePassword = storeSpec.kind === 'postgres' ? await commandStorePassword(ctx) : undefined;
       const server = await startServer({
+        storeSpec,
+        ...(storePassword !== undefined ? { storePassword } : {}),
+        cluster: {
+          leaseTtlMs: duration(opts.leaseTtl ?? '30s', '--lease-ttl'),
+          heartbeatMs: duration(opts.heartbeat ?? '10s', '--heartbeat'),
+          ...(opts.replicaId ? { replicaId: opts.replicaId } : {}),
+        },
         configPaths: ctx.options.config,
         stateDir: ctx.options.stateDir,
         openStore: () => openCommandStore(ctx),

@@ -169,6 +169,10 @@ export class PostgresStore implements Store {
     });
     // An idle connection the server closed must not crash the process: the pool drops it.
     this.pool.on('error', (err) => opts.onIdleError?.(err));
+    // Nor a checked-out one between two statements (the server stopping, say): pg emits 'error'
+    // on a client with no query running, and the pool listens only while it is idle. The next
+    // query on it fails, and the connection is dropped when it is released.
+    this.pool.on('connect', (client) => client.on('error', (err) => opts.onIdleError?.(err)));
   }
 
   #secret(value: string): void {

@@ -1,0 +1,158 @@
+/**
+ * One `pawl serve` on its own (the SQLite store): every claim is granted unless this process
+ * already holds the key, work wakes this process at once, and the only replica is this one —
+ * the daemon behaves exactly as before replicas existed.
+ */
+import { hostname } from 'node:os';
+import type {
+  ClaimInfo,
+  Coordinator,
+  Lease,
+  MembershipChange,
+  ReplicaInfo,
+  TakenWork,
+  WorkItem,
+  WorkSource,
+} from './types.js';
+
+interface Held {
+  lease: Lease;
+  controller: AbortController;
+  renewedAt: Date;
+}
+
+interface Queued extends WorkItem {
+  version: number;
+}
+
+export class LocalCoordinator implements Coordinator {
+  readonly kind = 'local' as const;
+  readonly replicaId: string;
+  readonly leaseTtlMs = 0;
+  readonly heartbeatMs = 0;
+  readonly healthy = true;
+  readonly #held = new Map<string, Held>();
+  readonly #queue = new Map<string, Queued>();
+  readonly #work = new Set<(key: string, source: WorkSource) => void>();
+  readonly #startedAt: Date;
+  #token = 0;
+  #version = 0;
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.replicaId = `${hostname()}-${process.pid}`;
+    this.#startedAt = new Date(now());
+  }
+
+  get lastHeartbeat(): Date {
+    return new Date(this.now());
+  }
+
+  async start(): Promise<void> {}
+
+  async claim(key: string): Promise<Lease | null> {
+    if (this.#held.has(key)) return null;
+    const controller = new AbortController();
+    const lease: Lease = {
+      key,
+      token: String(++this.#token),
+      acquiredAt: new Date(this.now()),
+      signal: controller.signal,
+    };
+    this.#held.set(key, { lease, controller, renewedAt: lease.acquiredAt });
+    return lease;
+  }
+
+  async renew(lease: Lease): Promise<boolean> {
+    const held = this.#held.get(lease.key);
+    if (held?.lease !== lease) return false;
+    held.renewedAt = new Date(this.now());
+    return true;
+  }
+
+  async release(lease: Lease): Promise<void> {
+    if (this.#held.get(lease.key)?.lease === lease) this.#held.delete(lease.key);
+  }
+
+  async publish(items: WorkItem[]): Promise<void> {
+    for (const item of items) {
+      const q = this.#queue.get(item.key);
+      this.#queue.set(item.key, {
+        key: item.key,
+        repositories: [...new Set([...(q?.repositories ?? []), ...item.repositories])].sort(),
+        firstAt: Math.min(q?.firstAt ?? item.firstAt, item.firstAt),
+        events: (q?.events ?? 0) + item.events,
+        version: ++this.#version,
+      });
+    }
+    for (const key of new Set(items.map((i) => i.key))) for (const cb of this.#work) cb(key, 'notify');
+  }
+
+  async take(lease: Lease): Promise<TakenWork | null> {
+    const q = this.#queue.get(lease.key);
+    return q ? { ...q, repositories: [...q.repositories], version: String(q.version) } : null;
+  }
+
+  async ack(lease: Lease, work: TakenWork): Promise<boolean> {
+    const q = this.#queue.get(lease.key);
+    if (!q) return true;
+    if (String(q.version) !== work.version) {
+      // Those events are done; the ones that came after stay for the next run.
+      q.events = Math.max(1, q.events - work.events);
+      return false;
+    }
+    this.#queue.delete(lease.key);
+    return true;
+  }
+
+  onWork(cb: (key: string, source: WorkSource) => void): () => void {
+    this.#work.add(cb);
+    return () => this.#work.delete(cb);
+  }
+
+  onMembership(_cb: (change: MembershipChange) => void): () => void {
+    return () => undefined;
+  }
+
+  onRecovered(_cb: () => void): () => void {
+    return () => undefined;
+  }
+
+  owns(_key: string): boolean {
+    return true;
+  }
+
+  holds(key: string): boolean {
+    return this.#held.has(key);
+  }
+
+  replicas(): ReplicaInfo[] {
+    const now = new Date(this.now());
+    return [
+      {
+        id: this.replicaId,
+        host: hostname(),
+        pid: process.pid,
+        startedAt: this.#startedAt,
+        heartbeatAt: now,
+        expiresAt: now,
+        live: true,
+        claims: this.#held.size,
+        self: true,
+      },
+    ];
+  }
+
+  claims(): ClaimInfo[] {
+    return [...this.#held.values()].map((h) => ({
+      key: h.lease.key,
+      token: h.lease.token,
+      acquiredAt: h.lease.acquiredAt,
+      renewedAt: h.renewedAt,
+    }));
+  }
+
+  async close(): Promise<void> {
+    for (const h of this.#held.values()) h.controller.abort(new Error('the daemon is stopping'));
+    this.#held.clear();
+  }
+}
