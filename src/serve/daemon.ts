@@ -17,7 +17,7 @@ import {
 } from '../config/index.js';
 import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
-import { openSqliteStore, type ScanRecord, type Store } from '../store/index.js';
+import { openStoreFrom, type ScanRecord, type Store } from '../store/index.js';
 import { ConfigError, errorMessage, formatProblem, type Logger, type Problem } from '../util/index.js';
 import { ServeEvents, type PassEvent } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
@@ -189,7 +189,7 @@ export class Daemon {
     opts = { ...opts, metrics: opts.metrics ?? new ServeMetrics() };
     const loaded = await Daemon.#load(opts);
     if ('problems' in loaded) throw new ConfigError(loaded.problems);
-    const store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
+    const store = await (opts.openStore?.() ?? openStoreFrom({ kind: 'state-dir', stateDir: opts.stateDir }));
     const daemon = new Daemon(opts, store, loaded);
     for (const w of loaded.warnings) opts.log.warn(formatProblem(w));
     await daemon.#readLastScans();
