@@ -51,6 +51,7 @@ import type {
 } from '../types.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { migratePostgres, quoteIdent } from './migrate.js';
+import { displayUrl } from './url.js';
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
 
@@ -68,17 +69,6 @@ export interface PostgresStoreOptions extends StoreOptions {
   connectTimeoutMs?: number;
   /** Told about connections that fail while idle (the pool replaces them). */
   onIdleError?: (err: Error) => void;
-}
-
-/** Where a store is, for messages: the URL without its password. */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = '';
-    return u.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
 }
 
 /** pg's connection settings for a store URL: what replicas need to open their own connections (LISTEN). */
