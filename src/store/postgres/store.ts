@@ -574,6 +574,30 @@ export class PostgresStore implements Store {
     }));
   }
 
+  async latestSelections(policies: readonly string[]): Promise<Map<string, SelectionRecord>> {
+    const out = new Map<string, SelectionRecord>();
+    if (policies.length === 0) return out;
+    const rows = await this.#q<{
+      id: number;
+      policy: string;
+      at: number;
+      candidate: string | null;
+      error: string | null;
+    }>(
+      'SELECT DISTINCT ON (policy) * FROM selections WHERE policy = ANY($1::text[]) ORDER BY policy, id DESC',
+      [policies],
+    );
+    for (const r of rows)
+      out.set(r.policy, {
+        id: r.id,
+        policy: r.policy,
+        at: date(r.at),
+        candidate: r.candidate,
+        error: r.error,
+      });
+    return out;
+  }
+
   // ---------------------------------------------------------------- runs and decisions
 
   async beginRun(at: Date, kind: RunKind): Promise<number> {
@@ -671,6 +695,33 @@ export class PostgresStore implements Store {
       repository: r.repository,
       detail: parseJson<Record<string, unknown>>(r.detail, {}),
     }));
+  }
+
+  async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>> {
+    const out = new Map<string, EventRecord>();
+    if (policies.length === 0) return out;
+    const rows = await this.#q<{
+      id: number;
+      at: number;
+      kind: string;
+      policy: string;
+      repository: string | null;
+      detail: string;
+    }>(
+      `SELECT DISTINCT ON (policy) * FROM events WHERE kind = $1 AND policy = ANY($2::text[])
+       ORDER BY policy, id DESC`,
+      [kind, policies],
+    );
+    for (const r of rows)
+      out.set(r.policy, {
+        id: r.id,
+        at: date(r.at),
+        kind: r.kind,
+        policy: r.policy,
+        repository: r.repository,
+        detail: parseJson<Record<string, unknown>>(r.detail, {}),
+      });
+    return out;
   }
 
   // ---------------------------------------------------------------- batches
