@@ -19,8 +19,8 @@ import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
 import {
   DB_FILE,
+  loadPostgres,
   openSqliteStore,
-  postgresClientConfig,
   type ScanRecord,
   type Store,
   type StoreSpec,
@@ -259,7 +259,7 @@ export class Daemon {
     let coordinator: Coordinator | null = null;
     try {
       store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
-      coordinator = opts.coordinator ?? Daemon.#coordinatorFor(opts, spec, store);
+      coordinator = opts.coordinator ?? (await Daemon.#coordinatorFor(opts, spec, store));
       await coordinator.start();
     } catch (err) {
       await coordinator?.close().catch(() => undefined);
@@ -298,16 +298,17 @@ export class Daemon {
 
   /** Taking work: not stopping, and the database (with several replicas) answers. */
   /** One process on SQLite does everything; replicas on PostgreSQL coordinate in that database. */
-  static #coordinatorFor(
+  static async #coordinatorFor(
     opts: ServeOptions,
     spec: StoreSpec | { kind: 'state-dir' },
     store: Store,
-  ): Coordinator {
+  ): Promise<Coordinator> {
     if (spec.kind !== 'postgres') return new LocalCoordinator();
     const password = opts.storePassword ?? spec.password;
     const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
     // The store's URL, password and schema, on connections of its own: a busy store pool must
     // never delay a heartbeat.
+    const { postgresClientConfig } = await loadPostgres();
     const base = postgresClientConfig({
       url: spec.url,
       ...(password !== undefined ? { password } : {}),
