@@ -51,8 +51,12 @@ describe('pawl serve end to end', () => {
     const { json } = await serve.adminGet<{
       lastPass: { report: { automations: { result: string; commit: string }[] } };
     }>('/api/v1/automations/flux-system/fleet');
-    assert.equal(json.lastPass.report.automations[0]!.result, 'pushed');
-    assert.equal(json.lastPass.report.automations[0]!.commit, head!.sha);
+    // The registry re-sends a notification it thinks timed out (a loaded machine), and a request
+    // during a pass earns one follow-up: the last pass may then be a later, up-to-date one. The
+    // metric above says there was exactly one push either way.
+    const last = json.lastPass.report.automations[0]!;
+    if (last.result === 'pushed') assert.equal(last.commit, head!.sha);
+    else assert.equal(last.result, 'up-to-date');
   });
 
   test('the JSON API serves each object as the CLI shows it', async () => {
@@ -111,7 +115,8 @@ describe('pawl serve end to end', () => {
       await serve.adminGet<{ name: string; lastPass: { result: string; trigger: string } }[]>(
         '/api/v1/automations',
       );
-    assert.equal(automations.json[0]!.lastPass.result, 'pushed');
+    // 'up-to-date' when a repeated notification earned a follow-up pass (see the test above).
+    assert.ok(['pushed', 'up-to-date'].includes(automations.json[0]!.lastPass.result));
     assert.equal(automations.json[0]!.lastPass.trigger, 'request');
     assert.equal((await serve.adminGet('/api/v1/automations/flux-system/nope')).status, 404);
     assert.equal((await serve.adminGet('/api/v1/policies/flux-system/nope/explain')).status, 404);
