@@ -272,6 +272,10 @@ describe('the dashboard in a browser, on real state', () => {
     await page.focus('tr[data-policy="flux-system/app"] a[href="#/policy/flux-system/app"]');
     await page.keyboard.press('Enter');
     await page.locator('main[data-view="policy"] [data-pin]').first().waitFor();
+    // The view moves focus to its heading once rendered, which may be a frame after the pin shows.
+    await page
+      .waitForFunction("document.activeElement?.tagName === 'H1'", undefined, { timeout: 30_000 })
+      .catch(() => undefined);
     assert.equal(await page.evaluate('document.activeElement?.tagName'), 'H1');
     const pin = page.locator('[data-pin]').first();
     const text = await pin.innerText();
