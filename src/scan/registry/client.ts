@@ -9,7 +9,7 @@
  * until they expire and fetched again on a 401.
  */
 import { createHash } from 'node:crypto';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Secret, refKey } from '../../config/index.js';
 import { Redactor, RuntimeError, silentLogger, type Logger } from '../../util/index.js';
@@ -272,7 +272,11 @@ class Client implements RegistryClient {
   private readonly random: () => number;
   private readonly timeoutMs: number;
   private readonly redactor = new Redactor();
-  private readonly dispatcher: Dispatcher | undefined;
+  /**
+   * Only for a certSecretRef: npm undici is half a megabyte of code to compile, and every other
+   * client uses Node's built-in fetch and its global dispatcher, so it is loaded on demand.
+   */
+  private readonly dispatcher: Promise<Dispatcher> | undefined;
   private readonly challenges = new Map<string, Promise<Challenge>>();
   private readonly tokens = new Map<string, { header: string; expires: number }>();
   private readonly credentials = new Map<
@@ -301,7 +305,10 @@ class Client implements RegistryClient {
       );
     }
     this.dispatcher = opts.caSecret
-      ? new Agent({ connect: { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) } })
+      ? import('undici').then(
+          ({ Agent }) =>
+            new Agent({ connect: { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) } }),
+        )
       : undefined;
   }
 
@@ -428,7 +435,7 @@ class Client implements RegistryClient {
           redirect: 'follow',
           ...(requestBody !== undefined ? { body: requestBody } : {}),
         };
-        if (this.dispatcher) init.dispatcher = this.dispatcher;
+        if (this.dispatcher) init.dispatcher = await this.dispatcher;
         op.requests++;
         const res = await this.fetchImpl(url, init);
         const body = method === 'HEAD' ? Buffer.alloc(0) : await readBody(res, maxBytes);
