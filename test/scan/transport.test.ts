@@ -63,11 +63,12 @@ test('follows a cross-origin redirect without the Authorization header, and repo
   }
 });
 
-test('a 303 after a POST becomes a GET without the body; a 4xx is returned with its body', async () => {
+test('a 303 after a POST becomes a GET without the body; a 4xx and a 300 are returned as they are', async () => {
   const seen: string[] = [];
   const s = await server((req, res, body) => {
     seen.push(`${req.method} ${req.url} ${body}`);
     if (req.url === '/token') res.writeHead(303, { location: '/answer' }).end();
+    else if (req.url === '/choices') res.writeHead(300, { location: '/answer' }).end('pick one');
     else res.writeHead(404, 'Not Found', { 'content-type': 'application/json' }).end('{"errors":[]}');
   });
   try {
@@ -79,6 +80,10 @@ test('a 303 after a POST becomes a GET without the body; a 4xx is returned with 
     assert.equal(r.statusText, 'Not Found');
     assert.equal(r.body.toString(), '{"errors":[]}');
     assert.deepEqual(seen, ['POST /token grant_type=password', 'GET /answer ']);
+    // fetch follows 301, 302, 303, 307 and 308 only.
+    const choices = await nodeTransport()(`${s.url}/choices`, init());
+    assert.equal(choices.status, 300);
+    assert.equal(choices.body.toString(), 'pick one');
   } finally {
     await s.close();
   }

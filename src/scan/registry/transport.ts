@@ -39,6 +39,14 @@ export type Transport = (url: string, init: ExchangeInit) => Promise<Exchange>;
 export class BodyTooLarge extends Error {}
 
 const MAX_REDIRECTS = 20;
+/** The statuses fetch follows (300 and 305 are not). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/**
+ * An idle kept-alive connection is closed after this long (undici's default is 4 s): a server's
+ * own idle timeout then rarely closes one under a request, and the agents of a configuration the
+ * daemon replaced let go of their sockets.
+ */
+const IDLE_MS = 5_000;
 const CROSS_ORIGIN_DROPPED = ['authorization', 'cookie', 'proxy-authorization'];
 
 export interface TlsOptions {
@@ -62,10 +70,11 @@ export function nodeTransport(tls: TlsOptions = {}): Transport {
           body !== undefined ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers,
         signal: init.signal,
         agent: secure
-          ? (https ??= new HttpsAgent({ keepAlive: true, ...tls }))
-          : (http ??= new HttpAgent({ keepAlive: true })),
+          ? (https ??= new HttpsAgent({ keepAlive: true, timeout: IDLE_MS, ...tls }))
+          : (http ??= new HttpAgent({ keepAlive: true, timeout: IDLE_MS })),
       };
       const req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {
+        res.on('error', reject);
         if (init.method === 'HEAD') {
           res.resume();
           return resolve({ res, body: Buffer.alloc(0) });
@@ -82,7 +91,6 @@ export function nodeTransport(tls: TlsOptions = {}): Transport {
           }
           chunks.push(chunk);
         });
-        res.on('error', reject);
         res.on('close', () => {
           if (!res.complete) reject(new Error('the connection closed before the response body was complete'));
         });
@@ -100,7 +108,7 @@ export function nodeTransport(tls: TlsOptions = {}): Transport {
       const { res, body: data } = await one(url, { ...init, method }, headers, body);
       const status = res.statusCode ?? 0;
       const location = res.headers.location;
-      if (status >= 300 && status < 400 && status !== 304 && location !== undefined) {
+      if (REDIRECTS.has(status) && location !== undefined) {
         if (redirects >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
         const next = new URL(location, url);
         if (
