@@ -373,6 +373,7 @@ try {
     return {
       wallMs: median(xs.map((x) => x.wallMs)),
       cpuMs: median(xs.map((x) => x.cpuMs)),
+      cpuRuns: xs.map((x) => Math.round(x.cpuMs)),
       rssMb: median(xs.map((x) => x.rssMb)),
       maxWall: Math.max(...xs.map((x) => x.wallMs)),
       minWall: Math.min(...xs.map((x) => x.wallMs)),
@@ -420,6 +421,7 @@ try {
       `${Math.round(m.wallMs)}`,
       `${Math.round(m.minWall)}–${Math.round(m.maxWall)}`,
       `${Math.round(m.cpuMs)}`,
+      m.cpuRuns.join('/'),
       m.rssMb.toFixed(0),
       key.startsWith('node') || key.startsWith('pawl') || key.startsWith('tsx help') ? '' : fmtReq(m.req),
       targets[key] ?? '',
@@ -430,6 +432,7 @@ try {
     'wall ms (median)',
     'range',
     'CPU ms',
+    'CPU each run',
     'peak RSS MB',
     'registry requests (median)',
     'target',
@@ -437,7 +440,9 @@ try {
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   const line = (r: string[]) =>
     r
-      .map((x, c) => (c === 1 || c === 3 || c === 4 ? x.padStart(widths[c]!) : x.padEnd(widths[c]!)))
+      .map((x, c) =>
+        c === 1 || c === 3 || c === 4 || c === 5 ? x.padStart(widths[c]!) : x.padEnd(widths[c]!),
+      )
       .join('  ')
       .trimEnd();
   console.log(

@@ -33,9 +33,12 @@ const main = document.getElementById('main')!;
 const liveEl = document.getElementById('live')!;
 const feed: { at: string; text: string }[] = [];
 let rendering = 0;
+/** A navigation's render may be overtaken by a live refresh's: the refresh then moves the focus. */
+let focusPending = false;
 
 async function render(focus: boolean): Promise<void> {
   const n = ++rendering;
+  if (focus) focusPending = true;
   const r = route();
   const scrollY = window.scrollY;
   let view: HTMLElement;
@@ -59,6 +62,8 @@ async function render(focus: boolean): Promise<void> {
     );
   }
   if (n !== rendering) return;
+  focus = focusPending;
+  focusPending = false;
   // A live refresh must not take the keyboard focus away: find the same element again.
   const keep = focus ? null : focusKey(document.activeElement);
   main.replaceChildren(view);

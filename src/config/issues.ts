@@ -96,6 +96,44 @@ export interface FieldWarning {
   message: string;
 }
 
+/** What the walk below needs of a schema node, wrappers (optional, default, pipe…) looked through. */
+interface Resolved {
+  /** The first `pawlIgnored` note on the way down. */
+  ignored: string | undefined;
+  shape: Record<string, z.ZodType> | undefined;
+  element: z.ZodType | undefined;
+}
+
+/**
+ * Per schema node, once: `meta()` reads zod's global registry and copies the entry, which, for
+ * every field of a thousand objects, was most of the walk's time.
+ */
+const resolvedNodes = new WeakMap<z.ZodType, Resolved>();
+
+function resolveNode(s: z.ZodType): Resolved {
+  let r = resolvedNodes.get(s);
+  if (r) return r;
+  let ignored: string | undefined;
+  let cur = s;
+  for (;;) {
+    const meta = cur.meta() as { pawlIgnored?: string } | undefined;
+    ignored ??= meta?.pawlIgnored || undefined;
+    const def = cur._zod.def as unknown as Def;
+    if (def.innerType) cur = def.innerType;
+    else if (def.type === 'pipe' && def.in) cur = def.in;
+    else {
+      r = {
+        ignored,
+        shape: def.type === 'object' ? def.shape : undefined,
+        element: def.type === 'array' ? def.element : undefined,
+      };
+      break;
+    }
+  }
+  resolvedNodes.set(s, r);
+  return r;
+}
+
 /**
  * Fields the schema does not know (a typo must not pass in silence) and fields pawl accepts
  * but ignores. Walks the raw value alongside the schema; zod itself strips unknown keys.
@@ -103,48 +141,36 @@ export interface FieldWarning {
 export function fieldWarnings(schema: z.ZodType, value: unknown, kind: string): FieldWarning[] {
   const out: FieldWarning[] = [];
   const walk = (s: z.ZodType, v: unknown, path: PropertyKey[]): void => {
-    let cur = s;
-    for (;;) {
-      const meta = cur.meta() as { pawlIgnored?: string } | undefined;
-      if (meta?.pawlIgnored && v !== undefined) {
-        out.push({ path, message: `${fieldPath(path)} is ignored: ${meta.pawlIgnored}` });
-        return;
-      }
-      const def = cur._zod.def as unknown as Def;
-      if (def.innerType) {
-        cur = def.innerType;
-        continue;
-      }
-      if (def.type === 'pipe' && def.in) {
-        cur = def.in;
-        continue;
-      }
-      if (def.type === 'object' && def.shape && v !== null && typeof v === 'object' && !Array.isArray(v)) {
-        const known = Object.keys(def.shape);
-        for (const [key, child] of Object.entries(v)) {
-          const sub = def.shape[key];
-          if (sub) {
-            walk(sub, child, [...path, key]);
-            continue;
-          }
-          const near = closest(
-            key,
-            known.filter((k) => k !== 'status'),
-            1,
-          );
-          const hint = near.length ? `; did you mean ${near[0]}?` : '';
-          out.push({
-            path: [...path, key],
-            message: `unknown field ${fieldPath([...path, key])} in ${kind} (ignored)${hint}`,
-          });
+    if (v === undefined) return;
+    const node = resolveNode(s);
+    if (node.ignored) {
+      out.push({ path, message: `${fieldPath(path)} is ignored: ${node.ignored}` });
+      return;
+    }
+    const { shape, element } = node;
+    if (shape && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const key in v) {
+        if (!Object.hasOwn(v, key)) continue;
+        const child = (v as Record<string, unknown>)[key];
+        const sub = Object.hasOwn(shape, key) ? shape[key] : undefined;
+        if (sub) {
+          walk(sub, child, [...path, key]);
+          continue;
         }
-        return;
-      }
-      if (def.type === 'array' && def.element && Array.isArray(v)) {
-        v.forEach((item, i) => walk(def.element!, item, [...path, i]));
+        const near = closest(
+          key,
+          Object.keys(shape).filter((k) => k !== 'status'),
+          1,
+        );
+        const hint = near.length ? `; did you mean ${near[0]}?` : '';
+        out.push({
+          path: [...path, key],
+          message: `unknown field ${fieldPath([...path, key])} in ${kind} (ignored)${hint}`,
+        });
       }
       return;
     }
+    if (element && Array.isArray(v)) v.forEach((item, i) => walk(element, item, [...path, i]));
   };
   walk(schema, value, []);
   return out;

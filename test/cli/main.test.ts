@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { commandName } from '../../src/cli/main.js';
+import { buildProgram, commandName } from '../../src/cli/main.js';
 import { runCli } from '../helpers/world.js';
 
 test('the command name is found after global options and their values', () => {
@@ -10,6 +10,18 @@ test('the command name is found after global options and their values', () => {
   assert.equal(commandName(['--help']), null);
   assert.equal(commandName(['bogus']), null);
   assert.equal(commandName(['toString']), null);
+  assert.equal(commandName(['help', 'run']), 'run');
+  assert.equal(commandName(['help', 'bogus']), null);
+});
+
+test('the help listing from the command summaries is what the command modules register', async () => {
+  const summaries = await buildProgram(['--help']);
+  const modules = await buildProgram(['--help'], true);
+  assert.equal(summaries.helpInformation(), modules.helpInformation());
+  assert.deepEqual(
+    summaries.commands.map((c) => c.name()),
+    modules.commands.map((c) => c.name()),
+  );
 });
 
 test('pawl --help lists every command; an unknown command is bad usage (exit 2)', async () => {

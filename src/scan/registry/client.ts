@@ -1,5 +1,6 @@
 /**
- * The OCI distribution client (SPEC §2, §4; issue 3) on Node's built-in fetch.
+ * The OCI distribution client (SPEC §2, §4; issue 3) over node:http/https (transport.ts), or a
+ * given `fetch`.
  *
  * Every operation (listTags, headManifest, buildTime) has one deadline (`timeoutMs`, the
  * ImageRepository's `spec.timeout`) covering retries and waits. Requests go through the
@@ -9,7 +10,6 @@
  * until they expire and fetched again on a 401.
  */
 import { createHash } from 'node:crypto';
-import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Secret, refKey } from '../../config/index.js';
 import { Redactor, RuntimeError, silentLogger, type Logger } from '../../util/index.js';
@@ -35,6 +35,8 @@ import {
   type Sleep,
 } from './pool.js';
 import { familiarName } from './reference.js';
+import type { Dispatcher } from 'undici';
+import { BodyTooLarge, fetchTransport, nodeTransport, type Transport } from './transport.js';
 import type {
   BuildTime,
   BuildTimeCache,
@@ -267,12 +269,11 @@ function isAttestation(d: z.infer<typeof descriptor>): boolean {
 class Client implements RegistryClient {
   private readonly log: Logger;
   private readonly pool: RegistryPool;
-  private readonly fetchImpl: typeof fetch;
+  private readonly transport: Transport;
   private readonly sleep: Sleep;
   private readonly random: () => number;
   private readonly timeoutMs: number;
   private readonly redactor = new Redactor();
-  private readonly dispatcher: Dispatcher | undefined;
   private readonly challenges = new Map<string, Promise<Challenge>>();
   private readonly tokens = new Map<string, { header: string; expires: number }>();
   private readonly credentials = new Map<
@@ -283,7 +284,6 @@ class Client implements RegistryClient {
   constructor(private readonly opts: RegistryClientOptions) {
     this.log = opts.log ?? silentLogger;
     this.pool = opts.pool ?? sharedRegistryPool(opts.limits);
-    this.fetchImpl = opts.fetch ?? fetch;
     this.sleep = opts.sleep ?? realSleep;
     this.random = opts.random ?? Math.random;
     this.timeoutMs = opts.timeoutMs ?? 60_000;
@@ -300,9 +300,18 @@ class Client implements RegistryClient {
         `Secret ${refKey(opts.caSecret!.metadata)} (certSecretRef) has ${cert ? 'tls.crt without tls.key' : 'tls.key without tls.crt'}`,
       );
     }
-    this.dispatcher = opts.caSecret
-      ? new Agent({ connect: { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) } })
-      : undefined;
+    const tls = { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) };
+    // A given fetch (tests, library callers) needs an undici Agent for the TLS settings; npm
+    // undici is half a megabyte to compile, so it is loaded only then.
+    let agent: Promise<Dispatcher> | undefined;
+    this.transport = opts.fetch
+      ? fetchTransport(
+          opts.fetch,
+          opts.caSecret
+            ? () => (agent ??= import('undici').then(({ Agent }) => new Agent({ connect: tls })))
+            : undefined,
+        )
+      : nodeTransport(tls);
   }
 
   private origin(repo: RepositoryRef): string {
@@ -421,24 +430,14 @@ class Client implements RegistryClient {
       let fetched: Fetched | undefined;
       let networkError: unknown;
       try {
-        const init: RequestInit & { dispatcher?: Dispatcher } = {
+        op.requests++;
+        fetched = await this.transport(url, {
           method,
           headers,
           signal: op.signal,
-          redirect: 'follow',
+          maxBytes,
           ...(requestBody !== undefined ? { body: requestBody } : {}),
-        };
-        if (this.dispatcher) init.dispatcher = this.dispatcher;
-        op.requests++;
-        const res = await this.fetchImpl(url, init);
-        const body = method === 'HEAD' ? Buffer.alloc(0) : await readBody(res, maxBytes);
-        fetched = {
-          status: res.status,
-          statusText: res.statusText,
-          headers: res.headers,
-          body,
-          url: res.url || url,
-        };
+        });
       } catch (err) {
         networkError = err;
       } finally {
@@ -976,24 +975,6 @@ class Client implements RegistryClient {
     if (label) return { digest, created: label, source: 'label' };
     return null;
   }
-}
-
-class BodyTooLarge extends Error {}
-
-async function readBody(res: Response, maxBytes: number): Promise<Buffer> {
-  if (!res.body) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    const b = Buffer.from(chunk as Uint8Array);
-    size += b.length;
-    if (size > maxBytes) {
-      await res.body.cancel().catch(() => undefined);
-      throw new BodyTooLarge(`response larger than ${maxBytes} bytes`);
-    }
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks);
 }
 
 function describeNetworkError(err: unknown): string {
