@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError, Help } from 'commander';
 import { withGlobalOptions } from './context.js';
+import { ONE_SHOT_HEAP_FLAGS, heapFlagsGiven } from '../util/index.js';
 
 type CommandModule = { register(program: Command): void };
 
@@ -119,14 +120,12 @@ export async function buildProgram(argv: readonly string[] = [], all = false): P
 /**
  * A one-shot command keeps V8's young generation at its initial size instead of letting it grow
  * to 16 MB per semi-space: the cold pass peaks about 25 MB lower (docs/performance.md) for the
- * same CPU. `--semi-space-growth-factor` is read at each growth decision, so setting it now
- * works; the size flags are read once at start-up and would not. The daemon keeps V8's defaults
- * (docs/serve.md tunes it with NODE_OPTIONS), and so does anyone who sets semi-space flags.
+ * same CPU. The daemon sets its own (`pawl serve --heap`, src/util/heap.ts); anyone who starts
+ * node with heap flags of their own keeps them.
  */
 function smallYoungGeneration(argv: readonly string[]): void {
-  const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
-  if (commandName(argv) === 'serve' || /semi[-_]space/.test(flags)) return;
-  setFlagsFromString('--semi-space-growth-factor=1');
+  if (commandName(argv) === 'serve' || heapFlagsGiven(process.execArgv, process.env.NODE_OPTIONS)) return;
+  for (const flag of ONE_SHOT_HEAP_FLAGS) setFlagsFromString(flag);
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -24,7 +24,6 @@ export { parseListen } from './http.js';
 export { AdminAuth, defaultWebDir } from './dashboard.js';
 export { forgeCommitUrl, markerState, overview, timeline } from './dashboard-data.js';
 export { createServeLogger } from './log.js';
-export { HEAP_MODES, SMALL_HEAP_FLAGS, tuneHeap, type HeapMode } from './heap.js';
 
 export const DEFAULT_LISTEN = ':9292';
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:9293';

@@ -3,16 +3,13 @@ import { withGlobalOptions } from '../context.js';
 import { action } from '../action.js';
 import { commandStorePassword, commandStoreSpec, openCommandStore } from '../store.js';
 import { parseDuration } from '../../config/index.js';
-import { UsageError } from '../../util/index.js';
+import { HEAP_MODES, UsageError, heapFlagsGiven, tuneHeap, type HeapMode } from '../../util/index.js';
 import {
   createServeLogger,
   DEFAULT_ADMIN_LISTEN,
   DEFAULT_GRACE_PERIOD_MS,
   DEFAULT_LISTEN,
-  HEAP_MODES,
   startServer,
-  tuneHeap,
-  type HeapMode,
 } from '../../serve/index.js';
 
 interface ServeCliOptions {
@@ -68,7 +65,7 @@ export function register(program: Command): void {
     action(async (ctx) => {
       const opts = cmd.opts<ServeCliOptions>();
       // First thing: the young generation grows as the daemon allocates, from here on only to the size allowed.
-      const heapFlags = tuneHeap(opts.heap);
+      const heapFlags = heapFlagsGiven(process.execArgv, process.env.NODE_OPTIONS) ? [] : tuneHeap(opts.heap);
       const graceMs =
         opts.gracePeriod === undefined
           ? DEFAULT_GRACE_PERIOD_MS

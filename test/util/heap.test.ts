@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { SMALL_HEAP_FLAGS, tuneHeap } from '../../src/serve/index.js';
+import { SMALL_HEAP_FLAGS, heapFlagsGiven, tuneHeap } from '../../src/util/index.js';
 
 test('--heap small sets the two V8 flags, --heap default none', () => {
   const set: string[] = [];
@@ -24,4 +24,12 @@ test('this node’s V8 knows both flags (it would name an unknown one, as it doe
   const said = r.stdout + r.stderr;
   assert.match(said, /unrecognized flag --no-such-flag-for-pawl/);
   for (const f of SMALL_HEAP_FLAGS) assert.ok(!said.includes(f.split('=')[0]!), `${f} is known: ${said}`);
+});
+
+test('flags a person gives node are kept', () => {
+  assert.equal(heapFlagsGiven([], ''), false);
+  assert.equal(heapFlagsGiven(['--max-semi-space-size=8'], ''), true);
+  assert.equal(heapFlagsGiven([], '--max_semi_space_size=4 --max-old-space-size=256'), true);
+  assert.equal(heapFlagsGiven(['--heap-growing-percent=20'], undefined), true);
+  assert.equal(heapFlagsGiven(['--max-old-space-size=256'], ''), false);
 });

@@ -1,0 +1,38 @@
+/**
+ * How much memory pawl lets V8 keep beyond its live heap. With node's defaults V8 grows the young
+ * generation to 16 MB per semi-space and lets the old generation reach up to four times its live
+ * size before a full collection: the daemon, whose live heap is ~40 MB with 500 objects of each
+ * kind, sat at 150–200 MB of RSS, and a cold pass peaked ~25 MB higher than it needs
+ * (docs/performance.md). The flags below are not allowed in NODE_OPTIONS, and V8 reads them each
+ * time it resizes the young generation or sets the next old-generation limit, so setting them
+ * once the process runs takes effect — unlike `--max-semi-space-size`, read once at start-up. An
+ * old-space cap would do it too, but would turn a larger fleet into an out-of-memory crash.
+ */
+import { setFlagsFromString } from 'node:v8';
+
+export const HEAP_MODES = ['small', 'default'] as const;
+export type HeapMode = (typeof HEAP_MODES)[number];
+
+/** Keep the young generation at its initial size; grow the old one by half its live size. */
+export const SMALL_HEAP_FLAGS: readonly string[] = [
+  '--semi-space-growth-factor=1',
+  '--heap-growing-percent=50',
+];
+
+/**
+ * A one-shot command only keeps its young generation small: its old generation is collected
+ * when the process exits, and a tighter limit would only add full collections to a pass.
+ */
+export const ONE_SHOT_HEAP_FLAGS: readonly string[] = ['--semi-space-growth-factor=1'];
+
+/** The daemon's `--heap` mode: the flags set, none for `default`. */
+export function tuneHeap(mode: HeapMode, set: (flag: string) => void = setFlagsFromString): string[] {
+  if (mode === 'default') return [];
+  for (const flag of SMALL_HEAP_FLAGS) set(flag);
+  return [...SMALL_HEAP_FLAGS];
+}
+
+/** Whoever starts node with semi-space or heap-growth flags of their own keeps them. */
+export function heapFlagsGiven(execArgv: readonly string[], nodeOptions = ''): boolean {
+  return /semi[-_]space|heap[-_]growing/.test(`${execArgv.join(' ')} ${nodeOptions}`);
+}
