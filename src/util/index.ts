@@ -4,3 +4,4 @@ export * from './log.js';
 export * from './redact.js';
 export * from './pool.js';
 export * from './process.js';
+export * from './heap.js';
