@@ -1,12 +1,12 @@
 /**
- * The registry client's node:http transport against real HTTP servers on loopback: redirects as
+ * The registry client's undici transport against real HTTP servers on loopback: redirects as
  * fetch follows them, credentials kept from other origins, the body limit, a body cut short.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BodyTooLarge, nodeTransport } from '../../src/scan/registry/transport.js';
+import { BodyTooLarge, undiciTransport } from '../../src/scan/registry/transport.js';
 
 async function server(
   handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
@@ -46,7 +46,7 @@ test('follows a cross-origin redirect without the Authorization header, and repo
     else res.writeHead(302, { location: `${storage.url}/bucket/blob?sig=1` }).end();
   });
   try {
-    const t = nodeTransport();
+    const t = undiciTransport();
     const r = await t(`${registry.url}/v2/app/blobs/sha256:1`, init('GET', { authorization: 'Bearer t' }));
     assert.equal(r.status, 200);
     assert.equal(r.body.toString(), 'blob');
@@ -72,7 +72,7 @@ test('a 303 after a POST becomes a GET without the body; a 4xx and a 300 are ret
     else res.writeHead(404, 'Not Found', { 'content-type': 'application/json' }).end('{"errors":[]}');
   });
   try {
-    const r = await nodeTransport()(`${s.url}/token`, {
+    const r = await undiciTransport()(`${s.url}/token`, {
       ...init('POST', { 'content-type': 'application/x-www-form-urlencoded' }),
       body: 'grant_type=password',
     });
@@ -81,7 +81,7 @@ test('a 303 after a POST becomes a GET without the body; a 4xx and a 300 are ret
     assert.equal(r.body.toString(), '{"errors":[]}');
     assert.deepEqual(seen, ['POST /token grant_type=password', 'GET /answer ']);
     // fetch follows 301, 302, 303, 307 and 308 only.
-    const choices = await nodeTransport()(`${s.url}/choices`, init());
+    const choices = await undiciTransport()(`${s.url}/choices`, init());
     assert.equal(choices.status, 300);
     assert.equal(choices.body.toString(), 'pick one');
   } finally {
@@ -99,7 +99,7 @@ test('a body over the limit fails with BodyTooLarge; a body cut short fails; HEA
     } else res.writeHead(200, { 'content-length': '4', 'docker-content-digest': 'sha256:x' }).end();
   });
   try {
-    const t = nodeTransport();
+    const t = undiciTransport();
     await assert.rejects(t(`${s.url}/big`, init()), BodyTooLarge);
     await assert.rejects(t(`${s.url}/cut`, init()), (err: Error) => !(err instanceof BodyTooLarge));
     const h = await t(`${s.url}/head`, init('HEAD'));

@@ -1,6 +1,6 @@
 /**
- * The OCI distribution client (SPEC §2, §4; issue 3) over node:http/https (transport.ts), or a
- * given `fetch`.
+ * The OCI distribution client (SPEC §2, §4; issue 3) over undici's `request` (transport.ts), or
+ * a given `fetch`.
  *
  * Every operation (listTags, headManifest, buildTime) has one deadline (`timeoutMs`, the
  * ImageRepository's `spec.timeout`) covering retries and waits. Requests go through the
@@ -36,7 +36,7 @@ import {
 } from './pool.js';
 import { familiarName } from './reference.js';
 import type { Dispatcher } from 'undici';
-import { BodyTooLarge, fetchTransport, nodeTransport, type Transport } from './transport.js';
+import { BodyTooLarge, fetchTransport, undiciTransport, type Transport } from './transport.js';
 import type {
   BuildTime,
   BuildTimeCache,
@@ -301,8 +301,8 @@ class Client implements RegistryClient {
       );
     }
     const tls = { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) };
-    // A given fetch (tests, library callers) needs an undici Agent for the TLS settings; npm
-    // undici is half a megabyte to compile, so it is loaded only then.
+    // A given fetch (tests, library callers) needs an undici Agent for the TLS settings, made on
+    // its first request (npm undici is compiled only when a request is made).
     let agent: Promise<Dispatcher> | undefined;
     this.transport = opts.fetch
       ? fetchTransport(
@@ -311,7 +311,7 @@ class Client implements RegistryClient {
             ? () => (agent ??= import('undici').then(({ Agent }) => new Agent({ connect: tls })))
             : undefined,
         )
-      : nodeTransport(tls);
+      : undiciTransport(tls);
   }
 
   private origin(repo: RepositoryRef): string {

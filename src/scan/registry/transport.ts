@@ -2,18 +2,17 @@
  * One HTTP exchange for the registry client: the request, redirects followed, the whole body
  * read (up to a limit). Two implementations:
  *
- * - `nodeTransport`, the default: node:http/https with keep-alive agents. Node's built-in fetch
- *   costs about 0.6 ms of CPU more per request (WHATWG streams, Headers, Response, abort
- *   plumbing); a pass makes 500–1,000 requests, so that was a third of a warm pass's CPU
- *   (docs/performance.md).
+ * - `undiciTransport`, the default: undici's `request` with a keep-alive Agent. Node's built-in
+ *   fetch (undici's fetch) costs about 0.3 ms of CPU more per request than undici's `request`
+ *   (WHATWG streams, Headers, Response, abort plumbing); a pass makes 500–1,000 requests, so that
+ *   was a fifth of a warm pass's CPU (docs/performance.md).
  * - `fetchTransport`: any `fetch` (tests and library callers pass their own).
  *
  * Redirects are followed as fetch does (`redirect: 'follow'`): at most 20; 303, and 301/302
  * after a POST, become a GET without a body; credentials (`Authorization`, `Cookie`) are not
  * sent to another origin (registries redirect blob downloads to object storage).
  */
-import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
-import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 
 export interface Exchange {
@@ -55,65 +54,69 @@ export interface TlsOptions {
   key?: string;
 }
 
-/** Requests over node:http/https; one keep-alive agent per scheme for this transport's client. */
-export function nodeTransport(tls: TlsOptions = {}): Transport {
-  let http: HttpAgent | undefined;
-  let https: HttpsAgent | undefined;
-  const one = (url: URL, init: ExchangeInit, headers: Record<string, string>, body?: string) =>
-    new Promise<{ res: IncomingMessage; body: Buffer }>((resolve, reject) => {
-      const secure = url.protocol === 'https:';
-      if (!secure && url.protocol !== 'http:')
-        return reject(new Error(`unsupported URL scheme ${url.protocol}`));
-      const options = {
-        method: init.method,
-        headers:
-          body !== undefined ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers,
-        signal: init.signal,
-        agent: secure
-          ? (https ??= new HttpsAgent({ keepAlive: true, timeout: IDLE_MS, ...tls }))
-          : (http ??= new HttpAgent({ keepAlive: true, timeout: IDLE_MS })),
-      };
-      const req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {
-        res.on('error', reject);
-        if (init.method === 'HEAD') {
-          res.resume();
-          return resolve({ res, body: Buffer.alloc(0) });
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > init.maxBytes) {
-            res.destroy();
-            req.destroy();
-            reject(new BodyTooLarge(`response larger than ${init.maxBytes} bytes`));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('close', () => {
-          if (!res.complete) reject(new Error('the connection closed before the response body was complete'));
-        });
-        res.on('end', () => resolve({ res, body: Buffer.concat(chunks, size) }));
-      });
-      req.on('error', reject);
-      req.end(body);
+/** npm undici, compiled on the first request: a pass that scans nothing never pays for it. */
+const loadUndici = (() => {
+  let undici: ReturnType<typeof load> | undefined;
+  const load = () => import('undici');
+  return () => (undici ??= load());
+})();
+
+/**
+ * Requests with undici's `request` over one keep-alive Agent for this transport's client (the
+ * certSecretRef's CA and client certificate in its `connect` options). Redirects are followed
+ * here, not by undici, so that the rules above hold.
+ */
+export function undiciTransport(tls: TlsOptions = {}): Transport {
+  let agent: Dispatcher | undefined;
+  const one = async (
+    url: URL,
+    init: ExchangeInit,
+    method: string,
+    headers: Record<string, string>,
+    body?: string,
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> => {
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new Error(`unsupported URL scheme ${url.protocol}`);
+    const { Agent, request } = await loadUndici();
+    agent ??= new Agent({ keepAliveTimeout: IDLE_MS, connect: tls });
+    const res = await request(url, {
+      dispatcher: agent,
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      signal: init.signal,
+      maxRedirections: 0,
+      ...(body !== undefined ? { body } : {}),
     });
+    if (method === 'HEAD') {
+      await res.body.dump();
+      return { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0) };
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > init.maxBytes) {
+        res.body.destroy();
+        throw new BodyTooLarge(`response larger than ${init.maxBytes} bytes`);
+      }
+      chunks.push(chunk);
+    }
+    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, size) };
+  };
 
   return async (start, init) => {
     let url = new URL(start);
     let { method, body } = init;
     let headers = init.headers;
     for (let redirects = 0; ; redirects++) {
-      const { res, body: data } = await one(url, { ...init, method }, headers, body);
-      const status = res.statusCode ?? 0;
+      const res = await one(url, init, method, headers, body);
       const location = res.headers.location;
-      if (REDIRECTS.has(status) && location !== undefined) {
+      if (REDIRECTS.has(res.status) && typeof location === 'string') {
         if (redirects >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
         const next = new URL(location, url);
         if (
-          (status === 303 && method !== 'HEAD') ||
-          ((status === 301 || status === 302) && method === 'POST')
+          (res.status === 303 && method !== 'HEAD') ||
+          ((res.status === 301 || res.status === 302) && method === 'POST')
         ) {
           method = 'GET';
           body = undefined;
@@ -127,9 +130,17 @@ export function nodeTransport(tls: TlsOptions = {}): Transport {
         continue;
       }
       const h = new Headers();
-      const raw = res.rawHeaders;
-      for (let i = 0; i + 1 < raw.length; i += 2) h.append(raw[i]!, raw[i + 1]!);
-      return { status, statusText: res.statusMessage ?? '', headers: h, body: data, url: url.href };
+      for (const [k, v] of Object.entries(res.headers)) {
+        if (Array.isArray(v)) for (const x of v) h.append(k, x);
+        else if (v !== undefined) h.append(k, v);
+      }
+      return {
+        status: res.status,
+        statusText: STATUS_CODES[res.status] ?? '',
+        headers: h,
+        body: res.body,
+        url: url.href,
+      };
     }
   };
 }
