@@ -10,6 +10,7 @@
  * until they expire and fetched again on a 401.
  */
 import { createHash } from 'node:crypto';
+import { rootCertificates } from 'node:tls';
 import { z } from 'zod';
 import { type Secret, refKey } from '../../config/index.js';
 import { Redactor, RuntimeError, silentLogger, type Logger } from '../../util/index.js';
@@ -300,7 +301,9 @@ class Client implements RegistryClient {
         `Secret ${refKey(opts.caSecret!.metadata)} (certSecretRef) has ${cert ? 'tls.crt without tls.key' : 'tls.key without tls.crt'}`,
       );
     }
-    const tls = { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) };
+    // A CA is trusted beside the usual ones, as Flux adds ca.crt to the system pool: a TLS `ca`
+    // option alone would replace them.
+    const tls = { ...(ca ? { ca: [...rootCertificates, ca] } : {}), ...(cert && key ? { cert, key } : {}) };
     // A given fetch (tests, library callers) needs an undici Agent for the TLS settings, made on
     // its first request (npm undici is compiled only when a request is made).
     let agent: Promise<Dispatcher> | undefined;

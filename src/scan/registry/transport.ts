@@ -49,7 +49,7 @@ const IDLE_MS = 5_000;
 const CROSS_ORIGIN_DROPPED = ['authorization', 'cookie', 'proxy-authorization'];
 
 export interface TlsOptions {
-  ca?: string;
+  ca?: string | string[];
   cert?: string;
   key?: string;
 }
