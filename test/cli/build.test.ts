@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { buildCli } from '../../scripts/build.js';
-import { ROOT, gitObjects, imageObjects } from '../helpers/world.js';
+import { ROOT, gitObjects, imageObjects, startWorld } from '../helpers/world.js';
+import { pushTags } from '../helpers/push.js';
+import { DEPLOY } from '../serve/fixtures.js';
 
 const execFileP = promisify(execFile);
 const run = async (args: string[]) => {
@@ -78,5 +80,45 @@ test('npm run build: one entry file and lazily loaded chunks that run validate w
   } finally {
     await rm(out, { recursive: true, force: true });
     await rm(cfg, { recursive: true, force: true });
+  }
+});
+
+test('the bundle runs a whole pass: registry requests (undici), the guard, SQLite, commit and push', async () => {
+  const out = join(ROOT, 'bench', 'out', `build-run-test-${process.pid}`);
+  const w = await startWorld({
+    files: { 'apps/app.yaml': DEPLOY },
+    config: {
+      'git.yaml': gitObjects(),
+      'app.yaml': imageObjects('app', '{{REGISTRY}}/team/app', 'semver:\n  range: ">=1.0.0"'),
+    },
+  });
+  try {
+    await pushTags(w.registry.url, 'team/app', ['1.0.0', '1.1.0']);
+    await buildCli(out);
+    const built = await run([
+      join(out, 'cli', 'main.js'),
+      'run',
+      '--json',
+      '-c',
+      w.configDir,
+      '--state-dir',
+      w.stateDir,
+    ]);
+    assert.equal(built.code, 0, built.stderr);
+    const report = JSON.parse(built.stdout) as {
+      repositories: { name: string; scanned: boolean; error: string | null }[];
+      automations: { result: string; commit: string | null }[];
+    };
+    assert.deepEqual(
+      report.repositories.map((r) => [r.name, r.scanned, r.error]),
+      [['flux-system/app', true, null]],
+    );
+    assert.equal(report.automations[0]!.result, 'pushed');
+    const log = await w.git.log(w.repoName, 'main');
+    assert.equal(log[0]!.sha, report.automations[0]!.commit);
+    assert.match(await w.git.show(w.repoName, log[0]!.sha, 'apps/app.yaml'), /team\/app:1\.1\.0 #/);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+    await w.close();
   }
 });

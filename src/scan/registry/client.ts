@@ -37,7 +37,7 @@ import {
 } from './pool.js';
 import { familiarName } from './reference.js';
 import type { Dispatcher } from 'undici';
-import { BodyTooLarge, fetchTransport, undiciTransport, type Transport } from './transport.js';
+import { BodyTooLarge, fetchTransport, loadUndici, undiciTransport, type Transport } from './transport.js';
 import type {
   BuildTime,
   BuildTimeCache,
@@ -311,7 +311,7 @@ class Client implements RegistryClient {
       ? fetchTransport(
           opts.fetch,
           opts.caSecret
-            ? () => (agent ??= import('undici').then(({ Agent }) => new Agent({ connect: tls })))
+            ? () => (agent ??= loadUndici().then(({ Agent }) => new Agent({ connect: tls })))
             : undefined,
         )
       : undiciTransport(tls);

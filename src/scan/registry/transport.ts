@@ -54,11 +54,16 @@ export interface TlsOptions {
   key?: string;
 }
 
-/** npm undici, compiled on the first request: a pass that scans nothing never pays for it. */
-const loadUndici = (() => {
-  let undici: ReturnType<typeof load> | undefined;
-  const load = () => import('undici');
-  return () => (undici ??= load());
+type Undici = typeof import('undici');
+
+/**
+ * npm undici, compiled on the first request: a pass that scans nothing never pays for it. Bundled,
+ * a dynamic import of this CommonJS package yields its exports under `default` only.
+ */
+export const loadUndici = (() => {
+  let undici: Promise<Undici> | undefined;
+  return (): Promise<Undici> =>
+    (undici ??= import('undici').then((m) => ('default' in m && m.default ? m.default : m) as Undici));
 })();
 
 /**
