@@ -202,12 +202,12 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
     const names = policies.map((p) => refKey(p.metadata));
     const [states, selections] = await Promise.all([
       daemon.store.policyStates(names),
-      Promise.all(names.map((n) => daemon.store.selectionHistory(n, 1))),
+      daemon.store.latestSelections(names),
     ]);
     return policies.map((p, i) => {
       const name = names[i]!;
       const state = states.get(name);
-      const sel = selections[i]![0];
+      const sel = selections.get(name);
       return {
         name,
         repository: refKey(p.spec.imageRepositoryRef),

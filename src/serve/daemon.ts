@@ -19,8 +19,8 @@ import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
 import {
   DB_FILE,
-  openSqliteStore,
-  postgresClientConfig,
+  loadPostgres,
+  openStoreFrom,
   type ScanRecord,
   type Store,
   type StoreSpec,
@@ -31,7 +31,7 @@ import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { countingFetch, ServeMetrics } from './metrics.js';
 import { Scheduler, systemClock, type Clock, type JobSpec, type RunContext } from './scheduler.js';
 import {
-  connectPostgresCoordinator,
+  loadPostgresCoordinator,
   LocalCoordinator,
   type Coordinator,
   type Lease,
@@ -241,8 +241,8 @@ export class Daemon {
     let store: Store | null = null;
     let coordinator: Coordinator | null = null;
     try {
-      store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
-      coordinator = opts.coordinator ?? Daemon.#coordinatorFor(opts, spec, store);
+      store = await (opts.openStore?.() ?? openStoreFrom({ kind: 'state-dir', stateDir: opts.stateDir }));
+      coordinator = opts.coordinator ?? (await Daemon.#coordinatorFor(opts, spec, store));
       await coordinator.start();
     } catch (err) {
       await coordinator?.close().catch(() => undefined);
@@ -271,15 +271,22 @@ export class Daemon {
   }
 
   /** Taking work: not stopping, and the database (with several replicas) answers. */
-  /** One process on SQLite does everything; replicas on PostgreSQL coordinate in that database. */
-  static #coordinatorFor(
+  /**
+   * One process on SQLite does everything; replicas on PostgreSQL coordinate in that database.
+   * `pg` is loaded only then, as the store loads it.
+   */
+  static async #coordinatorFor(
     opts: ServeOptions,
     spec: StoreSpec | { kind: 'state-dir' },
     store: Store,
-  ): Coordinator {
+  ): Promise<Coordinator> {
     if (spec.kind !== 'postgres') return new LocalCoordinator();
     const password = opts.storePassword ?? spec.password;
     const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
+    const [{ postgresClientConfig }, { connectPostgresCoordinator }] = await Promise.all([
+      loadPostgres(),
+      loadPostgresCoordinator(),
+    ]);
     // The store's URL, password and schema, on connections of its own: a busy store pool must
     // never delay a heartbeat.
     const base = postgresClientConfig({

@@ -192,16 +192,16 @@ async function policyViews(src: DashboardSource, latest: Map<string, LatestScans
   const names = all.map((p) => refKey(p.metadata));
   const [states, selections, stales] = await Promise.all([
     src.store.policyStates(names),
-    Promise.all(names.map((n) => src.store.selectionHistory(n, 1))),
-    Promise.all(names.map((n) => src.store.events({ kind: 'stale-scan', policy: n, limit: 1 }))),
+    src.store.latestSelections(names),
+    src.store.latestEvents('stale-scan', names),
   ]);
   for (const [i, p] of all.entries()) {
     const name = names[i]!;
     const repository = refKey(p.spec.imageRepositoryRef);
     const state = states.get(name);
-    const sel = selections[i]![0];
+    const sel = selections.get(name);
     const lastGood = latest.get(repository)?.good ?? null;
-    const lastStale = stales[i]![0];
+    const lastStale = stales.get(name);
     // Stale while no good scan has started since the ratchet last refused the list.
     const stale =
       lastStale && lastGood && lastStale.at.getTime() >= lastGood.startedAt.getTime()

@@ -7,8 +7,17 @@ import { join, resolve } from 'node:path';
 import { Redactor, UsageError } from '../util/index.js';
 import { storeOptionsFromEnv } from './options.js';
 import { DB_FILE, openSqliteFile, openSqliteStore } from './sqlite.js';
-import { displayUrl, openPostgresStore, type PostgresStoreOptions } from './postgres/index.js';
+import { displayUrl } from './postgres/url.js';
+import type { PostgresStore, PostgresStoreOptions } from './postgres/index.js';
 import type { Store, StoreOptions } from './types.js';
+
+/** The PostgreSQL backend (`pg` and the store), imported on first use. */
+export const loadPostgres = () => import('./postgres/index.js');
+
+/** Opens (connects, migrates) a PostgreSQL store; see `PostgresStoreOptions`. */
+export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
+  return (await loadPostgres()).openPostgresStore(opts);
+}
 
 export type StoreSpec =
   /** A SQLite file. */

@@ -502,6 +502,15 @@ export class SqliteStore implements Store {
     }));
   }
 
+  async latestSelections(policies: readonly string[]): Promise<Map<string, SelectionRecord>> {
+    const out = new Map<string, SelectionRecord>();
+    for (const p of policies) {
+      const [newest] = await this.selectionHistory(p, 1);
+      if (newest) out.set(p, newest);
+    }
+    return out;
+  }
+
   // ---------------------------------------------------------------- runs and decisions
 
   async beginRun(at: Date, kind: RunKind): Promise<number> {
@@ -630,6 +639,15 @@ export class SqliteStore implements Store {
       repository: r.repository,
       detail: parseJson<Record<string, unknown>>(r.detail, {}),
     }));
+  }
+
+  async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>> {
+    const out = new Map<string, EventRecord>();
+    for (const policy of policies) {
+      const [newest] = await this.events({ kind, policy, limit: 1 });
+      if (newest) out.set(policy, newest);
+    }
+    return out;
   }
 
   // ---------------------------------------------------------------- batches

@@ -318,6 +318,8 @@ export interface Store {
   recordSelection(policy: string, at: Date, candidate: string | null, error: string | null): Promise<number>;
   /** Newest first. */
   selectionHistory(policy: string, limit?: number): Promise<SelectionRecord[]>;
+  /** The newest selection of each policy at once; policies never selected are absent. */
+  latestSelections(policies: readonly string[]): Promise<Map<string, SelectionRecord>>;
 
   // runs, decisions, events
   beginRun(at: Date, kind: RunKind): Promise<number>;
@@ -329,6 +331,8 @@ export interface Store {
   recordEvent(e: PawlEvent): Promise<number>;
   /** Newest first. */
   events(filter?: EventFilter): Promise<EventRecord[]>;
+  /** The newest event of `kind` of each policy at once; policies without one are absent. */
+  latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>>;
 
   /** Applies a batch of writes in one transaction (see `StoreWrite`). */
   write(batch: StoreWrite): Promise<void>;

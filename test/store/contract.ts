@@ -386,6 +386,14 @@ export function storeContract(name: string, open: OpenStore): void {
           await s.recordSelection('ns/p', at(1), '1.2.0', null);
           await s.recordSelection('ns/p', at(2), null, 'empty tag list');
           await s.recordSelection('ns/q', at(2), 'x', null);
+          const latest = await s.latestSelections(['ns/p', 'ns/q', 'ns/none']);
+          assert.deepEqual(
+            [...latest.entries()].map(([k, v]) => [k, v.policy, v.candidate, v.error]).sort(),
+            [
+              ['ns/p', 'ns/p', null, 'empty tag list'],
+              ['ns/q', 'ns/q', 'x', null],
+            ],
+          );
           const h = await s.selectionHistory('ns/p', 10);
           assert.deepEqual(
             h.map((x) => [x.candidate, x.error, x.at]),
@@ -457,6 +465,10 @@ export function storeContract(name: string, open: OpenStore): void {
             (await s.events({ since: at(5) })).map((e) => e.kind),
             ['pin', 'stale-scan'],
           );
+          await s.recordEvent({ at: at(7), kind: 'stale-scan', policy: 'ns/p', detail: { n: 2 } });
+          const stale = await s.latestEvents('stale-scan', ['ns/p', 'ns/q']);
+          assert.deepEqual([...stale.keys()], ['ns/p']);
+          assert.deepEqual([stale.get('ns/p')!.at, stale.get('ns/p')!.detail], [at(7), { n: 2 }]);
           const [blocked] = await s.events({ kind: 'downgrade-blocked' });
           assert.deepEqual(blocked!.detail, { current: '2', candidate: '1' });
           assert.deepEqual([blocked!.at, blocked!.repository], [at(0), null]);

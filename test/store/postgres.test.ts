@@ -13,11 +13,11 @@ import {
   openPostgresStore,
   openStoreFrom,
   parseStoreSpec,
-  PG_SCHEMA_VERSION,
   migratePostgres,
   StoreUnavailableError,
   type PostgresStore,
 } from '../../src/store/index.js';
+import { PG_SCHEMA_VERSION } from '../../src/store/postgres/index.js';
 import { freePort } from '../helpers/registry.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { scan, storeContract } from './contract.js';

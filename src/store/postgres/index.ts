@@ -2,8 +2,8 @@ export {
   openPostgresStore,
   PostgresStore,
   PG_SCHEMA_VERSION,
-  displayUrl,
   postgresClientConfig,
   type PostgresStoreOptions,
 } from './store.js';
 export { migratePostgres, quoteIdent, type MigrationSet } from './migrate.js';
+export { displayUrl } from './url.js';

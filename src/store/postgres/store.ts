@@ -51,6 +51,7 @@ import type {
 } from '../types.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { migratePostgres, quoteIdent } from './migrate.js';
+import { displayUrl } from './url.js';
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
 
@@ -68,17 +69,6 @@ export interface PostgresStoreOptions extends StoreOptions {
   connectTimeoutMs?: number;
   /** Told about connections that fail while idle (the pool replaces them). */
   onIdleError?: (err: Error) => void;
-}
-
-/** Where a store is, for messages: the URL without its password. */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = '';
-    return u.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
 }
 
 /** pg's connection settings for a store URL: what replicas need to open their own connections (LISTEN). */
@@ -289,58 +279,61 @@ export class PostgresStore implements Store {
   // ---------------------------------------------------------------- scans
 
   async beginScan(repository: string, image: string, at: Date): Promise<number> {
-    return this.#tx(async (c) => {
-      // A scan still "running" long after any timeout was cut off by a crash or a kill.
-      await c.query(
-        `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = $1
-         WHERE repository = $2 AND outcome = 'running' AND started_at < $3`,
-        [INTERRUPTED, repository, ms(at) - STALE_RUNNING_SCAN_MS],
-      );
-      const r = await c.query<{ id: number }>(
-        'INSERT INTO scans (repository, image, started_at) VALUES ($1, $2, $3) RETURNING id',
-        [repository, image, ms(at)],
-      );
-      return r.rows[0]!.id;
-    });
+    // One statement, so one round trip: a scan still "running" long after any timeout was cut
+    // off by a crash or a kill, and is marked so as the new one starts.
+    const r = await this.#q<{ id: number }>(
+      `WITH interrupted AS (
+         UPDATE scans SET outcome = 'failed', ended_at = started_at, error = $1
+         WHERE repository = $2 AND outcome = 'running' AND started_at < $4)
+       INSERT INTO scans (repository, image, started_at) VALUES ($2, $3, $5) RETURNING id`,
+      [INTERRUPTED, repository, image, ms(at) - STALE_RUNNING_SCAN_MS, ms(at)],
+    );
+    return r[0]!.id;
   }
 
   async finishScan(id: number, result: ScanResult, compare: CompareTags): Promise<ScanRecord> {
     return this.#tx(async (c) => {
-      const rows = (await c.query<ScanRow>('SELECT * FROM scans WHERE id = $1', [id])).rows;
-      const row = rows[0];
-      if (!row) throw new RuntimeError(`no scan with id ${id}`);
       // One finisher per repository at a time: the comparison with the previous good scan must
       // see a settled list, as SQLite's single writer guarantees.
-      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`pawl:scan:${row.repository}`]);
-      const locked = (await c.query<ScanRow>('SELECT * FROM scans WHERE id = $1 FOR UPDATE', [id])).rows[0]!;
-      if (locked.outcome !== 'running')
-        throw new RuntimeError(`scan ${id} has already finished (${locked.outcome})`);
+      const locked = await c.query(
+        "SELECT pg_advisory_xact_lock(hashtextextended('pawl:scan:' || repository, 0)) FROM scans WHERE id = $1",
+        [id],
+      );
+      if (locked.rowCount === 0) throw new RuntimeError(`no scan with id ${id}`);
+      const row = (await c.query<ScanRow>('SELECT * FROM scans WHERE id = $1 FOR UPDATE', [id])).rows[0]!;
+      if (row.outcome !== 'running')
+        throw new RuntimeError(`scan ${id} has already finished (${row.outcome})`);
       const endedAt = ms(result.endedAt);
+      let finished: ScanRow;
       if (result.outcome === 'failed') {
-        await c.query(
-          "UPDATE scans SET outcome = 'failed', ended_at = $1, error = $2, requests = $3 WHERE id = $4",
-          [endedAt, result.error ?? 'scan failed', result.requests, id],
-        );
+        finished = (
+          await c.query<ScanRow>(
+            "UPDATE scans SET outcome = 'failed', ended_at = $1, error = $2, requests = $3 WHERE id = $4 RETURNING *",
+            [endedAt, result.error ?? 'scan failed', result.requests, id],
+          )
+        ).rows[0]!;
       } else {
         if (!result.tags) throw new RuntimeError(`finishScan(${id}): a good scan needs its tags`);
         const tags = sortTags(result.tags);
-        const prev = await previousGood(c, row.repository, row.image, id);
-        const previousTags = prev === null ? null : await tagsOfScan(c, row.repository, row.image, prev);
-        const diff = compare(previousTags, tags);
-        await c.query(
-          `UPDATE scans SET outcome = 'ok', ended_at = $1, error = NULL, tag_count = $2, checksum = $3,
-           added = $4, removed = $5, anomalies = $6, requests = $7 WHERE id = $8`,
-          [
-            endedAt,
-            tags.length,
-            tagListChecksum(tags),
-            JSON.stringify(diff.added),
-            JSON.stringify(diff.removed),
-            JSON.stringify([...(result.anomalies ?? []), ...diff.anomalies]),
-            result.requests,
-            id,
-          ],
-        );
+        const previous = await previousGood(c, row.repository, row.image, id);
+        const prev = previous?.id ?? null;
+        const diff = compare(previous?.tags ?? null, tags);
+        finished = (
+          await c.query<ScanRow>(
+            `UPDATE scans SET outcome = 'ok', ended_at = $1, error = NULL, tag_count = $2, checksum = $3,
+             added = $4, removed = $5, anomalies = $6, requests = $7 WHERE id = $8 RETURNING *`,
+            [
+              endedAt,
+              tags.length,
+              tagListChecksum(tags),
+              JSON.stringify(diff.added),
+              JSON.stringify(diff.removed),
+              JSON.stringify([...(result.anomalies ?? []), ...diff.anomalies]),
+              result.requests,
+              id,
+            ],
+          )
+        ).rows[0]!;
         // The scan's start is when the tag was observed; the list may take minutes to page through.
         const at = row.started_at;
         // Steady state: one statement moves every tag still listed, then only new tags are written.
@@ -374,7 +367,7 @@ export class PostgresStore implements Store {
           [row.repository, this.#raw.kept],
         );
       }
-      return toScan((await c.query<ScanRow>('SELECT * FROM scans WHERE id = $1', [id])).rows[0]!);
+      return toScan(finished);
     });
   }
 
@@ -585,6 +578,30 @@ export class PostgresStore implements Store {
     }));
   }
 
+  async latestSelections(policies: readonly string[]): Promise<Map<string, SelectionRecord>> {
+    const out = new Map<string, SelectionRecord>();
+    if (policies.length === 0) return out;
+    const rows = await this.#q<{
+      id: number;
+      policy: string;
+      at: number;
+      candidate: string | null;
+      error: string | null;
+    }>(
+      'SELECT DISTINCT ON (policy) * FROM selections WHERE policy = ANY($1::text[]) ORDER BY policy, id DESC',
+      [policies],
+    );
+    for (const r of rows)
+      out.set(r.policy, {
+        id: r.id,
+        policy: r.policy,
+        at: date(r.at),
+        candidate: r.candidate,
+        error: r.error,
+      });
+    return out;
+  }
+
   // ---------------------------------------------------------------- runs and decisions
 
   async beginRun(at: Date, kind: RunKind): Promise<number> {
@@ -684,6 +701,33 @@ export class PostgresStore implements Store {
     }));
   }
 
+  async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>> {
+    const out = new Map<string, EventRecord>();
+    if (policies.length === 0) return out;
+    const rows = await this.#q<{
+      id: number;
+      at: number;
+      kind: string;
+      policy: string;
+      repository: string | null;
+      detail: string;
+    }>(
+      `SELECT DISTINCT ON (policy) * FROM events WHERE kind = $1 AND policy = ANY($2::text[])
+       ORDER BY policy, id DESC`,
+      [kind, policies],
+    );
+    for (const r of rows)
+      out.set(r.policy, {
+        id: r.id,
+        at: date(r.at),
+        kind: r.kind,
+        policy: r.policy,
+        repository: r.repository,
+        detail: parseJson<Record<string, unknown>>(r.detail, {}),
+      });
+    return out;
+  }
+
   // ---------------------------------------------------------------- batches
 
   /** One transaction, one statement per kind of record (arrays through `unnest`). */
@@ -771,20 +815,24 @@ const tagInfoOf = (r: TagRow): TagInfo => ({
   initial: r.initial === 1,
 });
 
-async function previousGood(c: Q, repository: string, image: string, before: number): Promise<number | null> {
-  const r = await c.query<{ id: number }>(
-    "SELECT id FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3 ORDER BY id DESC LIMIT 1",
+/** The previous good scan of the image and its tags, in one round trip; null when there is none. */
+async function previousGood(
+  c: Q,
+  repository: string,
+  image: string,
+  before: number,
+): Promise<{ id: number; tags: string[] } | null> {
+  const r = await c.query<{ id: number; tag: string | null }>(
+    `WITH prev AS (
+       SELECT id FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3
+       ORDER BY id DESC LIMIT 1)
+     SELECT prev.id, t.tag FROM prev
+     LEFT JOIN tags t ON t.repository = $1 AND t.image = $2 AND t.last_scan_id = prev.id`,
     [repository, image, before],
   );
-  return r.rows[0]?.id ?? null;
-}
-
-async function tagsOfScan(c: Q, repository: string, image: string, scanId: number): Promise<string[]> {
-  const r = await c.query<{ tag: string }>(
-    'SELECT tag FROM tags WHERE repository = $1 AND image = $2 AND last_scan_id = $3',
-    [repository, image, scanId],
-  );
-  return sortTags(r.rows.map((x) => x.tag));
+  const first = r.rows[0];
+  if (!first) return null;
+  return { id: first.id, tags: sortTags(r.rows.flatMap((x) => (x.tag === null ? [] : [x.tag]))) };
 }
 
 /** Inserts in the given order (ids ascending), returning the ids. */

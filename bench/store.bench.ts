@@ -1,0 +1,125 @@
+/**
+ * The cost of PostgreSQL over SQLite for one process: the store traffic of a steady-state pass
+ * over 500 image repositories and 500 policies (each with 50 tags, one new tag per scan), as
+ * src/run/pass.ts issues it — one read of the last scans, a scan transaction per repository
+ * (8 at a time, as the pass scans), three batched reads for the policies, one write of their
+ * outcomes, one write of the decisions with the run's end. No registry or git: only the store.
+ * PostgreSQL is a real server on loopback (test/helpers/postgres.ts, fsync off as in the tests).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startPostgres } from '../test/helpers/postgres.js';
+import { openPostgresStore, openSqliteStore, type Decision, type Store } from '../src/store/index.js';
+import { diffTags } from '../src/scan/index.js';
+import { pool } from '../src/util/index.js';
+
+const REPOS = Number(process.env.BENCH_REPOS ?? 500);
+const TAGS = 50;
+const PASSES = 3;
+
+const repos = Array.from({ length: REPOS }, (_, i) => `bench/r${i}`);
+const tagsAt = (pass: number) => Array.from({ length: TAGS + pass }, (_, i) => `1.0.${i}`);
+
+async function scanAll(store: Store, pass: number, at: Date): Promise<void> {
+  const tags = tagsAt(pass);
+  await pool(repos, 8, async (r) => {
+    const id = await store.beginScan(r, `example.com/${r}`, at);
+    await store.finishScan(id, { outcome: 'ok', tags, requests: 1, endedAt: at }, diffTags);
+  });
+}
+
+/** One pass's store traffic; returns ms per phase. */
+async function pass(store: Store, n: number): Promise<Record<string, number>> {
+  const at = new Date(Date.UTC(2026, 0, 1, n));
+  const times: Record<string, number> = {};
+  let t = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    times[name] = now - t;
+    t = now;
+  };
+  const runId = await store.beginRun(at, 'run');
+  await store.latestScans(repos);
+  lap('begin + latestScans');
+  await scanAll(store, n, at);
+  lap('500 scans');
+  const [states] = await Promise.all([
+    store.policyStates(repos),
+    store.latestScans(repos),
+    store.currentTagsOf(repos),
+  ]);
+  lap('policy reads');
+  const candidate = tagsAt(n).at(-1)!;
+  await store.write({
+    tagDigests: repos.map((r) => ({ repository: r, tag: candidate, digest: `sha256:${n}`, at })),
+    policyStates: repos.map((r) => ({
+      policy: r,
+      state: {
+        specHash: 'h',
+        highWater: candidate,
+        highWaterAt: states.get(r)?.highWaterAt ?? at,
+        pending: null,
+      },
+    })),
+    selections: repos.map((r) => ({ policy: r, at, candidate, error: null })),
+  });
+  lap('policy write');
+  const decisions: Decision[] = repos.map((r, i) => ({
+    automation: 'bench/fleet',
+    file: `apps/${i}.yaml`,
+    line: 7,
+    setter: `bench:${r}`,
+    policy: r,
+    current: `example.com/${r}:1.0.0`,
+    candidate: `example.com/${r}:${candidate}`,
+    reason: 'up-to-date',
+    detail: 'The value is the candidate.',
+    action: 'keep',
+  }));
+  await store.write({
+    decisions: { runId, decisions },
+    finishRun: { runId, result: { ok: true }, endedAt: at },
+  });
+  lap('decisions + end');
+  return times;
+}
+
+async function measure(name: string, store: Store): Promise<void> {
+  let t = performance.now();
+  await scanAll(store, 0, new Date(Date.UTC(2026, 0, 1)));
+  console.log(
+    `${name}: first scans of ${REPOS} repositories × ${TAGS} tags: ${Math.round(performance.now() - t)} ms`,
+  );
+  const runs: Record<string, number>[] = [];
+  for (let i = 1; i <= PASSES; i++) runs.push(await pass(store, i));
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const phases = Object.keys(runs[0]!);
+  const totals = runs.map((r) => Object.values(r).reduce((a, b) => a + b, 0));
+  console.log(
+    `${name}: steady-state pass (median of ${PASSES}): ${Math.round(median(totals))} ms — ` +
+      phases.map((p) => `${p} ${Math.round(median(runs.map((r) => r[p]!)))} ms`).join(', '),
+  );
+  t = performance.now();
+  await store.close();
+}
+
+console.log(
+  `load average before: ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
+const dir = await mkdtemp(join(tmpdir(), 'pawl-bench-store-'));
+const pg = await startPostgres();
+try {
+  await measure('SQLite', openSqliteStore(dir));
+  await measure('PostgreSQL', await openPostgresStore({ url: pg.url }));
+} finally {
+  await pg.close();
+  await rm(dir, { recursive: true, force: true });
+}
+console.log(
+  `load average after: ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
