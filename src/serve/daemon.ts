@@ -20,7 +20,7 @@ import { createScanClients, isScanDue, scanRepositories, type ScanClients } from
 import {
   DB_FILE,
   loadPostgres,
-  openSqliteStore,
+  openStoreFrom,
   type ScanRecord,
   type Store,
   type StoreSpec,
@@ -31,7 +31,7 @@ import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { countingFetch, ServeMetrics } from './metrics.js';
 import { Scheduler, systemClock, type Clock, type JobSpec, type RunContext } from './scheduler.js';
 import {
-  connectPostgresCoordinator,
+  loadPostgresCoordinator,
   LocalCoordinator,
   type Coordinator,
   type Lease,
@@ -258,7 +258,7 @@ export class Daemon {
     let store: Store | null = null;
     let coordinator: Coordinator | null = null;
     try {
-      store = opts.openStore ? await opts.openStore() : openSqliteStore(opts.stateDir);
+      store = await (opts.openStore?.() ?? openStoreFrom({ kind: 'state-dir', stateDir: opts.stateDir }));
       coordinator = opts.coordinator ?? (await Daemon.#coordinatorFor(opts, spec, store));
       await coordinator.start();
     } catch (err) {
@@ -296,8 +296,10 @@ export class Daemon {
     return daemon;
   }
 
-  /** Taking work: not stopping, and the database (with several replicas) answers. */
-  /** One process on SQLite does everything; replicas on PostgreSQL coordinate in that database. */
+  /**
+   * One process on SQLite does everything; replicas on PostgreSQL coordinate in that database.
+   * `pg` is loaded only then, as the store loads it.
+   */
   static async #coordinatorFor(
     opts: ServeOptions,
     spec: StoreSpec | { kind: 'state-dir' },
@@ -306,9 +308,12 @@ export class Daemon {
     if (spec.kind !== 'postgres') return new LocalCoordinator();
     const password = opts.storePassword ?? spec.password;
     const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
+    const [{ postgresClientConfig }, { connectPostgresCoordinator }] = await Promise.all([
+      loadPostgres(),
+      loadPostgresCoordinator(),
+    ]);
     // The store's URL, password and schema, on connections of its own: a busy store pool must
     // never delay a heartbeat.
-    const { postgresClientConfig } = await loadPostgres();
     const base = postgresClientConfig({
       url: spec.url,
       ...(password !== undefined ? { password } : {}),
@@ -321,6 +326,7 @@ export class Daemon {
     });
   }
 
+  /** Taking work: not stopping, and the database (with several replicas) answers. */
   get ready(): boolean {
     return this.#stopping === null && this.coordinator.healthy;
   }

@@ -7,15 +7,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import {
-  connectPostgresCoordinator,
   gained,
   LocalCoordinator,
   preferredOwner,
-  PostgresCoordinator,
   type Coordinator,
   type MembershipChange,
   type WorkSource,
 } from '../../src/serve/cluster/index.js';
+import { connectPostgresCoordinator, PostgresCoordinator } from '../../src/serve/cluster/postgres.js';
 import { silentLogger } from '../../src/util/log.js';
 import { FakeClock } from '../helpers/clock.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';

@@ -121,6 +121,27 @@ describe('pawl serve end to end', () => {
     assert.equal((await serve.adminGet('/api/v1/automations/flux-system/nope')).status, 404);
     assert.equal((await serve.adminGet('/api/v1/policies/flux-system/nope/explain')).status, 404);
     assert.equal((await serve.adminGet('/api/v1/events')).status, 200);
+
+    // One pawl serve on SQLite is its own only replica, and every job is its own.
+    const replicas = await serve.adminGet<{
+      coordinator: string;
+      healthy: boolean;
+      replicas: { self: boolean; live: boolean }[];
+    }>('/api/v1/replicas');
+    assert.equal(replicas.json.coordinator, 'local');
+    assert.equal(replicas.json.healthy, true);
+    assert.deepEqual(
+      replicas.json.replicas.map((r) => [r.self, r.live]),
+      [[true, true]],
+    );
+    const jobs =
+      await serve.adminGet<{ job: { owner: boolean; skips: number; skipped: null } }[]>(
+        '/api/v1/automations',
+      );
+    assert.deepEqual(
+      [jobs.json[0]!.job.owner, jobs.json[0]!.job.skips, jobs.json[0]!.job.skipped],
+      [true, 0, null],
+    );
   });
 
   test('health, readiness and a clean stop', async () => {

@@ -7,6 +7,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pushTags } from '../helpers/push.js';
 import { postgresUnavailable } from '../helpers/postgres.js';
 import { eventually, type ServeProcess } from '../helpers/serve.js';
@@ -240,5 +242,35 @@ describe('three pawl serve replicas on PostgreSQL', { skip: postgresUnavailable(
       "the person's commit is the last",
     );
     assert.equal(await w.tagOf(person), '1.9.0');
+  });
+
+  test('a stale tag list (the newest tag gone from the registry): no replica moves a marker back', async () => {
+    const person = Math.min(7, AUTOMATIONS - 1);
+    const before = await counts();
+    const was = await tags();
+    assert.ok(was.every((t, i) => t === (i === person ? '1.9.0' : '1.4.0')));
+    // The registry forgets 1.4.0 (as a registry serving a cached list after an outage, SPEC §1
+    // story 2), and a push of 1.3.5 makes every automation rescan and run.
+    await rm(join(w.registry.storageDir, 'docker/registry/v2/repositories/team/app/_manifests/tags/1.4.0'), {
+      recursive: true,
+    });
+    const pushedAt = Date.now();
+    await pushTags(w.registry.url, 'team/app', ['1.3.5']);
+    await eventually(
+      async () => {
+        const ran = new Set(
+          live()
+            .flatMap((r) => r.records())
+            .filter((x) => x.msg === 'pass' && Number(x.time) >= pushedAt)
+            .map((x) => String(x.automation)),
+        );
+        return ran.size === AUTOMATIONS ? true : undefined;
+      },
+      'every automation ran after the push',
+      LONG,
+    );
+    await quiet();
+    assert.deepEqual(await tags(), was, 'every marker kept');
+    assert.deepEqual(await counts(), before, 'no commit anywhere');
   });
 });

@@ -10,17 +10,8 @@ export type {
   WorkSource,
 } from './types.js';
 export { LocalCoordinator } from './local.js';
-export {
-  PostgresCoordinator,
-  LeaseLostError,
-  connectPostgresCoordinator,
-  defaultReplicaId,
-  DEFAULT_HEARTBEAT_MS,
-  DEFAULT_LEASE_TTL_MS,
-  MEMBERS_CHANNEL,
-  WORK_CHANNEL,
-  type ListenConnection,
-  type PostgresCoordinatorOptions,
-} from './postgres.js';
+// The PostgreSQL coordinator (and `pg`) is loaded only when a replica uses it.
+export const loadPostgresCoordinator = () => import('./postgres.js');
+export type { PostgresCoordinator, ListenConnection, PostgresCoordinatorOptions } from './postgres.js';
 export { CLUSTER_MIGRATIONS, migrateCluster, ClusterSchemaError } from './migrations.js';
 export { preferredOwner, gained } from './rendezvous.js';
