@@ -152,6 +152,10 @@ export async function push(ws: Workspace, opts: PushOptions = {}): Promise<PushR
       specs.push(`--force-with-lease=refs/heads/${branch}:${remote}`);
     }
   }
+  // Compare-and-swap on what was fetched: a branch that moved since — another replica's push, or
+  // a person rewinding it — refuses this push even where it would be a fast-forward, and the
+  // retry starts from what is there now.
+  if (branch === ws.branch && ws.base) specs.push(`--force-with-lease=refs/heads/${branch}:${ws.base}`);
   specs.push(`${head}:refs/heads/${branch}`);
   if (opts.refspec) specs.push(opts.refspec);
 

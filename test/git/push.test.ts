@@ -2,7 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startGitServer, type GitServer } from '../helpers/git-server.js';
+import { runGit, startGitServer, type GitServer } from '../helpers/git-server.js';
 import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit } from '../../src/git/commit.js';
 import { push, pushWithRetry } from '../../src/git/push.js';
@@ -231,6 +231,39 @@ describe('push', () => {
     const log = await server.log(name, 'main');
     assert.equal(log.filter((c) => c.subject === 'Update app to 3.5.0').length, 1, 'one commit, not two');
     assert.equal(log[0]!.sha, first.commit);
+  });
+
+  test('a person rewinds the branch between fetch and push: the push is refused (compare-and-swap on the fetched head), the retry builds on what they left', async () => {
+    n++;
+    const name = `p${n}`;
+    await server.createBareRepo(name, { 'deploy.yaml': 'image: app:1.0.0\n', 'notes.txt': 'notes\n' });
+    const first = (await server.revParse(name, 'refs/heads/main'))!;
+    await server.commitFiles(name, 'main', { 'notes.txt': 'a mistake\n' }, { message: 'a mistake' });
+    const ws = await openWorkspace({
+      stateDir: state.dir,
+      repo: gitRepository(server.cloneUrl(name), { name }),
+      secret: creds,
+      log: silentLogger,
+    });
+    const mistake = ws.base;
+    // After pawl fetched: the person takes their commit back (git push --force to its parent).
+    await runGit(['update-ref', 'refs/heads/main', first, mistake], server.repoPath(name));
+    await bumpTo('3.7.0')(ws);
+    const once = await push(ws);
+    // The commit would have been a fast-forward of the rewound branch; only the lease refuses it.
+    assert.equal(once.pushed, false);
+    assert.equal(once.rejected, 'non-fast-forward');
+    assert.equal(await server.revParse(name, 'refs/heads/main'), first);
+
+    // What pushWithRetry does after a refusal: fetch again and redo the change on what is there.
+    await ws.refresh();
+    const retried = await pushWithRetry(ws, bumpTo('3.7.0'));
+    assert.equal(retried.pushed, true);
+    const log = await server.log(name, 'main');
+    assert.equal(log[0]!.sha, retried.commit);
+    assert.equal(log[1]!.sha, first, 'the new commit sits on the rewound branch');
+    assert.ok(!log.some((c) => c.sha === mistake), 'the commit the person removed stays removed');
+    assert.equal(await server.show(name, 'main', 'notes.txt'), 'notes\n');
   });
 
   test('a signal aborted before the push (a replica that lost its lease): nothing is pushed', async () => {
