@@ -28,7 +28,7 @@ import {
 import { ConfigError, errorMessage, formatProblem, type Logger, type Problem } from '../util/index.js';
 import { ServeEvents, type PassEvent } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
-import { countingFetch, ServeMetrics } from './metrics.js';
+import { countResponses, ServeMetrics } from './metrics.js';
 import { Scheduler, systemClock, type Clock, type JobSpec, type RunContext } from './scheduler.js';
 import {
   loadPostgresCoordinator,
@@ -444,7 +444,7 @@ export class Daemon {
       config,
       clients: createScanClients(config, {
         log: opts.log,
-        ...(opts.metrics ? { extra: { fetch: countingFetch(opts.metrics) } } : {}),
+        ...(opts.metrics ? { extra: { onResponse: countResponses(opts.metrics) } } : {}),
       }),
       routes: buildRoutes(config, opts.log),
       dependents,

@@ -250,23 +250,7 @@ export class ServeMetrics {
   }
 }
 
-/** Wraps `fetch` so every registry answer is counted by host and status. */
-export function countingFetch(metrics: ServeMetrics, inner: typeof fetch = fetch): typeof fetch {
-  return async (input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    let host = '?';
-    try {
-      host = new URL(url).host;
-    } catch {
-      // not a URL: counted under "?"
-    }
-    try {
-      const res = await inner(input, init);
-      metrics.registryRequests.inc({ registry: host, status: String(res.status) });
-      return res;
-    } catch (err) {
-      metrics.registryRequests.inc({ registry: host, status: 'error' });
-      throw err;
-    }
-  };
+/** Counts every registry answer by host and status (the registry client's `onResponse`). */
+export function countResponses(metrics: ServeMetrics): (host: string, status: number | 'error') => void {
+  return (host, status) => metrics.registryRequests.inc({ registry: host, status: String(status) });
 }

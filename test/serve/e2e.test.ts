@@ -47,6 +47,11 @@ describe('pawl serve end to end', () => {
     assert.ok(metricValue(metrics, 'pawl_webhook_requests_total', { result: 'accepted' }) >= 1);
     assert.equal(metricValue(metrics, 'pawl_webhook_to_push_seconds_count'), 1);
     assert.ok(metricValue(metrics, 'pawl_automation_runs_total', { result: 'pushed' }) === 1);
+    // Every registry answer is counted by host and status (tags lists, manifests: 200s).
+    assert.ok(
+      metricValue(metrics, 'pawl_registry_requests_total', { registry: world.registryHost, status: '200' }) >=
+        2,
+    );
 
     const { json } = await serve.adminGet<{
       lastPass: { report: { automations: { result: string; commit: string }[] } };

@@ -115,6 +115,8 @@ export interface RegistryClientOptions {
   dockerConfig?: string | false;
   runCredentialHelper?: HelperRunner;
   fetch?: typeof fetch;
+  /** Told of every exchange with a registry (or its token service): the daemon's metrics. */
+  onResponse?: (host: string, status: number | 'error') => void;
   sleep?: Sleep;
   random?: () => number;
 }
@@ -446,6 +448,7 @@ class Client implements RegistryClient {
       } finally {
         release();
       }
+      this.opts.onResponse?.(new URL(url).host, networkError === undefined ? fetched!.status : 'error');
       const ms = this.pool.now() - started;
       if (networkError !== undefined) {
         if (op.signal.aborted) throw this.abortError(op, networkError);
