@@ -46,8 +46,11 @@ try {
         await serve.adminGet<{ name: string; job: { owner: boolean } | null }[]>('/api/v1/automations');
       for (const a of json) if (a.job?.owner) owners.set(a.name, r);
     }
-    const live = await replicas[0]!.adminGet<unknown[]>('/api/v1/replicas');
-    if ((live.json?.length ?? 0) < 3) owners.clear();
+    // Every replica must see all three live, or their owners disagree.
+    for (const serve of replicas) {
+      const { json } = await serve.adminGet<{ replicas: { live: boolean }[] }>('/api/v1/replicas');
+      if (json.replicas.filter((r) => r.live).length < 3) owners.clear();
+    }
   }
   const ownerOf = (i: number) => owners.get(`flux-system/${w.repo(i)}`)!;
   const byOwner = [0, 1, 2].map((r) =>
