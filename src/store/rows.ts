@@ -1,5 +1,18 @@
 /** Rows as both backends return them, and their records: one conversion, so the backends agree. */
-import type { Anomaly, PolicyState, ScanOutcome, ScanRecord } from './types.js';
+import type {
+  Anomaly,
+  Decision,
+  DecisionRecord,
+  EventRecord,
+  PolicyState,
+  RawScanResponses,
+  RecordedResponse,
+  RunKind,
+  RunRecord,
+  ScanOutcome,
+  ScanRecord,
+  SelectionRecord,
+} from './types.js';
 
 /** A `scans` row: times in milliseconds since the epoch, lists as JSON text. */
 export interface ScanRow {
@@ -91,3 +104,94 @@ export const INTERRUPTED = 'interrupted: pawl stopped before the scan finished';
 /** What a limit argument means in SQL: a whole number, at least 0. */
 export const limitOf = (n: number | undefined, fallback: number): number =>
   Math.max(0, Math.floor(n ?? fallback));
+
+/** A `raw_responses` row joined with its scan. */
+export interface RawResponsesRow {
+  scan_id: number;
+  body: string;
+  truncated: number;
+  started_at: number;
+  outcome: ScanOutcome;
+}
+
+export function toRawResponses(r: RawResponsesRow): RawScanResponses {
+  return {
+    scanId: r.scan_id,
+    startedAt: date(r.started_at),
+    outcome: r.outcome,
+    responses: parseJson<RecordedResponse[]>(r.body, []),
+    truncated: r.truncated === 1,
+  };
+}
+
+export interface SelectionRow {
+  id: number;
+  policy: string;
+  at: number;
+  candidate: string | null;
+  error: string | null;
+}
+
+export function toSelection(r: SelectionRow): SelectionRecord {
+  return { id: r.id, policy: r.policy, at: date(r.at), candidate: r.candidate, error: r.error };
+}
+
+export interface RunRow {
+  id: number;
+  at: number;
+  kind: RunKind;
+  ended_at: number | null;
+  result: string | null;
+}
+
+export function toRun(r: RunRow): RunRecord {
+  return {
+    id: r.id,
+    at: date(r.at),
+    kind: r.kind,
+    endedAt: optDate(r.ended_at),
+    result: parseJson<unknown>(r.result, null),
+  };
+}
+
+/** A `decisions` row joined with its run. */
+export type DecisionRow = Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind };
+
+export function toDecision(r: DecisionRow): DecisionRecord {
+  return {
+    id: r.id,
+    runId: r.run_id,
+    runKind: r.run_kind,
+    at: date(r.run_at),
+    automation: r.automation,
+    file: r.file,
+    line: r.line,
+    setter: r.setter,
+    policy: r.policy,
+    current: r.current,
+    candidate: r.candidate,
+    reason: r.reason,
+    detail: r.detail,
+    action: r.action,
+  };
+}
+
+export interface EventRow {
+  id: number;
+  at: number;
+  kind: string;
+  policy: string | null;
+  repository: string | null;
+  detail: string;
+}
+
+export function toEvent(r: EventRow): EventRecord {
+  return {
+    id: r.id,
+    at: date(r.at),
+    kind: r.kind,
+    policy: r.policy,
+    repository: r.repository,
+    detail: parseJson<Record<string, unknown>>(r.detail, {}),
+  };
+}

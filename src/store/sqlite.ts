@@ -13,11 +13,14 @@ import {
   date,
   limitOf,
   ms,
-  optDate,
-  parseJson,
   pendingJson,
   toPolicyState,
+  toDecision,
+  toEvent,
+  toRawResponses,
+  toRun,
   toScan,
+  toSelection,
   type PolicyStateRow,
   type ScanRow,
 } from './rows.js';
@@ -25,7 +28,6 @@ import type {
   BuildTime,
   BuildTimeCache,
   CompareTags,
-  RecordedResponse,
   Decision,
   DecisionFilter,
   DecisionRecord,
@@ -384,13 +386,7 @@ export class SqliteStore implements Store {
       started_at: number;
       outcome: ScanOutcome;
     }[];
-    return rows.map((r) => ({
-      scanId: r.scan_id,
-      startedAt: date(r.started_at),
-      outcome: r.outcome,
-      responses: parseJson<RecordedResponse[]>(r.body, []),
-      truncated: r.truncated === 1,
-    }));
+    return rows.map(toRawResponses);
   }
 
   async setTagDigest(repository: string, tag: string, digest: string, at: Date = new Date()): Promise<void> {
@@ -493,13 +489,7 @@ export class SqliteStore implements Store {
       candidate: string | null;
       error: string | null;
     }[];
-    return rows.map((r) => ({
-      id: r.id,
-      policy: r.policy,
-      at: date(r.at),
-      candidate: r.candidate,
-      error: r.error,
-    }));
+    return rows.map(toSelection);
   }
 
   async latestSelections(policies: readonly string[]): Promise<Map<string, SelectionRecord>> {
@@ -558,13 +548,7 @@ export class SqliteStore implements Store {
     const r = this.#db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as
       { id: number; at: number; kind: RunKind; ended_at: number | null; result: string | null } | undefined;
     if (!r) return null;
-    return {
-      id: r.id,
-      at: date(r.at),
-      kind: r.kind,
-      endedAt: optDate(r.ended_at),
-      result: parseJson<unknown>(r.result, null),
-    };
+    return toRun(r);
   }
 
   async decisions(filter: DecisionFilter = {}): Promise<DecisionRecord[]> {
@@ -579,22 +563,7 @@ export class SqliteStore implements Store {
         runId: filter.runId ?? null,
         limit: limitOf(filter.limit, 100),
       }) as (Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind })[];
-    return rows.map((r) => ({
-      id: r.id,
-      runId: r.run_id,
-      runKind: r.run_kind,
-      at: date(r.run_at),
-      automation: r.automation,
-      file: r.file,
-      line: r.line,
-      setter: r.setter,
-      policy: r.policy,
-      current: r.current,
-      candidate: r.candidate,
-      reason: r.reason,
-      detail: r.detail,
-      action: r.action,
-    }));
+    return rows.map(toDecision);
   }
 
   // ---------------------------------------------------------------- events
@@ -631,14 +600,7 @@ export class SqliteStore implements Store {
       repository: string | null;
       detail: string;
     }[];
-    return rows.map((r) => ({
-      id: r.id,
-      at: date(r.at),
-      kind: r.kind,
-      policy: r.policy,
-      repository: r.repository,
-      detail: parseJson<Record<string, unknown>>(r.detail, {}),
-    }));
+    return rows.map(toEvent);
   }
 
   async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>> {

@@ -16,11 +16,14 @@ import {
   date,
   limitOf,
   ms,
-  optDate,
-  parseJson,
   pendingJson,
   toPolicyState,
+  toDecision,
+  toEvent,
+  toRawResponses,
+  toRun,
   toScan,
+  toSelection,
   type PolicyStateRow,
   type ScanRow,
 } from '../rows.js';
@@ -37,7 +40,6 @@ import type {
   PawlEvent,
   PolicyState,
   RawScanResponses,
-  RecordedResponse,
   RunKind,
   RunRecord,
   ScanOutcome,
@@ -490,13 +492,7 @@ export class PostgresStore implements Store {
        WHERE r.repository = $1 AND ($2::bigint IS NULL OR r.scan_id = $2) ORDER BY r.scan_id DESC`,
       [repository, scanId ?? null],
     );
-    return rows.map((r) => ({
-      scanId: r.scan_id,
-      startedAt: date(r.started_at),
-      outcome: r.outcome,
-      responses: parseJson<RecordedResponse[]>(r.body, []),
-      truncated: r.truncated === 1,
-    }));
+    return rows.map(toRawResponses);
   }
 
   async setTagDigest(repository: string, tag: string, digest: string, at: Date = new Date()): Promise<void> {
@@ -569,13 +565,7 @@ export class PostgresStore implements Store {
       candidate: string | null;
       error: string | null;
     }>('SELECT * FROM selections WHERE policy = $1 ORDER BY id DESC LIMIT $2', [policy, limitOf(limit, 20)]);
-    return rows.map((r) => ({
-      id: r.id,
-      policy: r.policy,
-      at: date(r.at),
-      candidate: r.candidate,
-      error: r.error,
-    }));
+    return rows.map(toSelection);
   }
 
   async latestSelections(policies: readonly string[]): Promise<Map<string, SelectionRecord>> {
@@ -591,14 +581,7 @@ export class PostgresStore implements Store {
       'SELECT DISTINCT ON (policy) * FROM selections WHERE policy = ANY($1::text[]) ORDER BY policy, id DESC',
       [policies],
     );
-    for (const r of rows)
-      out.set(r.policy, {
-        id: r.id,
-        policy: r.policy,
-        at: date(r.at),
-        candidate: r.candidate,
-        error: r.error,
-      });
+    for (const r of rows) out.set(r.policy, toSelection(r));
     return out;
   }
 
@@ -631,13 +614,7 @@ export class PostgresStore implements Store {
       }>('SELECT * FROM runs WHERE id = $1', [runId])
     )[0];
     if (!r) return null;
-    return {
-      id: r.id,
-      at: date(r.at),
-      kind: r.kind,
-      endedAt: optDate(r.ended_at),
-      result: parseJson<unknown>(r.result, null),
-    };
+    return toRun(r);
   }
 
   async decisions(filter: DecisionFilter = {}): Promise<DecisionRecord[]> {
@@ -647,22 +624,7 @@ export class PostgresStore implements Store {
        ORDER BY d.id DESC LIMIT $3`,
       [filter.policy ?? null, filter.runId ?? null, limitOf(filter.limit, 100)],
     );
-    return rows.map((r) => ({
-      id: r.id,
-      runId: r.run_id,
-      runKind: r.run_kind,
-      at: date(r.run_at),
-      automation: r.automation,
-      file: r.file,
-      line: r.line,
-      setter: r.setter,
-      policy: r.policy,
-      current: r.current,
-      candidate: r.candidate,
-      reason: r.reason,
-      detail: r.detail,
-      action: r.action,
-    }));
+    return rows.map(toDecision);
   }
 
   // ---------------------------------------------------------------- events
@@ -691,14 +653,7 @@ export class PostgresStore implements Store {
         limitOf(filter.limit, 100),
       ],
     );
-    return rows.map((r) => ({
-      id: r.id,
-      at: date(r.at),
-      kind: r.kind,
-      policy: r.policy,
-      repository: r.repository,
-      detail: parseJson<Record<string, unknown>>(r.detail, {}),
-    }));
+    return rows.map(toEvent);
   }
 
   async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>> {
@@ -716,15 +671,7 @@ export class PostgresStore implements Store {
        ORDER BY policy, id DESC`,
       [kind, policies],
     );
-    for (const r of rows)
-      out.set(r.policy, {
-        id: r.id,
-        at: date(r.at),
-        kind: r.kind,
-        policy: r.policy,
-        repository: r.repository,
-        detail: parseJson<Record<string, unknown>>(r.detail, {}),
-      });
+    for (const r of rows) out.set(r.policy, toEvent(r));
     return out;
   }
 
