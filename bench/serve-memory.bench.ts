@@ -10,13 +10,11 @@
  * the daemon with `--heap default` (node's own heap sizing) instead of its default `small`.
  */
 import { buildCli } from '../scripts/build.js';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { startRegistry } from '../test/helpers/registry.js';
-import { pushImage, seedTags } from '../test/helpers/push.js';
-import { startGitServer } from '../test/helpers/git-server.js';
-import { GIT_PASSWORD, GIT_USER, ROOT } from '../test/helpers/world.js';
+import { ROOT } from '../test/helpers/world.js';
+import { startServeFleet } from './serve-fleet.js';
 import { metricValue, startServe } from '../test/helpers/serve.js';
 
 const N = Number(process.env.BENCH_IMAGES ?? 500);
@@ -26,53 +24,16 @@ const INTERVAL = process.env.BENCH_SERVE_INTERVAL ?? '30s';
 const TAGS = ['1.0.0', '1.1.0', '1.2.0', '1.3.0', '1.4.0'];
 const TARGET_MB = 150;
 
-const registry = await startRegistry({ auth: 'none' });
-const git = await startGitServer({ users: { [GIT_USER]: GIT_PASSWORD } });
-const base = await mkdtemp(join(tmpdir(), 'pawl-serve-mem-'));
-const configDir = join(base, 'config');
+const fleet = await startServeFleet({
+  images: N,
+  gitRepositories: GITS,
+  tags: TAGS,
+  repositoryInterval: INTERVAL,
+  automationInterval: INTERVAL,
+  name: 'serve-mem',
+});
+const { configDir, base } = fleet;
 const stateDir = join(base, 'state');
-await mkdir(configDir);
-const t0 = performance.now();
-let next = 0;
-await Promise.all(
-  Array.from({ length: 8 }, async () => {
-    while (next < N) {
-      const i = next++;
-      const { digest } = await pushImage(registry.url, `bench/app-${i}`, TAGS[0]!, {
-        created: new Date(Date.UTC(2024, 0, 1, 0, 0, i)),
-      });
-      await seedTags(registry.storageDir, `bench/app-${i}`, TAGS.slice(1), digest);
-    }
-  }),
-);
-const perGit = Math.ceil(N / GITS);
-for (let g = 0; g < GITS; g++) {
-  const files: Record<string, string> = {};
-  for (let i = g * perGit; i < Math.min(N, (g + 1) * perGit); i++)
-    files[`apps/app-${i}/deploy.yaml`] =
-      `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-${i}\nspec:\n  template:\n    spec:\n      containers:\n` +
-      `        - name: app\n          image: ${registry.host}/bench/app-${i}:1.4.0 # {"$imagepolicy": "flux-system:app-${i}"}\n`;
-  await git.createBareRepo(`fleet-${g}`, files);
-}
-const docs: string[] = [
-  `apiVersion: v1\nkind: Secret\nmetadata:\n  name: git-credentials\n  namespace: flux-system\ntype: kubernetes.io/basic-auth\nstringData:\n  username: ${GIT_USER}\n  password: ${GIT_PASSWORD}\n`,
-];
-for (let g = 0; g < GITS; g++)
-  docs.push(
-    `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet-${g}\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: ${git.cloneUrl(`fleet-${g}`)}\n  ref:\n    branch: main\n  secretRef:\n    name: git-credentials\n`,
-  );
-for (let i = 0; i < N; i++) {
-  const g = Math.floor(i / perGit);
-  docs.push(
-    `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: app-${i}\n  namespace: flux-system\nspec:\n  image: ${registry.host}/bench/app-${i}\n  interval: ${INTERVAL}\n  insecure: true\n`,
-    `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: app-${i}\n  namespace: flux-system\n  labels:\n    app: app-${i}\nspec:\n  imageRepositoryRef:\n    name: app-${i}\n  policy:\n    semver:\n      range: ">=1.0.0"\n`,
-    `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n  name: app-${i}\n  namespace: flux-system\nspec:\n  interval: ${INTERVAL}\n  sourceRef:\n    kind: GitRepository\n    name: fleet-${g}\n  git:\n    commit:\n      author:\n        name: pawl\n        email: pawl@example.com\n  update:\n    path: ./apps/app-${i}\n    strategy: Setters\n  policySelector:\n    matchLabels:\n      app: app-${i}\n`,
-  );
-}
-await writeFile(join(configDir, 'objects.yaml'), docs.join('---\n'));
-console.log(
-  `setup: ${N} repositories, policies and automations on ${GITS} git repositories in ${Math.round(performance.now() - t0)} ms`,
-);
 
 let entry: string | undefined;
 if (!process.env.BENCH_SERVE_TSX) {
@@ -165,8 +126,6 @@ try {
   failed = true;
 } finally {
   await serve.stop();
-  await git.close();
-  await registry.stop();
-  await rm(base, { recursive: true, force: true });
+  await fleet.close();
 }
 process.exitCode = failed ? 1 : 0;
