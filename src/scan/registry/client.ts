@@ -448,7 +448,7 @@ class Client implements RegistryClient {
       } finally {
         release();
       }
-      this.opts.onResponse?.(new URL(url).host, networkError === undefined ? fetched!.status : 'error');
+      this.opts.onResponse?.(host.host, networkError === undefined ? fetched!.status : 'error');
       const ms = this.pool.now() - started;
       if (networkError !== undefined) {
         if (op.signal.aborted) throw this.abortError(op, networkError);
