@@ -10,15 +10,18 @@ import { BodyTooLarge, undiciTransport } from '../../src/scan/registry/transport
 
 async function server(
   handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
-): Promise<{ url: string; close: () => Promise<void> }> {
+): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+  let connections = 0;
   const s = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => handler(req, res, body));
   });
+  s.on('connection', () => connections++);
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
+    connections: () => connections,
     close: () =>
       new Promise((r) => {
         s.closeAllConnections();
@@ -106,6 +109,32 @@ test('a body over the limit fails with BodyTooLarge; a body cut short fails; HEA
     assert.equal(h.status, 200);
     assert.equal(h.body.length, 0);
     assert.equal(h.headers.get('docker-content-digest'), 'sha256:x');
+  } finally {
+    await s.close();
+  }
+});
+
+test('HEAD requests keep their connection alive: candidates are checked over one socket', async () => {
+  const s = await server((req, res) => {
+    // A HEAD answers with the length the GET's body would have, as registries do.
+    if (req.method === 'HEAD')
+      res.writeHead(200, { 'content-length': '512', 'docker-content-digest': `sha256:${req.url}` }).end();
+    else res.writeHead(200).end('{"tags":[]}');
+  });
+  try {
+    const t = undiciTransport();
+    for (const tag of ['1.0.0', '1.1.0', '1.2.0']) {
+      const h = await t(`${s.url}/v2/app/manifests/${tag}`, init('HEAD'));
+      assert.equal(h.status, 200);
+      assert.equal(h.body.length, 0);
+      assert.equal(h.headers.get('docker-content-digest'), `sha256:/v2/app/manifests/${tag}`);
+    }
+    const list = await t(`${s.url}/v2/app/tags/list`, init());
+    assert.equal(list.body.toString(), '{"tags":[]}');
+    assert.ok(
+      s.connections() <= 2,
+      `${s.connections()} connections for 4 requests: HEAD closed its connection`,
+    );
   } finally {
     await s.close();
   }

@@ -90,6 +90,11 @@ export function undiciTransport(tls: TlsOptions = {}): Transport {
       headers,
       signal: init.signal,
       maxRedirections: 0,
+      // undici closes the connection after every HEAD unless told otherwise, in case a server
+      // sends a body anyway; registries answer HEAD as the distribution spec says, and the
+      // guard HEADs every candidate, so a new TCP connection each time would cost more than
+      // the requests themselves.
+      ...(method === 'HEAD' ? { reset: false } : {}),
       ...(body !== undefined ? { body } : {}),
     });
     if (method === 'HEAD') {
