@@ -28,7 +28,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { startRegistry } from '../test/helpers/registry.js';
 import { startRegistryProxy, type RegistryProxy, type RequestKind } from '../test/helpers/registry-proxy.js';
@@ -254,12 +254,37 @@ try {
     }
   }
 
+  /**
+   * BENCH_LAB=1: set up a guarded and an unguarded world, print how to run passes on them by
+   * hand (with --cpu-prof, --trace-gc, strace…) and keep the registry and git server up until
+   * interrupted. Not a measurement.
+   */
+  async function lab(): Promise<never> {
+    for (const variant of ['guarded', 'unguarded'] as const) {
+      const w = await world(variant, () => TAGS[0]!);
+      const start = (
+        await execFileP('git', ['--git-dir', git.repoPath(w.name), 'rev-parse', 'main'])
+      ).stdout.trim();
+      const state = join(dirname(w.configDir), 'state');
+      console.log(`\n${variant}:`);
+      console.log(
+        `  reset for a cold pass: rm -rf ${state}; git --git-dir ${git.repoPath(w.name)} update-ref refs/heads/main ${start}`,
+      );
+      console.log(
+        `  pass: PAWL_USE_DIST=1 PAWL_LOG_LEVEL=warn node bin/pawl.js run --json -c ${w.configDir} --state-dir ${state} [--refresh]`,
+      );
+    }
+    console.log('\nready (Ctrl-C to stop)');
+    return new Promise<never>(() => undefined);
+  }
+
   type Row = { wallMs: number; cpuMs: number; rssMb: number; requests: Counts };
   const results = new Map<string, Row[]>();
   const record = (key: string, r: Row) => results.set(key, [...(results.get(key) ?? []), r]);
 
   // --- start-up and configuration (issue 12), the built CLI against node itself in the same run
   await buildCli(join(ROOT, 'dist'));
+  if (process.env.BENCH_LAB === '1') await lab();
   const none = counts(proxy);
   const vw = await world('guarded', () => TAGS[0]!);
   for (let k = 0; k < RUNS; k++) {

@@ -167,6 +167,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     tagDigests: book.takeDigests(),
     finishRun: { runId, result: report, endedAt: now() },
   });
+  // The pass is over: what it observed and decided is visible to other processes from here.
+  await store.flush();
   return report;
 }
 

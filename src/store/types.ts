@@ -268,7 +268,13 @@ export interface Store {
   readonly kind: StoreKind;
   /** For messages: the SQLite file, or the PostgreSQL URL without its password. */
   readonly location: string;
+  /** Commits what is written so far (SQLite groups writes), then closes. */
   close(): Promise<void>;
+  /**
+   * Makes every write so far durable and visible to other processes. SQLite commits writes in
+   * groups, a few milliseconds after the first of them; PostgreSQL commits each write at once.
+   */
+  flush(): Promise<void>;
   /** The schema version the database holds. */
   schemaVersion(): Promise<number>;
 

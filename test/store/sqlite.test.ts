@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION } from '../../src/store/index.js';
@@ -79,6 +80,76 @@ describe('SQLite: openSqliteStore', () => {
     assert.deepEqual(await a.currentTags('ns/app'), ['1', '2']);
     await a.close();
     await b.close();
+  });
+});
+
+describe('SQLite: writes are committed in groups', () => {
+  const committed = (dir: string, sql: string): unknown => {
+    const db = new Database(join(dir, 'pawl.db'), { readonly: true });
+    try {
+      return db.prepare(sql).pluck().get();
+    } finally {
+      db.close();
+    }
+  };
+
+  test('another connection sees a group once flushed; this one at once', async (t) => {
+    const dir = tempDir(t);
+    const s = openSqliteStore(dir);
+    const runId = await s.beginRun(at(0), 'run');
+    await s.recordEvent({ at: at(0), kind: 'stale-scan', policy: 'ns/p', detail: {} });
+    assert.equal((await s.events()).length, 1, 'the writer reads its own group');
+    assert.equal(committed(dir, 'SELECT count(*) FROM events'), 0, 'not committed yet');
+    await s.flush();
+    assert.equal(committed(dir, 'SELECT count(*) FROM events'), 1);
+    assert.equal(committed(dir, 'SELECT count(*) FROM runs WHERE id = ' + String(runId)), 1);
+    await s.close();
+  });
+
+  test('the group commits on its own shortly after the first write, and on close', async (t) => {
+    const dir = tempDir(t);
+    const s = openSqliteStore(dir);
+    await s.recordEvent({ at: at(0), kind: 'stale-scan', detail: {} });
+    for (let i = 0; committed(dir, 'SELECT count(*) FROM events') === 0; i++) {
+      assert.ok(i < 1000, 'the group was never committed');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await s.recordEvent({ at: at(1), kind: 'stale-scan', detail: {} });
+    await s.close();
+    assert.equal(committed(dir, 'SELECT count(*) FROM events'), 2);
+  });
+
+  test('a write that fails is undone alone: the rest of its group is kept', async (t) => {
+    const dir = tempDir(t);
+    const s = openSqliteStore(dir);
+    await scan(s, 'ns/app', ['1.0.0'], 0);
+    const id = await s.beginScan('ns/app', 'x', at(1));
+    await s.finishScan(id, { outcome: 'failed', error: 'down', requests: 1, endedAt: at(1) }, diffTags);
+    // Finishing a finished scan fails inside its transaction, after its first statement ran.
+    await assert.rejects(
+      s.finishScan(id, { outcome: 'ok', tags: ['2.0.0'], requests: 1, endedAt: at(2) }, diffTags),
+      /already finished/,
+    );
+    await s.close();
+    const again = openSqliteStore(dir);
+    assert.deepEqual(await again.currentTags('ns/app'), ['1.0.0']);
+    assert.equal((await again.lastScan('ns/app'))?.outcome, 'failed');
+    await again.close();
+  });
+
+  test('a process that exits without closing the store still commits its last group', async (t) => {
+    const dir = tempDir(t);
+    const script = join(dir, 'exit.mts');
+    writeFileSync(
+      script,
+      `import { openSqliteStore } from ${JSON.stringify(join(process.cwd(), 'src', 'store', 'index.js'))};\n` +
+        `const s = openSqliteStore(${JSON.stringify(join(dir, 'state'))});\n` +
+        `await s.recordEvent({ at: new Date(0), kind: 'stale-scan', detail: { last: true } });\n` +
+        `process.exit(0);\n`,
+    );
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(committed(join(dir, 'state'), 'SELECT count(*) FROM events'), 1);
   });
 });
 

@@ -267,6 +267,9 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** Every write is its own transaction, committed before its promise resolves. */
+  async flush(): Promise<void> {}
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
