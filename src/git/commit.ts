@@ -15,6 +15,7 @@ import { baseEnv, GitError, redact } from './exec.js';
 import { ensureAskpass, makeTempDir, shellQuote } from './auth.js';
 import { TRAILER_AUTOMATION } from '../guard/index.js';
 import type { Workspace } from './workspace.js';
+import { commitFast } from './fast-commit.js';
 
 const execFileP = promisify(execFile);
 
@@ -196,9 +197,37 @@ export function trailerArgs(
   return out;
 }
 
-/** Stage and commit; returns the new commit's sha, or null when there is nothing to commit. */
+/** The name git records: the email when the name is blank. */
+const ident = (i: Identity): string => (i.name.trim() ? i.name : i.email);
+
+/** Without a final newline git glues the trailers onto the last line of the message. */
+const withNewline = (message: string): string =>
+  message.endsWith('\n') || message === '' ? message : `${message}\n`;
+
+/** The message `git commit --trailer …` records: git's own interpret-trailers, as commit runs it. */
+async function finalMessage(ws: Workspace, opts: CommitOptions): Promise<string> {
+  const trailers = trailerArgs(opts.trailers, opts.automation);
+  const message = withNewline(opts.message);
+  if (trailers.length === 0) return message;
+  return (await ws.git(['interpret-trailers', ...trailers], { input: message })).stdout;
+}
+
+/**
+ * Stage and commit; returns the new commit's sha, or null when there is nothing to commit.
+ * Given `files` and no signing key, the commit is written by `git fast-import` (fast-commit.ts),
+ * the same commit in one pack instead of a loose object per blob and tree.
+ */
 export async function commit(ws: Workspace, opts: CommitOptions): Promise<string | null> {
   if (opts.files && opts.files.length === 0) return null;
+  if (opts.files && !opts.signingKey) {
+    const made = await commitFast(ws, opts.files, {
+      author: { name: ident(opts.author), email: opts.author.email },
+      committer: { name: ident(opts.committer ?? opts.author), email: (opts.committer ?? opts.author).email },
+      date: opts.date ?? new Date(),
+      message: () => finalMessage(ws, opts),
+    });
+    if (made !== undefined) return made === null ? null : ws.updateHead();
+  }
   if (opts.files) await ws.git(['add', '--all', '--', ...opts.files.map(literal)]);
   else await ws.git(['add', '--all']);
 
@@ -212,7 +241,6 @@ export async function commit(ws: Workspace, opts: CommitOptions): Promise<string
   const author = opts.author;
   const committer = opts.committer ?? author;
   const when = (opts.date ?? new Date()).toISOString();
-  const ident = (i: Identity): string => (i.name.trim() ? i.name : i.email);
   const env: Record<string, string> = {
     GIT_AUTHOR_NAME: ident(author),
     GIT_AUTHOR_EMAIL: author.email,
@@ -244,8 +272,7 @@ export async function commit(ws: Workspace, opts: CommitOptions): Promise<string
     ];
     try {
       await ws.git(args, {
-        // Without a final newline git glues the trailers onto the last line of the message.
-        input: opts.message.endsWith('\n') || opts.message === '' ? opts.message : `${opts.message}\n`,
+        input: withNewline(opts.message),
         env: { ...env, ...(signing?.env ?? {}) },
         secrets: signing?.secrets ?? [],
       });

@@ -13,7 +13,7 @@ export interface GitOptions {
   env?: Record<string, string>;
   /** Default 120 s. */
   timeoutMs?: number;
-  input?: string;
+  input?: string | Buffer;
   signal?: AbortSignal;
   /** Exact values to blank out of any error (passwords, tokens) besides the generic patterns. */
   secrets?: string[];
