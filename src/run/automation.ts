@@ -15,7 +15,7 @@ import {
   type TemplateChange,
 } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
-import { writeFileAtomic, rewrite } from '../write/index.js';
+import { writeWorkspaceFileSync, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { objectsAt } from './objects.js';
@@ -255,8 +255,12 @@ async function writeEdits(
   const byFile = new Map<string, { plan: MarkerPlan; value: string }[]>();
   for (const e of edits) byFile.set(e.plan.marker.file, [...(byFile.get(e.plan.marker.file) ?? []), e]);
   const changes: TemplateChange[] = [];
+  const files = new Map(plan.files.map((f) => [f.file, f]));
+  let written = 0;
   for (const [file, fileEdits] of byFile) {
-    const scanned = plan.files.find((f) => f.file === file);
+    // Let the daemon's other work in between files now and then.
+    if (++written % 64 === 0) await new Promise((r) => setImmediate(r));
+    const scanned = files.get(file);
     if (!scanned) throw new RuntimeError(`internal error: ${file} was not scanned in ${ws.dir}`);
     const objects = needObjects
       ? objectsAt(
@@ -264,7 +268,7 @@ async function writeEdits(
           fileEdits.map((e) => e.plan.marker.start),
         )
       : fileEdits.map(() => ({ kind: '', namespace: '', name: '' }));
-    await writeFileAtomic(
+    writeWorkspaceFileSync(
       scanned.path,
       rewrite(
         scanned.text,

@@ -325,15 +325,14 @@ export class SqliteStore implements Store {
              WHERE repository = ? AND image = ? AND last_scan_id = ? AND tag NOT IN (SELECT value FROM json_each(?))`,
           ).run(at, id, row.repository, row.image, prev, JSON.stringify(diff.removed));
         }
-        const upsert = db.prepare(
-          `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
-           VALUES (@repository, @image, @tag, @at, @at, @id, @id, @initial)
-           ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
-        );
-        const initial = prev === null ? 1 : 0;
-        for (const tag of prev === null ? tags : diff.added) {
-          upsert.run({ repository: row.repository, image: row.image, tag, at, id, initial });
-        }
+        // Every new tag in one statement: a first scan writes its whole list.
+        const added = prev === null ? tags : diff.added;
+        if (added.length > 0)
+          db.prepare(
+            `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
+             SELECT ?, ?, value, ?, ?, ?, ?, ? FROM json_each(?) WHERE true
+             ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
+          ).run(row.repository, row.image, at, at, id, id, prev === null ? 1 : 0, JSON.stringify(added));
       }
       if (result.responses && result.responses.length > 0 && this.#raw.kept > 0) {
         const { body, truncated } = sanitizeResponses(result.responses, this.#raw.bytes);
