@@ -1,7 +1,12 @@
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError, Help } from 'commander';
 import { withGlobalOptions } from './context.js';
-import { ONE_SHOT_HEAP_FLAGS, heapFlagsGiven } from '../util/index.js';
+import {
+  ONE_SHOT_HEAP_FLAGS,
+  ONE_SHOT_V8_FLAGS,
+  heapFlagsGiven,
+  optimizerFlagsGiven,
+} from '../util/index.js';
 
 type CommandModule = { register(program: Command): void };
 
@@ -128,6 +133,13 @@ function smallYoungGeneration(argv: readonly string[]): void {
   for (const flag of ONE_SHOT_HEAP_FLAGS) setFlagsFromString(flag);
 }
 
+/** See ONE_SHOT_V8_FLAGS (src/util/heap.ts). */
+function noOptimizer(argv: readonly string[]): void {
+  if (commandName(argv) === 'serve' || optimizerFlagsGiven(process.execArgv, process.env.NODE_OPTIONS))
+    return;
+  for (const flag of ONE_SHOT_V8_FLAGS) setFlagsFromString(flag);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const program = await buildProgram(argv);
   try {
@@ -147,6 +159,7 @@ const invokedDirectly =
   process.argv[1] !== undefined && /(?:^|[\\/])(?:main\.(?:ts|js)|pawl(?:\.js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
   smallYoungGeneration(process.argv.slice(2));
+  noOptimizer(process.argv.slice(2));
   const code = await main(process.argv.slice(2));
   process.exitCode = code;
 }

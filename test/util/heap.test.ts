@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { SMALL_HEAP_FLAGS, heapFlagsGiven, tuneHeap } from '../../src/util/index.js';
+import {
+  ONE_SHOT_V8_FLAGS,
+  SMALL_HEAP_FLAGS,
+  heapFlagsGiven,
+  optimizerFlagsGiven,
+  tuneHeap,
+} from '../../src/util/index.js';
 
 test('--heap small sets the two V8 flags, --heap default none', () => {
   const set: string[] = [];
@@ -18,12 +24,13 @@ test('--heap small sets the two V8 flags, --heap default none', () => {
 });
 
 test('this node’s V8 knows both flags (it would name an unknown one, as it does the sentinel)', () => {
-  const flags = [...SMALL_HEAP_FLAGS, '--no-such-flag-for-pawl'];
+  const flags = [...SMALL_HEAP_FLAGS, ...ONE_SHOT_V8_FLAGS, '--no-such-flag-for-pawl'];
   const script = `const v8 = require('node:v8'); for (const f of ${JSON.stringify(flags)}) v8.setFlagsFromString(f);`;
   const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
   const said = r.stdout + r.stderr;
   assert.match(said, /unrecognized flag --no-such-flag-for-pawl/);
-  for (const f of SMALL_HEAP_FLAGS) assert.ok(!said.includes(f.split('=')[0]!), `${f} is known: ${said}`);
+  for (const f of [...SMALL_HEAP_FLAGS, ...ONE_SHOT_V8_FLAGS])
+    assert.ok(!said.includes(f.split('=')[0]!), `${f} is known: ${said}`);
 });
 
 test('flags a person gives node are kept', () => {
@@ -32,4 +39,12 @@ test('flags a person gives node are kept', () => {
   assert.equal(heapFlagsGiven([], '--max_semi_space_size=4 --max-old-space-size=256'), true);
   assert.equal(heapFlagsGiven(['--heap-growing-percent=20'], undefined), true);
   assert.equal(heapFlagsGiven(['--max-old-space-size=256'], ''), false);
+});
+
+test('optimizer flags a person gives node are kept', () => {
+  assert.equal(optimizerFlagsGiven([], ''), false);
+  assert.equal(optimizerFlagsGiven(['--opt'], ''), true);
+  assert.equal(optimizerFlagsGiven([], '--no-turbofan'), true);
+  assert.equal(optimizerFlagsGiven(['--optimize-for-size'], ''), false);
+  assert.equal(optimizerFlagsGiven(['--max-old-space-size=256'], undefined), false);
 });
