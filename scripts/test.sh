@@ -13,7 +13,15 @@ if [ "${CI:-}" = true ]; then
   # CI must not go green with a suite skipped (the SSH suite when not root, say): every suite
   # CI needs has to run. The test runner prints "# skipped N" in its summary.
   log=$(mktemp)
-  npm run test:unit | tee "$log"
+  if ! npm run test:unit | tee "$log"; then
+    # The runner's report is long and a CI log may keep only its end: name the failures last.
+    echo
+    echo "test.sh: failed tests (the full report is above):"
+    grep -nE '^ *not ok [0-9]+ ' "$log" | head -50
+    grep -nE "^ *(error|failureType|location): " "$log" | head -50
+    rm -f "$log"
+    exit 1
+  fi
   if grep -Eq '^# skipped [1-9]|^ *(not )?ok [0-9]+ .*# SKIP' "$log"; then
     echo "test.sh: tests were skipped in CI (see \"# SKIP\" above); CI needs every suite to run" >&2
     rm -f "$log"

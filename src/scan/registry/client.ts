@@ -472,7 +472,9 @@ class Client implements RegistryClient {
       const f = fetched!;
       waited = false;
       this.record(op, method, f, started, ms);
-      this.log.debug({ method, url: this.redactor.url(f.url), status: f.status, ms }, 'registry request');
+      // Redacting the URL costs more than the request's own bookkeeping: only when it is logged.
+      if (this.log.isLevelEnabled('debug'))
+        this.log.debug({ method, url: this.redactor.url(f.url), status: f.status, ms }, 'registry request');
       const rl = parseRateLimit(f.headers, this.pool.now());
       if (rl.remaining === 0 && rl.resetInMs !== undefined) {
         host.blockedUntil = this.pool.now() + rl.resetInMs;
