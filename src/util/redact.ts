@@ -114,14 +114,22 @@ export interface HeaderOptions extends RedactOptions {
   drop?: boolean;
 }
 
+/** Headers that can be walked like fetch's `Headers` (which is one). */
+export interface HeaderList {
+  forEach(fn: (value: string, name: string) => void): void;
+}
+
+const isHeaderList = (h: HeaderList | Readonly<Record<string, string>>): h is HeaderList =>
+  typeof (h as Partial<HeaderList>).forEach === 'function';
+
 /** Response or request headers, keys lower-cased. */
 export function redactHeaders(
-  headers: Headers | Readonly<Record<string, string>>,
+  headers: HeaderList | Readonly<Record<string, string>>,
   opts: HeaderOptions = {},
 ): Record<string, string> {
   const out: Record<string, string> = {};
   const entries: [string, string][] = [];
-  if (headers instanceof Headers) headers.forEach((v, k) => entries.push([k, v]));
+  if (isHeaderList(headers)) headers.forEach((v, k) => entries.push([k, v]));
   else entries.push(...Object.entries(headers));
   for (const [name, value] of entries) {
     const k = name.toLowerCase();
@@ -172,7 +180,7 @@ export class Redactor {
     return redactUrl(u, this.opts);
   }
 
-  headers(h: Headers | Readonly<Record<string, string>>): Record<string, string> {
+  headers(h: HeaderList | Readonly<Record<string, string>>): Record<string, string> {
     return redactHeaders(h, this.opts);
   }
 }

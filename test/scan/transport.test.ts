@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BodyTooLarge, undiciTransport } from '../../src/scan/registry/transport.js';
+import { BodyTooLarge, fetchTransport, undiciTransport } from '../../src/scan/registry/transport.js';
 
 async function server(
   handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
@@ -135,6 +135,35 @@ test('HEAD requests keep their connection alive: candidates are checked over one
       s.connections() <= 2,
       `${s.connections()} connections for 4 requests: HEAD closed its connection`,
     );
+  } finally {
+    await s.close();
+  }
+});
+
+test('response headers read as fetch reads them: case-insensitive, repeats joined, in name order', async () => {
+  const s = await server((_req, res) => {
+    res.setHeader('X-Multi', ['b', 'a']);
+    res.setHeader('Docker-Content-Digest', 'sha256:1');
+    res.setHeader('Content-Type', 'application/json');
+    res.writeHead(200).end('{}');
+  });
+  try {
+    const list = (h: { forEach(fn: (v: string, k: string) => void): void }) => {
+      const out: [string, string][] = [];
+      h.forEach((v, k) => out.push([k, v]));
+      return out.filter(([k]) => !['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(k));
+    };
+    const viaUndici = await undiciTransport()(`${s.url}/x`, init());
+    const viaFetch = await fetchTransport(fetch)(`${s.url}/x`, init());
+    assert.deepEqual(list(viaUndici.headers), list(viaFetch.headers));
+    assert.deepEqual(list(viaUndici.headers), [
+      ['content-type', 'application/json'],
+      ['docker-content-digest', 'sha256:1'],
+      ['x-multi', 'b, a'],
+    ]);
+    assert.equal(viaUndici.headers.get('X-MULTI'), 'b, a');
+    assert.equal(viaUndici.headers.get('Docker-Content-Digest'), 'sha256:1');
+    assert.equal(viaUndici.headers.get('absent'), null);
   } finally {
     await s.close();
   }

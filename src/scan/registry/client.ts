@@ -37,7 +37,14 @@ import {
 } from './pool.js';
 import { familiarName } from './reference.js';
 import type { Dispatcher } from 'undici';
-import { BodyTooLarge, fetchTransport, loadUndici, undiciTransport, type Transport } from './transport.js';
+import {
+  BodyTooLarge,
+  fetchTransport,
+  loadUndici,
+  undiciTransport,
+  type ResponseHeaders,
+  type Transport,
+} from './transport.js';
 import type {
   BuildTime,
   BuildTimeCache,
@@ -142,7 +149,7 @@ interface Op {
 interface Fetched {
   status: number;
   statusText: string;
-  headers: Headers;
+  headers: ResponseHeaders;
   body: Buffer;
   url: string;
 }

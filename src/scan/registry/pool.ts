@@ -4,6 +4,7 @@
  * a rate-limit block learnt from 429s and Docker Hub's `RateLimit-*` headers, and a circuit
  * breaker that stops contacting a registry that keeps failing, with a cool-down that doubles.
  */
+import type { ResponseHeaders } from './transport.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isLoopbackHost } from './reference.js';
 
@@ -231,7 +232,10 @@ export function parseRetryAfter(value: string | null, now: number): number | und
  * Docker Hub's `RateLimit-Remaining: 76;w=21600` and the IETF draft's `RateLimit-Reset`
  * (delta seconds; an epoch when it is implausibly large for a delta).
  */
-export function parseRateLimit(headers: Headers, now: number): { remaining?: number; resetInMs?: number } {
+export function parseRateLimit(
+  headers: Pick<ResponseHeaders, 'get'>,
+  now: number,
+): { remaining?: number; resetInMs?: number } {
   const out: { remaining?: number; resetInMs?: number } = {};
   const rem = headers.get('ratelimit-remaining');
   if (rem) {

@@ -15,10 +15,40 @@
 import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 
+/**
+ * What the client reads of a response's headers: fetch's `Headers` is one; `undiciTransport`
+ * answers with `RawHeaders`, because filling a WHATWG `Headers` (a name and value check per
+ * append) cost more than the rest of a HEAD's bookkeeping.
+ */
+export interface ResponseHeaders {
+  /** The value, repeated headers joined with ", "; null when absent. Names are case-insensitive. */
+  get(name: string): string | null;
+  /** In name order, names lower-case, as `Headers` iterates. */
+  forEach(fn: (value: string, name: string) => void): void;
+}
+
+/** undici's header record (lower-case names) seen as `ResponseHeaders`. */
+export class RawHeaders implements ResponseHeaders {
+  constructor(private readonly raw: Readonly<Record<string, string | string[] | undefined>>) {}
+
+  get(name: string): string | null {
+    const v = this.raw[name.toLowerCase()];
+    if (v === undefined) return null;
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  forEach(fn: (value: string, name: string) => void): void {
+    for (const name of Object.keys(this.raw).sort()) {
+      const v = this.get(name);
+      if (v !== null) fn(v, name);
+    }
+  }
+}
+
 export interface Exchange {
   status: number;
   statusText: string;
-  headers: Headers;
+  headers: ResponseHeaders;
   body: Buffer;
   /** The final URL, after redirects. */
   url: string;
@@ -139,15 +169,10 @@ export function undiciTransport(tls: TlsOptions = {}): Transport {
         url = next;
         continue;
       }
-      const h = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) {
-        if (Array.isArray(v)) for (const x of v) h.append(k, x);
-        else if (v !== undefined) h.append(k, v);
-      }
       return {
         status: res.status,
         statusText: STATUS_CODES[res.status] ?? '',
-        headers: h,
+        headers: new RawHeaders(res.headers),
         body: res.body,
         url: url.href,
       };
