@@ -11,8 +11,30 @@ import type {
   RunRecord,
   ScanOutcome,
   ScanRecord,
+  ScanResult,
   SelectionRecord,
+  TagDiff,
 } from './types.js';
+import { tagListChecksum } from './tags.js';
+
+/**
+ * What a good scan's end sets, in the order both backends' UPDATE names the columns: tag_count,
+ * checksum, added, removed, anomalies, requests.
+ */
+export function goodScanColumns(
+  tags: readonly string[],
+  diff: TagDiff,
+  result: ScanResult,
+): [number, string, string, string, string, number] {
+  return [
+    tags.length,
+    tagListChecksum(tags),
+    JSON.stringify(diff.added),
+    JSON.stringify(diff.removed),
+    JSON.stringify([...(result.anomalies ?? []), ...diff.anomalies]),
+    result.requests,
+  ];
+}
 
 /** A `scans` row: times in milliseconds since the epoch, lists as JSON text. */
 export interface ScanRow {

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { RuntimeError, UsageError, errorMessage } from '../util/index.js';
-import { tagListChecksum, sortTags } from './tags.js';
+import { sortTags } from './tags.js';
 import { MIGRATIONS } from './migrations.js';
 import { sanitizeResponses } from './redact.js';
 import { rawBounds, storeOptionsFromEnv } from './options.js';
@@ -11,6 +11,7 @@ import {
   INTERRUPTED,
   STALE_RUNNING_SCAN_MS,
   date,
+  goodScanColumns,
   limitOf,
   ms,
   pendingJson,
@@ -306,16 +307,7 @@ export class SqliteStore implements Store {
         db.prepare(
           `UPDATE scans SET outcome = 'ok', ended_at = ?, error = NULL, tag_count = ?, checksum = ?,
              added = ?, removed = ?, anomalies = ?, requests = ? WHERE id = ?`,
-        ).run(
-          endedAt,
-          tags.length,
-          tagListChecksum(tags),
-          JSON.stringify(diff.added),
-          JSON.stringify(diff.removed),
-          JSON.stringify([...(result.anomalies ?? []), ...diff.anomalies]),
-          result.requests,
-          id,
-        );
+        ).run(endedAt, ...goodScanColumns(tags, diff, result), id);
         // The scan's start is when the tag was observed; the list may take minutes to page through.
         const at = row.started_at;
         // Steady state: one statement moves every tag still listed, then only new tags are written.

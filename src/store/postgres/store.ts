@@ -9,11 +9,12 @@ import { PawlError, Redactor, RuntimeError, errorMessage } from '../../util/inde
 import { StoreUnavailableError } from '../errors.js';
 import { rawBounds } from '../options.js';
 import { sanitizeResponses } from '../redact.js';
-import { sortTags, tagListChecksum } from '../tags.js';
+import { sortTags } from '../tags.js';
 import {
   INTERRUPTED,
   STALE_RUNNING_SCAN_MS,
   date,
+  goodScanColumns,
   limitOf,
   ms,
   pendingJson,
@@ -327,16 +328,7 @@ export class PostgresStore implements Store {
           await c.query<ScanRow>(
             `UPDATE scans SET outcome = 'ok', ended_at = $1, error = NULL, tag_count = $2, checksum = $3,
              added = $4, removed = $5, anomalies = $6, requests = $7 WHERE id = $8 RETURNING *`,
-            [
-              endedAt,
-              tags.length,
-              tagListChecksum(tags),
-              JSON.stringify(diff.added),
-              JSON.stringify(diff.removed),
-              JSON.stringify([...(result.anomalies ?? []), ...diff.anomalies]),
-              result.requests,
-              id,
-            ],
+            [endedAt, ...goodScanColumns(tags, diff, result), id],
           )
         ).rows[0]!;
         // The scan's start is when the tag was observed; the list may take minutes to page through.
