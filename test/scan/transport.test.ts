@@ -151,7 +151,9 @@ test('response headers read as fetch reads them: case-insensitive, repeats joine
     const list = (h: { forEach(fn: (v: string, k: string) => void): void }) => {
       const out: [string, string][] = [];
       h.forEach((v, k) => out.push([k, v]));
-      return out.filter(([k]) => !['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(k));
+      return out.filter(
+        ([k]) => !['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(k),
+      );
     };
     const viaUndici = await undiciTransport()(`${s.url}/x`, init());
     const viaFetch = await fetchTransport(fetch)(`${s.url}/x`, init());
