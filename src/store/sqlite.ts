@@ -182,7 +182,14 @@ export class SqliteStore implements Store {
   #group: NodeJS.Timeout | undefined;
   /** A group's commit that failed in its timer, reported by the next write or flush. */
   #lost: Error | undefined;
-  readonly #commitOnExit = (): void => this.#commit();
+  readonly #commitOnExit = (): void => {
+    try {
+      this.#commit();
+    } catch (err) {
+      // Nothing is left to report it to: say it on the way out.
+      process.stderr.write(`pawl: ${errorMessage(err)}\n`);
+    }
+  };
 
   /** Use openSqliteStore. */
   constructor(
