@@ -38,8 +38,15 @@ export interface ReplicaWorld {
   close(): Promise<void>;
 }
 
-export const LEASE_TTL = '3s';
-export const HEARTBEAT = '1s';
+/**
+ * Short enough that a killed replica's work moves within seconds, long enough that a replica
+ * starved of CPU on a loaded CI machine still renews in time. With 3 s, a heartbeat held up for
+ * two seconds could lose a live replica its leases (its passes aborted, their retries backed
+ * off); the kill -9 test once timed out under load, its cause not captured — it now prints the
+ * lagging automations, the queue, the leases and the replicas' logs when it fails.
+ */
+export const LEASE_TTL = '10s';
+export const HEARTBEAT = '2s';
 
 export async function startReplicaWorld(automations: number): Promise<ReplicaWorld> {
   const port0 = await freePort();

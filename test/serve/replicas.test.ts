@@ -66,6 +66,32 @@ describe('three pawl serve replicas on PostgreSQL', { skip: postgresUnavailable(
     );
   }
 
+  /**
+   * For a failure's message: the automations not at `tag`, the queued work and leases, and what
+   * each replica (the killed one included) logged about them.
+   */
+  async function lagging(tag: string, ...gone: ServeProcess[]): Promise<string> {
+    const now = await tags();
+    const behind = now.flatMap((t, i) => (t === tag ? [] : [`${w.repo(i)} at ${t}`]));
+    const names = new Set(now.flatMap((t, i) => (t === tag ? [] : [w.repo(i)])));
+    const work = await w.query('SELECT key, events, version, updated_at FROM pawl_cluster_work');
+    const leases = await w.query('SELECT key, holder, expires_at FROM pawl_cluster_leases');
+    const logs = [...live(), ...gone].map((r, n) => {
+      const about = r
+        .records()
+        .filter((x) => [...names].some((name) => JSON.stringify(x).includes(name)))
+        .slice(-40)
+        .map((x) => JSON.stringify(x));
+      return `replica ${n}${gone.includes(r) ? ' (killed)' : ''}:\n  ${about.join('\n  ')}`;
+    });
+    return [
+      `behind: ${behind.join(', ')}`,
+      `work: ${JSON.stringify(work)}`,
+      `leases: ${JSON.stringify(leases)}`,
+      ...logs,
+    ].join('\n');
+  }
+
   /** `pass` log lines that pushed, per replica. */
   const pushedBy = () =>
     live().map((r) => r.records().filter((x) => x.msg === 'pass' && x.result === 'pushed').length);
@@ -160,7 +186,9 @@ describe('three pawl serve replicas on PostgreSQL', { skip: postgresUnavailable(
       async () => ((await tags()).every((t) => t === '1.3.0') ? true : undefined),
       'all at 1.3.0',
       LONG,
-    );
+    ).catch(async (err: Error) => {
+      throw new Error(`${err.message}\n${await lagging('1.3.0', victim)}`);
+    });
     await quiet();
     const now = await counts();
     for (let i = 0; i < AUTOMATIONS; i++)
