@@ -14,6 +14,7 @@ import type {
   ScanResult,
   SelectionRecord,
   TagDiff,
+  TagInfo,
 } from './types.js';
 import { tagListChecksum } from './tags.js';
 
@@ -128,6 +129,24 @@ export const limitOf = (n: number | undefined, fallback: number): number =>
   Math.max(0, Math.floor(n ?? fallback));
 
 /** A `raw_responses` row joined with its scan. */
+/** A `tags` row joined with its digest. */
+export interface TagRow {
+  tag: string;
+  first_seen: number;
+  last_seen: number;
+  initial: number;
+  digest: string | null;
+}
+
+export function toTagInfo(r: TagRow): TagInfo {
+  return {
+    firstSeen: date(r.first_seen),
+    lastSeen: date(r.last_seen),
+    digest: r.digest,
+    initial: r.initial === 1,
+  };
+}
+
 export interface RawResponsesRow {
   scan_id: number;
   body: string;

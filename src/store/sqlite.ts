@@ -22,8 +22,15 @@ import {
   toRun,
   toScan,
   toSelection,
+  toTagInfo,
+  type DecisionRow,
+  type EventRow,
   type PolicyStateRow,
+  type RawResponsesRow,
+  type RunRow,
   type ScanRow,
+  type SelectionRow,
+  type TagRow,
 } from './rows.js';
 import type {
   BuildTime,
@@ -40,7 +47,6 @@ import type {
   RawScanResponses,
   RunKind,
   RunRecord,
-  ScanOutcome,
   ScanRecord,
   ScanResult,
   SelectionRecord,
@@ -139,15 +145,6 @@ function migrate(db: Db, file: string): void {
     if (!applied) return;
   }
 }
-
-type TagRow = { tag: string; first_seen: number; last_seen: number; initial: number; digest: string | null };
-
-const tagInfoOf = (r: TagRow): TagInfo => ({
-  firstSeen: date(r.first_seen),
-  lastSeen: date(r.last_seen),
-  digest: r.digest,
-  initial: r.initial === 1,
-});
 
 /**
  * How long the first write of a group waits for others before they are committed together.
@@ -481,7 +478,7 @@ export class SqliteStore implements Store {
          WHERE t.repository = ? AND t.image = ? AND t.tag = ?`,
       )
       .get(repository, last.image, tag) as TagRow | undefined;
-    return r ? tagInfoOf(r) : null;
+    return r ? toTagInfo(r) : null;
   }
 
   async currentTagInfos(repository: string): Promise<({ tag: string } & TagInfo)[]> {
@@ -495,7 +492,7 @@ export class SqliteStore implements Store {
       )
       .all(repository, last.image, last.id) as TagRow[];
     const byTag = new Map(rows.map((r) => [r.tag, r]));
-    return sortTags(byTag.keys()).map((tag) => ({ tag, ...tagInfoOf(byTag.get(tag)!) }));
+    return sortTags(byTag.keys()).map((tag) => ({ tag, ...toTagInfo(byTag.get(tag)!) }));
   }
 
   async rawResponses(repository: string, scanId?: number): Promise<RawScanResponses[]> {
@@ -505,13 +502,7 @@ export class SqliteStore implements Store {
          JOIN scans s ON s.id = r.scan_id
          WHERE r.repository = ? AND (? IS NULL OR r.scan_id = ?) ORDER BY r.scan_id DESC`,
       )
-      .all(repository, scanId ?? null, scanId ?? null) as {
-      scan_id: number;
-      body: string;
-      truncated: number;
-      started_at: number;
-      outcome: ScanOutcome;
-    }[];
+      .all(repository, scanId ?? null, scanId ?? null) as RawResponsesRow[];
     return rows.map(toRawResponses);
   }
 
@@ -607,13 +598,7 @@ export class SqliteStore implements Store {
   async selectionHistory(policy: string, limit = 20): Promise<SelectionRecord[]> {
     const rows = this.#db
       .prepare('SELECT * FROM selections WHERE policy = ? ORDER BY id DESC LIMIT ?')
-      .all(policy, limitOf(limit, 20)) as {
-      id: number;
-      policy: string;
-      at: number;
-      candidate: string | null;
-      error: string | null;
-    }[];
+      .all(policy, limitOf(limit, 20)) as SelectionRow[];
     return rows.map(toSelection);
   }
 
@@ -672,8 +657,7 @@ export class SqliteStore implements Store {
   }
 
   async getRun(runId: number): Promise<RunRecord | null> {
-    const r = this.#db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as
-      { id: number; at: number; kind: RunKind; ended_at: number | null; result: string | null } | undefined;
+    const r = this.#db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as RunRow | undefined;
     if (!r) return null;
     return toRun(r);
   }
@@ -689,7 +673,7 @@ export class SqliteStore implements Store {
         policy: filter.policy ?? null,
         runId: filter.runId ?? null,
         limit: limitOf(filter.limit, 100),
-      }) as (Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind })[];
+      }) as DecisionRow[];
     return rows.map(toDecision);
   }
 
@@ -719,14 +703,7 @@ export class SqliteStore implements Store {
         repository: filter.repository ?? null,
         since: filter.since ? ms(filter.since) : null,
         limit: limitOf(filter.limit, 100),
-      }) as {
-      id: number;
-      at: number;
-      kind: string;
-      policy: string | null;
-      repository: string | null;
-      detail: string;
-    }[];
+      }) as EventRow[];
     return rows.map(toEvent);
   }
 

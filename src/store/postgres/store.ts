@@ -25,8 +25,15 @@ import {
   toRun,
   toScan,
   toSelection,
+  toTagInfo,
+  type DecisionRow,
+  type EventRow,
   type PolicyStateRow,
+  type RawResponsesRow,
+  type RunRow,
   type ScanRow,
+  type SelectionRow,
+  type TagRow,
 } from '../rows.js';
 import type {
   BuildTime,
@@ -43,7 +50,6 @@ import type {
   RawScanResponses,
   RunKind,
   RunRecord,
-  ScanOutcome,
   ScanRecord,
   ScanResult,
   SelectionRecord,
@@ -457,7 +463,7 @@ export class PostgresStore implements Store {
        WHERE t.repository = $1 AND t.tag = $2`,
       [repository, tag],
     );
-    return rows[0] ? tagInfoOf(rows[0]) : null;
+    return rows[0] ? toTagInfo(rows[0]) : null;
   }
 
   async currentTagInfos(repository: string): Promise<({ tag: string } & TagInfo)[]> {
@@ -471,17 +477,11 @@ export class PostgresStore implements Store {
       [repository],
     );
     const byTag = new Map(rows.map((r) => [r.tag, r]));
-    return sortTags(byTag.keys()).map((tag) => ({ tag, ...tagInfoOf(byTag.get(tag)!) }));
+    return sortTags(byTag.keys()).map((tag) => ({ tag, ...toTagInfo(byTag.get(tag)!) }));
   }
 
   async rawResponses(repository: string, scanId?: number): Promise<RawScanResponses[]> {
-    const rows = await this.#q<{
-      scan_id: number;
-      body: string;
-      truncated: number;
-      started_at: number;
-      outcome: ScanOutcome;
-    }>(
+    const rows = await this.#q<RawResponsesRow>(
       `SELECT r.scan_id, r.body, r.truncated, s.started_at, s.outcome FROM raw_responses r
        JOIN scans s ON s.id = r.scan_id
        WHERE r.repository = $1 AND ($2::bigint IS NULL OR r.scan_id = $2) ORDER BY r.scan_id DESC`,
@@ -553,26 +553,17 @@ export class PostgresStore implements Store {
   }
 
   async selectionHistory(policy: string, limit = 20): Promise<SelectionRecord[]> {
-    const rows = await this.#q<{
-      id: number;
-      policy: string;
-      at: number;
-      candidate: string | null;
-      error: string | null;
-    }>('SELECT * FROM selections WHERE policy = $1 ORDER BY id DESC LIMIT $2', [policy, limitOf(limit, 20)]);
+    const rows = await this.#q<SelectionRow>(
+      'SELECT * FROM selections WHERE policy = $1 ORDER BY id DESC LIMIT $2',
+      [policy, limitOf(limit, 20)],
+    );
     return rows.map(toSelection);
   }
 
   async latestSelections(policies: readonly string[]): Promise<Map<string, SelectionRecord>> {
     const out = new Map<string, SelectionRecord>();
     if (policies.length === 0) return out;
-    const rows = await this.#q<{
-      id: number;
-      policy: string;
-      at: number;
-      candidate: string | null;
-      error: string | null;
-    }>(
+    const rows = await this.#q<SelectionRow>(
       'SELECT DISTINCT ON (policy) * FROM selections WHERE policy = ANY($1::text[]) ORDER BY policy, id DESC',
       [policies],
     );
@@ -599,21 +590,13 @@ export class PostgresStore implements Store {
   }
 
   async getRun(runId: number): Promise<RunRecord | null> {
-    const r = (
-      await this.#q<{
-        id: number;
-        at: number;
-        kind: RunKind;
-        ended_at: number | null;
-        result: string | null;
-      }>('SELECT * FROM runs WHERE id = $1', [runId])
-    )[0];
+    const r = (await this.#q<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]))[0];
     if (!r) return null;
     return toRun(r);
   }
 
   async decisions(filter: DecisionFilter = {}): Promise<DecisionRecord[]> {
-    const rows = await this.#q<Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind }>(
+    const rows = await this.#q<DecisionRow>(
       `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id
        WHERE ($1::text IS NULL OR d.policy = $1) AND ($2::bigint IS NULL OR d.run_id = $2)
        ORDER BY d.id DESC LIMIT $3`,
@@ -629,14 +612,7 @@ export class PostgresStore implements Store {
   }
 
   async events(filter: EventFilter = {}): Promise<EventRecord[]> {
-    const rows = await this.#q<{
-      id: number;
-      at: number;
-      kind: string;
-      policy: string | null;
-      repository: string | null;
-      detail: string;
-    }>(
+    const rows = await this.#q<EventRow>(
       `SELECT * FROM events WHERE ($1::text IS NULL OR kind = $1) AND ($2::text IS NULL OR policy = $2)
          AND ($3::text IS NULL OR repository = $3) AND ($4::bigint IS NULL OR at >= $4)
        ORDER BY id DESC LIMIT $5`,
@@ -654,14 +630,7 @@ export class PostgresStore implements Store {
   async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>> {
     const out = new Map<string, EventRecord>();
     if (policies.length === 0) return out;
-    const rows = await this.#q<{
-      id: number;
-      at: number;
-      kind: string;
-      policy: string;
-      repository: string | null;
-      detail: string;
-    }>(
+    const rows = await this.#q<EventRow & { policy: string }>(
       `SELECT DISTINCT ON (policy) * FROM events WHERE kind = $1 AND policy = ANY($2::text[])
        ORDER BY policy, id DESC`,
       [kind, policies],
@@ -747,15 +716,6 @@ export class PostgresStore implements Store {
     });
   }
 }
-
-type TagRow = { tag: string; first_seen: number; last_seen: number; initial: number; digest: string | null };
-
-const tagInfoOf = (r: TagRow): TagInfo => ({
-  firstSeen: date(r.first_seen),
-  lastSeen: date(r.last_seen),
-  digest: r.digest,
-  initial: r.initial === 1,
-});
 
 /** The previous good scan of the image and its tags, in one round trip; null when there is none. */
 async function previousGood(
