@@ -121,8 +121,8 @@ export async function commitFast(
 ): Promise<string | null | undefined> {
   if (identPart(input.author.name) === '' || identPart(input.author.email) === '') return undefined;
   if (identPart(input.committer.name) === '' || identPart(input.committer.email) === '') return undefined;
-  const gitDir = (await ws.git(['rev-parse', '--absolute-git-dir'])).stdout.trim();
-  if (existsSync(join(gitDir, 'info', 'attributes'))) return undefined;
+  // A workspace is a clone pawl made: its git directory is `.git` inside it (openWorkspace checks).
+  if (existsSync(join(ws.dir, '.git', 'info', 'attributes'))) return undefined;
   const listed = (
     await ws.git([
       'ls-files',

@@ -350,4 +350,20 @@ describe('commit through fast-import is the commit git makes', () => {
     // git's `text` attribute stores LF: fast-import, which applies no attributes, would have kept CR.
     assert.equal((await ws.git(['show', `${sha}:apps/a.yaml`])).stdout, 'image: a:7\nkind: x\n');
   });
+
+  test('with .git/info/attributes too', async () => {
+    n++;
+    await server.createBareRepo(`f${n}`, initial);
+    const ws = await openWorkspace({
+      stateDir: state.dir,
+      repo: gitRepository(server.cloneUrl(`f${n}`), { name: `f${n}` }),
+      log: silentLogger,
+    });
+    await mkdir(join(ws.dir, '.git', 'info'), { recursive: true });
+    await writeFile(join(ws.dir, '.git', 'info', 'attributes'), '*.yaml text\n');
+    await writeFile(join(ws.dir, 'apps/b.yaml'), 'image: b:8\r\n');
+    const sha = await commit(ws, { message: 'crlf\n', author, files: ['apps/b.yaml'] });
+    assert.ok(sha);
+    assert.equal((await ws.git(['show', `${sha}:apps/b.yaml`])).stdout, 'image: b:8\n');
+  });
 });
