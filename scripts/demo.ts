@@ -333,6 +333,11 @@ stringData: { token: ${HOOK_TOKEN} }
       },
     );
     process.stdout.write(show.stdout);
+  } catch (err) {
+    // Say what the daemon did, so that a failed demo can be understood from its output alone.
+    const last = seen.slice(-80).map((r) => JSON.stringify(r).slice(0, 400));
+    process.stderr.write(`the daemon's last records:\n${last.join('\n')}\n`);
+    throw err;
   } finally {
     daemon.kill('SIGTERM');
     await new Promise((r) => daemon.once('exit', r));

@@ -17,8 +17,10 @@ if [ "${CI:-}" = true ]; then
     # The runner's report is long and a CI log may keep only its end: name the failures last.
     echo
     echo "test.sh: failed tests (the full report is above):"
-    grep -nE '^ *not ok [0-9]+ ' "$log" | head -50
-    grep -nE "^ *(error|failureType|location): " "$log" | head -50
+    # Each failure with its diagnostics (error, location, stack), up to the runner's "..." line.
+    awk '/^ *not ok [0-9]+ / { on = 1; n = 0 }
+         on && n < 120 { print; n++ }
+         on && /^ *\.\.\.$/ { on = 0; print "" }' "$log" | tail -400
     rm -f "$log"
     exit 1
   fi

@@ -301,10 +301,26 @@ describe('the dashboard in a browser, on real state', () => {
       .locator('[data-automation="flux-system/fleet"] [data-last-commit]')
       .getAttribute('data-last-commit');
     await pushTags(w.registry.url, 'org/api', ['1.1.0']);
-    await page.locator('tr[data-repository="flux-system/api"] [data-tags="2"]').waitFor({ timeout: 60_000 });
-    await page
-      .locator('tr[data-marker^="apps/api.yaml:"][data-state="upgrade"]')
-      .waitFor({ timeout: 60_000 });
+    try {
+      await page
+        .locator('tr[data-repository="flux-system/api"] [data-tags="2"]')
+        .waitFor({ timeout: 60_000 });
+      await page
+        .locator('tr[data-marker^="apps/api.yaml:"][data-state="upgrade"]')
+        .waitFor({ timeout: 60_000 });
+    } catch (err) {
+      // A failure here has been seen only under load: say what the daemon did meanwhile.
+      const lines = serve
+        .records()
+        .filter(
+          (r) => r.automation === 'flux-system/fleet' || r.repository === 'flux-system/api' || r.level >= 40,
+        )
+        .slice(-60)
+        .map((r) => JSON.stringify(r).slice(0, 400));
+      throw new Error(
+        `${String(err)}\nthe daemon's last records about the fleet and org/api:\n${lines.join('\n')}`,
+      );
+    }
     assert.match(await row('api.yaml').innerText(), /1\.1\.0/);
     const now = await page
       .locator('[data-automation="flux-system/fleet"] [data-last-commit]')
