@@ -256,7 +256,8 @@ stringData: { token: ${HOOK_TOKEN} }
       '--admin-listen',
       `127.0.0.1:${admin}`,
       '--log-level',
-      'info',
+      // PAWL_DEMO_LOG_LEVEL=debug: what a failed demo prints then says more.
+      process.env.PAWL_DEMO_LOG_LEVEL ?? 'info',
     ],
     { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -337,6 +338,7 @@ stringData: { token: ${HOOK_TOKEN} }
     // Say what the daemon did, so that a failed demo can be understood from its output alone.
     const last = seen.slice(-80).map((r) => JSON.stringify(r).slice(0, 400));
     process.stderr.write(`the daemon's last records:\n${last.join('\n')}\n`);
+    process.stderr.write(`the registry's last words:\n${registry.output().slice(-6000)}\n`);
     throw err;
   } finally {
     daemon.kill('SIGTERM');

@@ -124,6 +124,8 @@ export const automationJob = (name: string): string => `ImageUpdateAutomation/${
 /** Webhooks folded into an automation's next pass: which repositories to rescan, and since when. */
 interface Pending {
   repositories: Set<string>;
+  /** Pushed tags the webhooks named (`ns/name:tag`), awaited in the registry's tag lists. */
+  tags: Set<string>;
   firstAt: number;
   count: number;
   /** Passes already re-run because the pushed tag was not readable yet. */
@@ -137,7 +139,7 @@ export type SkipReason = 'not-owner' | 'held';
 const SCAN_WAIT_ATTEMPTS = 20;
 
 /** Re-runs of a webhook's pass while the registry has not finished linking the tag it announced. */
-const SETTLE_RETRIES = 5;
+const SETTLE_RETRIES = 6;
 const SETTLE_FIRST_MS = 100;
 
 class Slots {
@@ -176,6 +178,8 @@ export class Daemon {
   #stopping: Promise<'finished' | 'abandoned'> | null = null;
   #reloading: Promise<ReloadOutcome> = Promise.resolve(null as unknown as ReloadOutcome);
   readonly #pending = new Map<string, Pending>();
+  /** Scans of a repository no automation uses, re-run because a webhook's tag was not listed yet. */
+  readonly #rescans = new Map<string, number>();
   readonly #scanSlots: Slots;
   readonly #passSlots: Slots;
   readonly #clock: Clock;
@@ -608,7 +612,14 @@ export class Daemon {
       ),
     );
     if (!report) return;
-    if (!report.error) await this.#ack(repositoryJob(name), lease, work);
+    if (!report.error) {
+      // The webhook's tag not listed yet: the work stays queued and this scan runs again shortly.
+      const unlisted = work ? await this.#unlisted(work.tags) : [];
+      if (unlisted.length === 0 || !this.#rescanSoon(name, unlisted)) {
+        this.#rescans.delete(name);
+        await this.#ack(repositoryJob(name), lease, work);
+      }
+    }
     this.metrics.observeScan(report);
     this.metrics.passDuration.observe(
       { kind: 'scan', outcome: report.error ? 'failed' : 'ok' },
@@ -684,7 +695,10 @@ export class Daemon {
     };
     this.lastPass.set(name, event);
     if (ar && ar.result !== 'failed') await this.#ack(automationJob(name), lease, work);
-    if (pending && ar && ar.result !== 'failed' && unsettled(report)) this.#settleRetry(name, pending);
+    if (pending && ar && ar.result !== 'failed') {
+      const unlisted = await this.#unlisted(pending.tags);
+      if (unlisted.length > 0 || unsettled(report)) this.#settleRetry(name, pending, unlisted);
+    }
     this.log.info(
       {
         automation: name,
@@ -699,6 +713,37 @@ export class Daemon {
     );
     this.events.emitReport(event);
     if (ar?.result === 'failed') throw new Error(ar.error ?? 'the pass failed');
+  }
+
+  /** Schedules the scan again (as `#settleRetry` does a pass); false once the retries are spent. */
+  #rescanSoon(name: string, unlisted: string[]): boolean {
+    const retries = this.#rescans.get(name) ?? 0;
+    if (retries >= SETTLE_RETRIES || this.#stopping) {
+      this.log.info(
+        { repository: name, unlisted },
+        'the pushed tag is still not listed; the next interval scans again',
+      );
+      return false;
+    }
+    this.#rescans.set(name, retries + 1);
+    const timer = this.#clock.setTimeout(
+      () => {
+        this.#settleTimers.delete(timer);
+        void this.scheduler.request(repositoryJob(name));
+      },
+      SETTLE_FIRST_MS * 2 ** retries,
+    );
+    this.#settleTimers.add(timer);
+    return true;
+  }
+
+  /** The awaited tags (`ns/name:tag`) that the last good scan of their repository does not list. */
+  async #unlisted(tags: Iterable<string>): Promise<string[]> {
+    const awaited = [...tags];
+    if (awaited.length === 0) return [];
+    const current = await this.store.currentTagsOf([...new Set(awaited.map(repositoryOfTag))]);
+    const listed = new Set([...current].flatMap(([repo, list]) => list.map((tag) => `${repo}:${tag}`)));
+    return awaited.filter((t) => !listed.has(t));
   }
 
   /**
@@ -729,26 +774,36 @@ export class Daemon {
   }
 
   /**
-   * The registry notifies as soon as the manifest is stored, sometimes before its tag answers a
-   * HEAD: the pass then finds no candidate (`candidate-missing`, or a selection that does not
+   * The registry notifies as soon as the manifest is stored, before it links the tag: the scan
+   * that follows may not list the pushed tag yet (Debian's docker-registry does this under
+   * load), or the pass finds no candidate (`candidate-missing`, or a selection that does not
    * exist yet). Rather than leave the push to the next interval, the pass runs again shortly,
    * a few times, with the same webhooks (and their arrival time, for the latency metric).
    */
-  #settleRetry(name: string, pending: Pending): void {
+  #settleRetry(name: string, pending: Pending, unlisted: string[]): void {
     if (pending.retries >= SETTLE_RETRIES || this.#stopping) {
-      this.log.info({ automation: name }, 'the pushed tag is still not readable; the next interval retries');
+      this.log.info(
+        { automation: name, ...(unlisted.length > 0 ? { unlisted } : {}) },
+        'the pushed tag is still not readable; the next interval retries',
+      );
       return;
     }
+    this.log.debug(
+      { automation: name, retry: pending.retries + 1, ...(unlisted.length > 0 ? { unlisted } : {}) },
+      'the pushed tag is not readable yet; running the pass again shortly',
+    );
     const delay = SETTLE_FIRST_MS * 2 ** pending.retries;
     const timer = this.#clock.setTimeout(() => {
       this.#settleTimers.delete(timer);
       const p = this.#pending.get(name) ?? {
         repositories: new Set<string>(),
+        tags: new Set<string>(),
         firstAt: pending.firstAt,
         count: 0,
         retries: 0,
       };
       for (const r of pending.repositories) p.repositories.add(r);
+      for (const t of pending.tags) p.tags.add(t);
       p.firstAt = Math.min(p.firstAt, pending.firstAt);
       p.retries = Math.max(p.retries, pending.retries + 1);
       this.#pending.set(name, p);
@@ -765,6 +820,7 @@ export class Daemon {
   async trigger(
     repositories: readonly string[],
     named: readonly string[] = [],
+    tags: readonly string[] = [],
   ): Promise<{ automations: string[]; repositories: string[] }> {
     const { config, dependents } = this.current;
     const runnable = (a: string) => config.automations.get(a)?.spec.suspend === false;
@@ -778,15 +834,26 @@ export class Daemon {
     // Automations the Receiver names run even when the event names no image (a forge push).
     for (const a of named) if (runnable(a) && !touched.has(a)) touched.set(a, new Set());
     const firstAt = this.#clock.now();
+    const tagsOf = (repos: Iterable<string>) => {
+      const want = new Set(repos);
+      return tags.filter((t) => want.has(repositoryOfTag(t)));
+    };
     // Queued where every replica sees it; the replica that runs the job is woken (maybe this one).
     await this.coordinator.publish([
       ...[...touched].map(([a, repos]) => ({
         key: automationJob(a),
         repositories: [...repos].sort(),
+        tags: tagsOf(repos),
         firstAt,
         events: 1,
       })),
-      ...alone.map((r) => ({ key: repositoryJob(r), repositories: [r], firstAt, events: 1 })),
+      ...alone.map((r) => ({
+        key: repositoryJob(r),
+        repositories: [r],
+        tags: tagsOf([r]),
+        firstAt,
+        events: 1,
+      })),
     ]);
     return { automations: [...touched.keys()], repositories: alone };
   }
@@ -871,10 +938,22 @@ export class Daemon {
 }
 
 /** The webhooks a pass folds in: its own settle retries and what the queue held for it. */
+/** `ns/name` of an awaited `ns/name:tag` (a tag holds no `:`). */
+function repositoryOfTag(t: string): string {
+  return t.slice(0, t.lastIndexOf(':'));
+}
+
 function mergePending(local: Pending | undefined, work: TakenWork | null): Pending | undefined {
   if (!work) return local;
-  const p: Pending = local ?? { repositories: new Set(), firstAt: work.firstAt, count: 0, retries: 0 };
+  const p: Pending = local ?? {
+    repositories: new Set(),
+    tags: new Set(),
+    firstAt: work.firstAt,
+    count: 0,
+    retries: 0,
+  };
   for (const r of work.repositories) p.repositories.add(r);
+  for (const t of work.tags) p.tags.add(t);
   p.firstAt = Math.min(p.firstAt, work.firstAt);
   p.count += work.events;
   return p;

@@ -72,6 +72,7 @@ export interface WebhookSink {
   trigger(
     repositories: readonly string[],
     automations?: readonly string[],
+    tags?: readonly string[],
   ): Promise<{ automations: string[]; repositories: string[] }>;
 }
 
@@ -126,10 +127,10 @@ export async function acceptWebhook(
     log.info({ receiver }, 'webhook replayed; already acted on');
     return { status: 200, result: 'ignored', receiver, body: { ignored: 'this event was already received' } };
   }
-  const { repositories, automations, skipped } = out.triggers;
+  const { repositories, automations, tags, skipped } = out.triggers;
   let started: { automations: string[] };
   try {
-    started = await sink.trigger(repositories, automations);
+    started = await sink.trigger(repositories, automations, tags);
   } catch (err) {
     // The sender will deliver it again: it must not then count as a replay.
     replays.forget(receiver, out.event.delivery, req.body);

@@ -146,9 +146,10 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
+    // PAWL_REGISTRY_LOG_LEVEL=info shows the registry's requests and notification retries.
     const config =
       `version: 0.1\n` +
-      `log:\n  level: error\n  accesslog:\n    disabled: true\n` +
+      `log:\n  level: ${process.env.PAWL_REGISTRY_LOG_LEVEL ?? 'error'}\n  accesslog:\n    disabled: true\n` +
       `storage:\n  filesystem:\n    rootdirectory: ${storageDir}\n  delete:\n    enabled: true\n` +
       `  maintenance:\n    uploadpurging:\n      enabled: false\n` +
       `http:\n  addr: 127.0.0.1:${port}\n  secret: pawl-test-http-secret\n` +

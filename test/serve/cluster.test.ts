@@ -66,12 +66,15 @@ describe('LocalCoordinator (one process)', () => {
     assert.ok(lease);
     assert.equal(await c.claim('k'), null, 'the same key twice at once');
     assert.ok(c.owns('any'));
-    await c.publish([{ key: 'k', repositories: ['ns/a'], firstAt: 1, events: 1 }]);
-    await c.publish([{ key: 'k', repositories: ['ns/b'], firstAt: 2, events: 1 }]);
+    await c.publish([{ key: 'k', repositories: ['ns/a'], tags: ['ns/a:1.1.0'], firstAt: 1, events: 1 }]);
+    await c.publish([{ key: 'k', repositories: ['ns/b'], tags: ['ns/b:2.0.0'], firstAt: 2, events: 1 }]);
     assert.deepEqual(woken, ['k', 'k']);
     const work = (await c.take(lease))!;
-    assert.deepEqual([work.repositories, work.events, work.firstAt], [['ns/a', 'ns/b'], 2, 1]);
-    await c.publish([{ key: 'k', repositories: ['ns/c'], firstAt: 3, events: 1 }]);
+    assert.deepEqual(
+      [work.repositories, work.tags, work.events, work.firstAt],
+      [['ns/a', 'ns/b'], ['ns/a:1.1.0', 'ns/b:2.0.0'], 2, 1],
+    );
+    await c.publish([{ key: 'k', repositories: ['ns/c'], tags: [], firstAt: 3, events: 1 }]);
     assert.equal(await c.ack(lease, work), false, 'an event arrived meanwhile: it stays queued');
     assert.equal(await c.ack(lease, (await c.take(lease))!), true);
     assert.equal(await c.take(lease), null);
@@ -125,10 +128,12 @@ describe('PostgresCoordinator on a real PostgreSQL', { skip: unavailable ?? fals
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      const { rows } = await client.query<{ version: number }>('SELECT version FROM pawl_cluster_schema');
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT version FROM pawl_cluster_schema ORDER BY version',
+      );
       assert.deepEqual(
         rows.map((r) => r.version),
-        [1],
+        [1, 2],
       );
       const tables = await client.query<{ tablename: string }>(
         `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
@@ -222,19 +227,32 @@ describe('PostgresCoordinator on a real PostgreSQL', { skip: unavailable ?? fals
       (k) => b.owns(k) && !a.owns(k) && !c.owns(k),
     )!;
     assert.ok(key);
-    await a.publish([{ key, repositories: ['apps/one'], firstAt: Date.now(), events: 1 }]);
+    await a.publish([
+      { key, repositories: ['apps/one'], tags: ['apps/one:1.1.0'], firstAt: Date.now(), events: 1 },
+    ]);
     await eventually(
       async () => (woken.get('r-b')?.some((w) => w.key === key) ? true : undefined),
       'r-b woken',
     );
     assert.equal(woken.get('r-b')![0]!.source, 'notify');
-    await c.publish([{ key, repositories: ['apps/two'], firstAt: Date.now(), events: 1 }]);
+    await c.publish([
+      {
+        key,
+        repositories: ['apps/two'],
+        tags: ['apps/one:1.1.0', 'apps/two:2.0.0'],
+        firstAt: Date.now(),
+        events: 1,
+      },
+    ]);
 
     const lease = (await b.claim(key))!;
     const work = (await b.take(lease))!;
-    assert.deepEqual([work.repositories, work.events], [['apps/one', 'apps/two'], 2]);
+    assert.deepEqual(
+      [work.repositories, work.tags, work.events],
+      [['apps/one', 'apps/two'], ['apps/one:1.1.0', 'apps/two:2.0.0'], 2],
+    );
     // Another event during the pass: the ack refuses, the row stays for one more pass.
-    await a.publish([{ key, repositories: ['apps/three'], firstAt: Date.now(), events: 1 }]);
+    await a.publish([{ key, repositories: ['apps/three'], tags: [], firstAt: Date.now(), events: 1 }]);
     assert.equal(await b.ack(lease, work), false);
     const again = (await b.take(lease))!;
     assert.deepEqual([again.repositories, again.events], [['apps/one', 'apps/three', 'apps/two'], 1]);
@@ -259,7 +277,7 @@ describe('PostgresCoordinator on a real PostgreSQL', { skip: unavailable ?? fals
     const key = Array.from({ length: 100 }, (_, i) => `k-${i}`).find((k) => a.owns(k) && !b.owns(k))!;
     const woken: string[] = [];
     b.onWork((k) => woken.push(k));
-    await b.publish([{ key, repositories: [], firstAt: Date.now(), events: 1 }]);
+    await b.publish([{ key, repositories: [], tags: [], firstAt: Date.now(), events: 1 }]);
     // r-a never runs it (it is frozen); after a heartbeat of waiting r-b sweeps it up.
     await eventually(async () => (woken.includes(key) ? true : undefined), 'r-b offered the work');
     const lease = await b.claim(key);
@@ -280,7 +298,9 @@ describe('PostgresCoordinator on a real PostgreSQL', { skip: unavailable ?? fals
     try {
       await eventually(async () => (!a.healthy && !b.healthy ? true : undefined), 'both unhealthy');
       await assert.rejects(a.claim('ImageUpdateAutomation/apps/other'));
-      await assert.rejects(a.publish([{ key: 'k', repositories: [], firstAt: Date.now(), events: 1 }]));
+      await assert.rejects(
+        a.publish([{ key: 'k', repositories: [], tags: [], firstAt: Date.now(), events: 1 }]),
+      );
       // Not renewed for most of the TTL: given up here before the database could give it to another.
       await eventually(async () => (held.signal.aborted ? true : undefined), 'the held lease given up');
       assert.deepEqual(a.claims(), []);
@@ -295,7 +315,7 @@ describe('PostgresCoordinator on a real PostgreSQL', { skip: unavailable ?? fals
     const key = Array.from({ length: 100 }, (_, i) => `k-${i}`).find((k) => a.owns(k))!;
     const woken: string[] = [];
     a.onWork((k) => woken.push(k));
-    await b.publish([{ key, repositories: [], firstAt: Date.now(), events: 1 }]);
+    await b.publish([{ key, repositories: [], tags: [], firstAt: Date.now(), events: 1 }]);
     await eventually(async () => (woken.includes(key) ? true : undefined), 'r-a woken after the outage');
   });
 });

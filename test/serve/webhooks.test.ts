@@ -56,9 +56,37 @@ spec:
 `,
 ).join('---\n');
 
+/** A repository no automation uses (its own namespace), with its own distribution Receiver. */
+const SOLO_PATH = `/hook/${createHash('sha256').update(`${TOKEN}solotools`).digest('hex')}`;
+const soloYaml = (image: string) => `apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImageRepository
+metadata: {name: solo, namespace: tools}
+spec: {image: ${image}, interval: 1h}
+---
+apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImagePolicy
+metadata: {name: solo, namespace: tools}
+spec:
+  imageRepositoryRef: {name: solo}
+  policy: {semver: {range: '>=1.0.0'}}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1
+kind: Receiver
+metadata: {name: solo, namespace: tools}
+spec:
+  type: distribution
+  resources: [{kind: ImageRepository, name: solo}]
+  secretRef: {name: webhook-token}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: webhook-token, namespace: tools}
+stringData: {token: ${TOKEN}}
+`;
+
 const AUTOMATION = 'flux-system/fleet';
 
-function pushEvent(tag: string, action = 'push'): string {
+function pushEvent(tag: string, action = 'push', repository = 'team/app'): string {
   return JSON.stringify({
     events: [
       {
@@ -68,7 +96,7 @@ function pushEvent(tag: string, action = 'push'): string {
         target: {
           mediaType: 'application/vnd.oci.image.manifest.v1+json',
           digest: `sha256:${'0'.repeat(64)}`,
-          repository: 'team/app',
+          repository,
           tag,
         },
       },
@@ -98,6 +126,8 @@ describe('webhooks at the HTTP level', () => {
     sw = await startServeWorld({ proxy: true });
     await pushTags(sw.world.registry.url, 'team/app', ['1.0.0']);
     await sw.world.writeConfig('signed.yaml', SIGNED_YAML);
+    await pushTags(sw.world.registry.url, 'team/solo', ['1.0.0']);
+    await sw.world.writeConfig('solo.yaml', soloYaml(`${sw.world.registryHost}/team/solo`));
     server = await startServer({
       configPaths: [sw.world.configDir],
       stateDir: sw.world.stateDir,
@@ -206,6 +236,61 @@ describe('webhooks at the HTTP level', () => {
     const log = await sw.world.git.log(sw.world.repoName, 'main');
     assert.match(await sw.world.git.show(sw.world.repoName, log[0]!.sha, 'apps/app.yaml'), /app:1\.1\.5 /);
     assert.equal(passes.at(-1)!.webhooks, 0, 'the retry carries no new webhook');
+  });
+
+  test('a tag the registry announced before listing it: scanned again shortly until listed, then pushed', async () => {
+    // Debian's registry notifies while it stores the manifest, before it links the tag.
+    await pushTags(sw.world.registry.url, 'team/app', ['1.1.7']);
+    sw.world.proxy!.setTagList('team/app', ['1.0.0', '1.1.0', '1.1.5']);
+    const before = passes.length;
+    try {
+      assert.equal((await post(HOOK_PATH, pushEvent('1.1.7'), auth)).status, 202);
+      await eventually(async () => (passes.length > before ? true : undefined), 'a pass');
+      assert.equal(passes[before]!.report.automations[0]!.result, 'up-to-date');
+      await eventually(async () => (passes.length > before + 1 ? true : undefined), 'a pass again');
+    } finally {
+      sw.world.proxy!.setTagList('team/app', null);
+    }
+    await eventually(
+      async () => (passes.at(-1)!.report.automations[0]!.result === 'pushed' ? true : undefined),
+      'a pass that pushes',
+    );
+    await idle();
+    const log = await sw.world.git.log(sw.world.repoName, 'main');
+    assert.match(await sw.world.git.show(sw.world.repoName, log[0]!.sha, 'apps/app.yaml'), /app:1\.1\.7 /);
+    assert.deepEqual(
+      passes.slice(before + 1).map((p) => p.webhooks),
+      passes.slice(before + 1).map(() => 0),
+      'the passes again carry no new webhook',
+    );
+  });
+
+  test('the same for a repository no automation uses: its scan runs again until the tag is listed', async () => {
+    const scans: { trigger: string; added: string[] }[] = [];
+    const off = server.daemon.events.onScan((e) => {
+      if (e.report.name === 'tools/solo') scans.push({ trigger: e.trigger, added: e.report.added });
+    });
+    try {
+      await pushTags(sw.world.registry.url, 'team/solo', ['1.1.0']);
+      sw.world.proxy!.setTagList('team/solo', ['1.0.0']);
+      try {
+        assert.equal((await post(SOLO_PATH, pushEvent('1.1.0', 'push', 'team/solo'), auth)).status, 202);
+        await eventually(async () => (scans.length >= 2 ? true : undefined), 'the scan, and again');
+        assert.deepEqual(scans[0]!.added, []);
+      } finally {
+        sw.world.proxy!.setTagList('team/solo', null);
+      }
+      await eventually(
+        async () => (scans.some((s) => s.added.includes('1.1.0')) ? true : undefined),
+        'a scan that lists 1.1.0',
+      );
+      const n = scans.length;
+      // Listed: no more scans are asked for (the interval is an hour).
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.equal(scans.length, n);
+    } finally {
+      off();
+    }
   });
 
   test('a burst of 50 events for one automation: one or two passes, not 50', async () => {

@@ -79,6 +79,7 @@ export class LocalCoordinator implements Coordinator {
       this.#queue.set(item.key, {
         key: item.key,
         repositories: [...new Set([...(q?.repositories ?? []), ...item.repositories])].sort(),
+        tags: [...new Set([...(q?.tags ?? []), ...item.tags])].sort(),
         firstAt: Math.min(q?.firstAt ?? item.firstAt, item.firstAt),
         events: (q?.events ?? 0) + item.events,
         version: ++this.#version,
@@ -89,7 +90,9 @@ export class LocalCoordinator implements Coordinator {
 
   async take(lease: Lease): Promise<TakenWork | null> {
     const q = this.#queue.get(lease.key);
-    return q ? { ...q, repositories: [...q.repositories], version: String(q.version) } : null;
+    return q
+      ? { ...q, repositories: [...q.repositories], tags: [...q.tags], version: String(q.version) }
+      : null;
   }
 
   async ack(lease: Lease, work: TakenWork): Promise<boolean> {

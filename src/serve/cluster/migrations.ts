@@ -46,6 +46,11 @@ CREATE TABLE pawl_cluster_work (
 CREATE SEQUENCE pawl_cluster_work_versions;
 `,
   },
+  {
+    version: 2,
+    what: 'the pushed tags a webhook named, awaited in the registry tag list',
+    sql: `ALTER TABLE pawl_cluster_work ADD COLUMN tags text[] NOT NULL DEFAULT '{}';`,
+  },
 ];
 
 /** The advisory lock (one bigint) that serialises migrating the coordinator's tables. */

@@ -214,6 +214,7 @@ export class PostgresCoordinator implements Coordinator {
       byKey.set(i.key, {
         key: i.key,
         repositories: [...new Set([...(prev?.repositories ?? []), ...i.repositories])].sort(),
+        tags: [...new Set([...(prev?.tags ?? []), ...i.tags])].sort(),
         firstAt: Math.min(prev?.firstAt ?? i.firstAt, i.firstAt),
         events: (prev?.events ?? 0) + i.events,
       });
@@ -222,17 +223,19 @@ export class PostgresCoordinator implements Coordinator {
     const rows = [...byKey.values()].map((i) => ({
       key: i.key,
       repositories: i.repositories,
+      tags: i.tags,
       events: i.events,
       first_at: new Date(i.firstAt).toISOString(),
     }));
     // One statement: queued and notified together (NOTIFY is delivered when it commits).
     await this.#pool.query(
       `WITH queued AS (
-         INSERT INTO pawl_cluster_work AS w (key, repositories, events, first_at, updated_at, version)
-         SELECT x.key, x.repositories, x.events, x.first_at, clock_timestamp(), nextval('pawl_cluster_work_versions')
-           FROM jsonb_to_recordset($1::jsonb) AS x(key text, repositories text[], events integer, first_at timestamptz)
+         INSERT INTO pawl_cluster_work AS w (key, repositories, tags, events, first_at, updated_at, version)
+         SELECT x.key, x.repositories, x.tags, x.events, x.first_at, clock_timestamp(), nextval('pawl_cluster_work_versions')
+           FROM jsonb_to_recordset($1::jsonb) AS x(key text, repositories text[], tags text[], events integer, first_at timestamptz)
          ON CONFLICT (key) DO UPDATE
             SET repositories = ARRAY(SELECT DISTINCT r FROM unnest(w.repositories || EXCLUDED.repositories) AS r ORDER BY r),
+                tags = ARRAY(SELECT DISTINCT t FROM unnest(w.tags || EXCLUDED.tags) AS t ORDER BY t),
                 events = w.events + EXCLUDED.events,
                 first_at = LEAST(w.first_at, EXCLUDED.first_at),
                 updated_at = EXCLUDED.updated_at,
@@ -247,11 +250,12 @@ export class PostgresCoordinator implements Coordinator {
   async take(lease: Lease): Promise<TakenWork | null> {
     const { rows } = await this.#pool.query<{
       repositories: string[];
+      tags: string[];
       events: number;
       first_at: Date;
       version: string;
     }>(
-      'SELECT repositories, events, first_at, version::text AS version FROM pawl_cluster_work WHERE key = $1',
+      'SELECT repositories, tags, events, first_at, version::text AS version FROM pawl_cluster_work WHERE key = $1',
       [lease.key],
     );
     const r = rows[0];
@@ -259,6 +263,7 @@ export class PostgresCoordinator implements Coordinator {
       ? {
           key: lease.key,
           repositories: r.repositories,
+          tags: r.tags,
           events: r.events,
           firstAt: r.first_at.getTime(),
           version: r.version,

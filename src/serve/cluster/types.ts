@@ -21,6 +21,11 @@ export interface WorkItem {
   key: string;
   /** The repositories (`ns/name`) the events named, to be rescanned before the pass. */
   repositories: string[];
+  /**
+   * The pushed tags the events named (`ns/name:tag`): until the registry lists each of them, the
+   * run scans again shortly (a registry may notify before its tag list shows the tag).
+   */
+  tags: string[];
   /** When the first of the coalesced events arrived (ms since the epoch, the publisher's clock). */
   firstAt: number;
   events: number;

@@ -32,6 +32,12 @@ export interface Triggers {
    * the daemon's to find ("a verified event runs the dependent automations").
    */
   automations: string[];
+  /**
+   * The pushed tags the event names that some policy of a triggered repository could select, as
+   * `namespace/name:tag` (a tag holds no `:`), sorted. A registry may notify before its tag list
+   * shows the tag; the daemon scans again shortly until it does (docs/receivers.md).
+   */
+  tags: string[];
   /** Why each object the Receiver names is not triggered. */
   skipped: string[];
 }
@@ -167,6 +173,7 @@ export function resolveTriggers(event: ReceivedEvent, receiver: Receiver, config
   }
 
   const repositories: string[] = [];
+  const awaited: string[] = [];
   for (const key of [...repoKeys].sort()) {
     const repo = config.imageRepositories.get(key);
     if (!repo) {
@@ -206,13 +213,15 @@ export function resolveTriggers(event: ReceivedEvent, receiver: Receiver, config
       skipped.push(`ImageRepository ${key}: no ImagePolicy uses it`);
       continue;
     }
-    if (!tags.some((t) => someoneCouldSelect(policies, repo, t))) {
+    const selectable = [...new Set(tags)].filter((t) => someoneCouldSelect(policies, repo, t));
+    if (selectable.length === 0) {
       skipped.push(
         `ImageRepository ${key}: no ImagePolicy of it could select ${tags.length === 1 ? 'tag' : 'tags'} ${tags.join(', ')}`,
       );
       continue;
     }
     repositories.push(key);
+    for (const t of selectable) awaited.push(`${key}:${t}`);
   }
 
   const triggered = new Set(repositories);
@@ -222,5 +231,5 @@ export function resolveTriggers(event: ReceivedEvent, receiver: Receiver, config
     if (event.images.length === 0 || uses.some((r) => triggered.has(r))) automations.push(key);
     else skipped.push(`ImageUpdateAutomation ${key}: none of its repositories is triggered`);
   }
-  return { repositories, automations, skipped };
+  return { repositories, automations, tags: awaited.sort(), skipped };
 }

@@ -178,6 +178,7 @@ stringData: {token: ${TOKEN}}
       assert.deepEqual(resolveTriggers(hit.verdict.event, route.receiver, config), {
         repositories: [`${NS}/app`],
         automations: [],
+        tags: [`${NS}/app:1.2.3`],
         skipped: [],
       });
     } finally {

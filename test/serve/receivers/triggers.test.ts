@@ -144,7 +144,21 @@ describe('resolveTriggers: which repositories an event makes due', () => {
       receiver([{ kind: 'ImageRepository', name: 'app' }]),
       config,
     );
-    assert.deepEqual(t, { repositories: ['apps/app'], automations: [], skipped: [] });
+    assert.deepEqual(t, {
+      repositories: ['apps/app'],
+      automations: [],
+      tags: ['apps/app:1.4.0'],
+      skipped: [],
+    });
+  });
+
+  test('the tags awaited are only those some policy could select, once each', () => {
+    const t = resolveTriggers(
+      event([ghcrApp('1.4.0'), ghcrApp('latest'), ghcrApp('1.4.0'), ghcrApp('1.5.0')]),
+      receiver([{ kind: 'ImageRepository', name: 'app' }]),
+      config,
+    );
+    assert.deepEqual(t.tags, ['apps/app:1.4.0', 'apps/app:1.5.0']);
   });
 
   test('a tag outside every policy (semver range, filter, numerical parse) triggers nothing, saying why', () => {
@@ -248,6 +262,7 @@ describe('resolveTriggers: which repositories an event makes due', () => {
       config,
     );
     assert.deepEqual(t.repositories, ['apps/app']);
+    assert.deepEqual(t.tags, [], 'no tag to wait for');
   });
 });
 
@@ -289,6 +304,7 @@ describe('resolveTriggers: resources as Flux reads them', () => {
     assert.deepEqual(none, {
       repositories: [],
       automations: [],
+      tags: [],
       skipped: ['ImageRepository apps/*: none has the labels team=z'],
     });
     const bare = resolveTriggers(event([]), receiver([{ kind: 'ImageRepository', name: '*' }]), config);
@@ -423,7 +439,12 @@ describe('handleWebhook: path to work', () => {
     assert.equal(out.status, 202, JSON.stringify(out));
     assert.ok(out.status === 202);
     assert.equal(out.receiver, 'apps/hook');
-    assert.deepEqual(out.triggers, { repositories: ['apps/app'], automations: [], skipped: [] });
+    assert.deepEqual(out.triggers, {
+      repositories: ['apps/app'],
+      automations: [],
+      tags: ['apps/app:1.5.0'],
+      skipped: [],
+    });
   });
 
   test('unknown paths are 404, a suspended Receiver 503, a wrong token 403 naming the Receiver', () => {
