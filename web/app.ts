@@ -5,6 +5,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { ago, h } from './dom.js';
+import { LiveRefresh } from './live-refresh.js';
 import { renderOverview } from './overview.js';
 import { renderPolicy } from './policy.js';
 import { destroyCharts, renderRepository } from './repository.js';
@@ -108,20 +109,15 @@ function activity(): HTMLElement {
 }
 
 // Live: the daemon's event stream; an event that concerns the view re-renders it, at most
-// every REFRESH_MS (a repository scanned every second must not re-render every second).
+// every REFRESH_MS and never over a render in progress (live-refresh.ts).
 const REFRESH_MS = 1000;
-let pending: number | undefined;
-let lastRefresh = 0;
+const live = new LiveRefresh(() => render(false), {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => window.setTimeout(fn, ms),
+});
 function refreshSoon(): void {
-  if (pending !== undefined) return;
   // The explain view reads the git workspace: refresh it less often.
-  const every = route().view === 'policy' ? 5 * REFRESH_MS : REFRESH_MS;
-  const wait = Math.max(150, lastRefresh + every - Date.now());
-  pending = window.setTimeout(() => {
-    pending = undefined;
-    lastRefresh = Date.now();
-    void render(false);
-  }, wait);
+  live.request(route().view === 'policy' ? 5 * REFRESH_MS : REFRESH_MS);
 }
 
 /** Scans matter to the overview and to their repository's page; passes to every view. */
@@ -182,6 +178,6 @@ function connect(): void {
   });
 }
 
-window.addEventListener('hashchange', () => void render(true));
-void render(false);
+window.addEventListener('hashchange', () => void live.run(() => render(true)));
+void live.run(() => render(false));
 connect();
