@@ -293,6 +293,12 @@ describe('the dashboard in a browser, on real state', () => {
   });
 
   test('live: a pushed tag appears as a scan, then as the upgrade pawl commits, without a reload', async () => {
+    // As on a busy host: each read of the overview takes longer than the page's one-second
+    // refresh, while the daemon's events keep coming (the repository is scanned every second).
+    await page.route('**/api/v1/dashboard', async (route) => {
+      await new Promise((r) => setTimeout(r, 1_500));
+      await route.continue();
+    });
     await page.goto(`${base}/#/`);
     await page.locator('.live[data-state="live"]').waitFor();
     const loads: string[] = [];
@@ -328,6 +334,7 @@ describe('the dashboard in a browser, on real state', () => {
     assert.notEqual(now, before);
     assert.match(await w.git.show(w.repoName, 'main', 'apps/api.yaml'), /org\/api:1\.1\.0/);
     assert.deepEqual(loads, [], 'no reload');
+    await page.unroute('**/api/v1/dashboard');
   });
 
   test('narrow and dark: readable at 390×844 and in the dark scheme', async () => {
