@@ -243,14 +243,16 @@ describe('webhooks at the HTTP level', () => {
     await pushTags(sw.world.registry.url, 'team/app', ['1.1.7']);
     sw.world.proxy!.setTagList('team/app', ['1.0.0', '1.1.0', '1.1.5']);
     const before = passes.length;
+    // The list shows the tag from the moment the first pass has reported (the retry comes later).
+    const off = server.daemon.events.onReport(() => sw.world.proxy!.setTagList('team/app', null));
     try {
       assert.equal((await post(HOOK_PATH, pushEvent('1.1.7'), auth)).status, 202);
       await eventually(async () => (passes.length > before ? true : undefined), 'a pass');
-      assert.equal(passes[before]!.report.automations[0]!.result, 'up-to-date');
-      await eventually(async () => (passes.length > before + 1 ? true : undefined), 'a pass again');
     } finally {
+      off();
       sw.world.proxy!.setTagList('team/app', null);
     }
+    assert.equal(passes[before]!.report.automations[0]!.result, 'up-to-date');
     await eventually(
       async () => (passes.at(-1)!.report.automations[0]!.result === 'pushed' ? true : undefined),
       'a pass that pushes',
@@ -273,13 +275,18 @@ describe('webhooks at the HTTP level', () => {
     try {
       await pushTags(sw.world.registry.url, 'team/solo', ['1.1.0']);
       sw.world.proxy!.setTagList('team/solo', ['1.0.0']);
+      // The list shows the tag from the moment the first scan has reported (the retry comes later).
+      const offScan = server.daemon.events.onScan((e) => {
+        if (e.report.name === 'tools/solo') sw.world.proxy!.setTagList('team/solo', null);
+      });
       try {
         assert.equal((await post(SOLO_PATH, pushEvent('1.1.0', 'push', 'team/solo'), auth)).status, 202);
-        await eventually(async () => (scans.length >= 2 ? true : undefined), 'the scan, and again');
-        assert.deepEqual(scans[0]!.added, []);
+        await eventually(async () => (scans.length >= 1 ? true : undefined), 'the scan');
       } finally {
+        offScan();
         sw.world.proxy!.setTagList('team/solo', null);
       }
+      assert.deepEqual(scans[0]!.added, [], 'the first scan did not list it');
       await eventually(
         async () => (scans.some((s) => s.added.includes('1.1.0')) ? true : undefined),
         'a scan that lists 1.1.0',
