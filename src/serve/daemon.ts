@@ -937,12 +937,12 @@ export class Daemon {
   }
 }
 
-/** The webhooks a pass folds in: its own settle retries and what the queue held for it. */
 /** `ns/name` of an awaited `ns/name:tag` (a tag holds no `:`). */
 function repositoryOfTag(t: string): string {
   return t.slice(0, t.lastIndexOf(':'));
 }
 
+/** The webhooks a pass folds in: its own settle retries and what the queue held for it. */
 function mergePending(local: Pending | undefined, work: TakenWork | null): Pending | undefined {
   if (!work) return local;
   const p: Pending = local ?? {
