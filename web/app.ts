@@ -68,6 +68,8 @@ async function render(focus: boolean): Promise<void> {
   // A live refresh must not take the keyboard focus away: find the same element again.
   const keep = focus ? null : focusKey(document.activeElement);
   main.replaceChildren(view);
+  // The heading takes the focus after a navigation, and keeps it across a live re-render.
+  main.querySelector<HTMLElement>('h1')?.setAttribute('tabindex', '-1');
   main.dataset.view = r.view;
   main.dataset.loaded = String(n);
   document.title = r.view === 'overview' ? 'pawl' : `${r.name} — pawl`;
@@ -75,7 +77,6 @@ async function render(focus: boolean): Promise<void> {
     a.toggleAttribute('aria-current', a.getAttribute('href') === (location.hash || '#/'));
   if (focus) {
     window.scrollTo(0, 0);
-    main.querySelector<HTMLElement>('h1')?.setAttribute('tabindex', '-1');
     main.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
   } else {
     window.scrollTo(0, scrollY);
