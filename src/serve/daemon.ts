@@ -726,15 +726,20 @@ export class Daemon {
       return false;
     }
     this.#rescans.set(name, retries + 1);
+    this.#settleLater(retries, () => void this.scheduler.request(repositoryJob(name)));
+    return true;
+  }
+
+  /** Runs `fn` after the `retry`-th settle delay (100 ms doubling); cancelled when stopping. */
+  #settleLater(retry: number, fn: () => void): void {
     const timer = this.#clock.setTimeout(
       () => {
         this.#settleTimers.delete(timer);
-        void this.scheduler.request(repositoryJob(name));
+        fn();
       },
-      SETTLE_FIRST_MS * 2 ** retries,
+      SETTLE_FIRST_MS * 2 ** retry,
     );
     this.#settleTimers.add(timer);
-    return true;
   }
 
   /** The awaited tags (`ns/name:tag`) that the last good scan of their repository does not list. */
@@ -792,9 +797,7 @@ export class Daemon {
       { automation: name, retry: pending.retries + 1, ...(unlisted.length > 0 ? { unlisted } : {}) },
       'the pushed tag is not readable yet; running the pass again shortly',
     );
-    const delay = SETTLE_FIRST_MS * 2 ** pending.retries;
-    const timer = this.#clock.setTimeout(() => {
-      this.#settleTimers.delete(timer);
+    this.#settleLater(pending.retries, () => {
       const p = this.#pending.get(name) ?? {
         repositories: new Set<string>(),
         tags: new Set<string>(),
@@ -808,8 +811,7 @@ export class Daemon {
       p.retries = Math.max(p.retries, pending.retries + 1);
       this.#pending.set(name, p);
       void this.scheduler.request(automationJob(name));
-    }, delay);
-    this.#settleTimers.add(timer);
+    });
   }
 
   /**
