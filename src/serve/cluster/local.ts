@@ -4,6 +4,7 @@
  * the daemon behaves exactly as before replicas existed.
  */
 import { hostname } from 'node:os';
+import { mergeWork } from './work.js';
 import type {
   ClaimInfo,
   Coordinator,
@@ -75,15 +76,7 @@ export class LocalCoordinator implements Coordinator {
 
   async publish(items: WorkItem[]): Promise<void> {
     for (const item of items) {
-      const q = this.#queue.get(item.key);
-      this.#queue.set(item.key, {
-        key: item.key,
-        repositories: [...new Set([...(q?.repositories ?? []), ...item.repositories])].sort(),
-        tags: [...new Set([...(q?.tags ?? []), ...item.tags])].sort(),
-        firstAt: Math.min(q?.firstAt ?? item.firstAt, item.firstAt),
-        events: (q?.events ?? 0) + item.events,
-        version: ++this.#version,
-      });
+      this.#queue.set(item.key, { ...mergeWork(this.#queue.get(item.key), item), version: ++this.#version });
     }
     for (const key of new Set(items.map((i) => i.key))) for (const cb of this.#work) cb(key, 'notify');
   }

@@ -24,6 +24,7 @@ import { errorMessage, type Logger } from '../../util/index.js';
 import { systemClock, type Clock } from '../scheduler.js';
 import { migrateCluster } from './migrations.js';
 import { preferredOwner } from './rendezvous.js';
+import { mergeWork } from './work.js';
 import type {
   ClaimInfo,
   Coordinator,
@@ -209,16 +210,7 @@ export class PostgresCoordinator implements Coordinator {
 
   async publish(items: WorkItem[]): Promise<void> {
     const byKey = new Map<string, WorkItem>();
-    for (const i of items) {
-      const prev = byKey.get(i.key);
-      byKey.set(i.key, {
-        key: i.key,
-        repositories: [...new Set([...(prev?.repositories ?? []), ...i.repositories])].sort(),
-        tags: [...new Set([...(prev?.tags ?? []), ...i.tags])].sort(),
-        firstAt: Math.min(prev?.firstAt ?? i.firstAt, i.firstAt),
-        events: (prev?.events ?? 0) + i.events,
-      });
-    }
+    for (const i of items) byKey.set(i.key, mergeWork(byKey.get(i.key), i));
     if (byKey.size === 0) return;
     const rows = [...byKey.values()].map((i) => ({
       key: i.key,
