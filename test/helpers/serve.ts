@@ -34,7 +34,7 @@ process.on('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
 
-export async function startServe(opts: {
+export interface ServeOptions {
   configDir: string;
   stateDir: string;
   listenPort?: number;
@@ -42,7 +42,25 @@ export async function startServe(opts: {
   env?: Record<string, string>;
   /** A built CLI (`dist/cli/main.js`) to run with plain node instead of the sources through tsx. */
   entry?: string;
-}): Promise<ServeProcess> {
+}
+
+/**
+ * Starts `pawl serve` on free ports. A port found free can be taken by another process (an
+ * outgoing connection's ephemeral port, under load) before the daemon listens: then it starts
+ * again on other ports, as startRegistry does.
+ */
+export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServeOnce(opts);
+    } catch (err) {
+      const taken = err instanceof Error && err.message.includes('EADDRINUSE');
+      if (!taken || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startServeOnce(opts: ServeOptions): Promise<ServeProcess> {
   const port = opts.listenPort ?? (await freePort());
   const adminPort = await freePort();
   const listen = `127.0.0.1:${port}`;
