@@ -2,7 +2,7 @@
  * One HTTP exchange for the registry client: the request, redirects followed, the whole body
  * read (up to a limit). Two implementations:
  *
- * - `undiciTransport`, the default: undici's `request` with a keep-alive Agent. Node's built-in
+ * - `undiciTransport`, the default: undici's `dispatch` over a keep-alive Agent. Node's built-in
  *   fetch (undici's fetch) costs about 0.3 ms of CPU more per request than undici's `request`
  *   (WHATWG streams, Headers, Response, abort plumbing); a pass makes 500–1,000 requests, so that
  *   was a fifth of a warm pass's CPU (docs/performance.md).
@@ -29,7 +29,7 @@ export interface ResponseHeaders {
 
 /** undici's header record (lower-case names) seen as `ResponseHeaders`. */
 export class RawHeaders implements ResponseHeaders {
-  constructor(private readonly raw: Readonly<Record<string, string | string[] | undefined>>) {}
+  constructor(private readonly raw: Readonly<Record<string, string | string[]>>) {}
 
   get(name: string): string | null {
     const v = this.raw[name.toLowerCase()];
@@ -96,10 +96,123 @@ export const loadUndici = (() => {
     (undici ??= import('undici').then((m) => ('default' in m && m.default ? m.default : m) as Undici));
 })();
 
+/** What one request answered, before redirects are looked at. */
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
 /**
- * Requests with undici's `request` over one keep-alive Agent for this transport's client (the
- * certSecretRef's CA and client certificate in its `connect` options). Redirects are followed
- * here, not by undici, so that the rules above hold.
+ * undici's raw header list (name, value, name, value…) as a record: names lower-case, a repeated
+ * header's values in an array, as undici's `request` reports them.
+ */
+export function headerRecord(raw: readonly Buffer[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('utf8');
+    const had = out[name];
+    if (had === undefined) out[name] = value;
+    else if (Array.isArray(had)) had.push(value);
+    else out[name] = [had, value];
+  }
+  return out;
+}
+
+/**
+ * One request through `dispatcher.dispatch` with a handler that collects the answer. undici's
+ * `request` wraps the same call in a body stream, an async resource and its own abort
+ * plumbing; at the registry's scale (a HEAD per candidate, a list per repository, often in a
+ * process that lives for a second, so never optimised) that wrapping cost about as much CPU as
+ * the request itself (docs/performance.md, round 4).
+ */
+function dispatchOnce(
+  dispatcher: Dispatcher,
+  url: URL,
+  init: ExchangeInit,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const { signal, maxBytes } = init;
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let abort: ((reason?: Error) => void) | null = null;
+    let status = 0;
+    let answerHeaders: Record<string, string | string[]> = {};
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const onAbort = (): void => {
+      const reason: unknown = signal.reason;
+      abort?.(reason instanceof Error ? reason : new Error('aborted'));
+    };
+    const settle = (err: unknown, answer?: RawAnswer): void => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener('abort', onAbort);
+      if (answer) resolve(answer);
+      else reject(err);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandlers = {
+      onConnect(a) {
+        abort = a;
+        if (signal.aborted) onAbort();
+      },
+      onHeaders(statusCode, raw) {
+        status = statusCode;
+        answerHeaders = headerRecord(raw as unknown as Buffer[]);
+        return true;
+      },
+      onData(chunk) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          const err = new BodyTooLarge(`response larger than ${maxBytes} bytes`);
+          settle(err);
+          abort?.(err);
+          return false;
+        }
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        settle(null, {
+          status,
+          headers: answerHeaders,
+          body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size),
+        });
+      },
+      onError(err) {
+        settle(err);
+      },
+    };
+    dispatcher.dispatch(
+      {
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        // undici closes the connection after every HEAD unless told otherwise, in case a server
+        // sends a body anyway; registries answer HEAD as the distribution spec says, and the
+        // guard HEADs every candidate, so a new TCP connection each time would cost more than
+        // the requests themselves.
+        ...(method === 'HEAD' ? { reset: false } : {}),
+        ...(body !== undefined ? { body } : {}),
+      },
+      handler,
+    );
+  });
+}
+
+/**
+ * Requests over one keep-alive Agent for this transport's client (the certSecretRef's CA and
+ * client certificate in its `connect` options). Redirects are followed here, not by undici, so
+ * that the rules above hold.
  */
 export function undiciTransport(tls: TlsOptions = {}): Transport {
   let agent: Dispatcher | undefined;
@@ -109,39 +222,14 @@ export function undiciTransport(tls: TlsOptions = {}): Transport {
     method: string,
     headers: Record<string, string>,
     body?: string,
-  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> => {
+  ): Promise<RawAnswer> => {
     if (url.protocol !== 'https:' && url.protocol !== 'http:')
       throw new Error(`unsupported URL scheme ${url.protocol}`);
-    const { Agent, request } = await loadUndici();
-    agent ??= new Agent({ keepAliveTimeout: IDLE_MS, connect: tls });
-    const res = await request(url, {
-      dispatcher: agent,
-      method: method as Dispatcher.HttpMethod,
-      headers,
-      signal: init.signal,
-      maxRedirections: 0,
-      // undici closes the connection after every HEAD unless told otherwise, in case a server
-      // sends a body anyway; registries answer HEAD as the distribution spec says, and the
-      // guard HEADs every candidate, so a new TCP connection each time would cost more than
-      // the requests themselves.
-      ...(method === 'HEAD' ? { reset: false } : {}),
-      ...(body !== undefined ? { body } : {}),
-    });
-    if (method === 'HEAD') {
-      await res.body.dump();
-      return { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0) };
+    if (!agent) {
+      const { Agent } = await loadUndici();
+      agent ??= new Agent({ keepAliveTimeout: IDLE_MS, connect: tls });
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > init.maxBytes) {
-        res.body.destroy();
-        throw new BodyTooLarge(`response larger than ${init.maxBytes} bytes`);
-      }
-      chunks.push(chunk);
-    }
-    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, size) };
+    return dispatchOnce(agent, url, init, method, headers, body);
   };
 
   return async (start, init) => {
