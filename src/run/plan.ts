@@ -10,6 +10,7 @@ import {
   decideMarker,
   parseMarkerValue,
   pinStatus,
+  type PinInput,
   type PinStatus,
   type Decision,
   type Order,
@@ -122,15 +123,16 @@ async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Pr
   const facts = outcome.facts!;
   const compiled = outcome.compiled!;
   const candidate = outcome.candidate?.tag ?? null;
-  const seen = candidate ? await facts.firstSeen(candidate) : { firstSeen: null, initial: false };
   const wanted = new Set<string>();
-  const input = {
+  let input: PinInput = {
     history: change,
     order: policyOrder(compiled, facts),
     buildTimeOrder: facts.buildTimeOrder(wanted),
     candidate,
-    candidateFirstSeen: seen.firstSeen,
-    candidateInitial: seen.initial,
+    // Only a pin asks when its candidate was first seen (a release after the pin lifts it):
+    // read from the store for pinned lines alone, not for every line a cold pass moves.
+    candidateFirstSeen: null,
+    candidateInitial: false,
     released: false,
     manualEdits: outcome.policy.spec.guard.manualEdits,
     compare: outcome.policy.spec.guard.compare,
@@ -138,10 +140,16 @@ async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Pr
   let status = pinStatus(input);
   if (wanted.size > 0) {
     await facts.loadBuildTimes(wanted);
-    status = pinStatus({ ...input, buildTimeOrder: facts.buildTimeOrder(new Set()) });
+    input = { ...input, buildTimeOrder: facts.buildTimeOrder(new Set()) };
+    status = pinStatus(input);
+  }
+  if (status.state === 'pinned' && candidate !== null) {
+    const seen = await facts.firstSeen(candidate);
+    input = { ...input, candidateFirstSeen: seen.firstSeen, candidateInitial: seen.initial };
+    status = pinStatus(input);
   }
   if (status.state === 'pinned' && change && (await releasedSince(root, change.commit, p.policy))) {
-    status = pinStatus({ ...input, buildTimeOrder: facts.buildTimeOrder(new Set()), released: true });
+    status = pinStatus({ ...input, released: true });
   }
   return status;
 }
