@@ -15,7 +15,7 @@ import {
   type TemplateChange,
 } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
-import { writeWorkspaceFileSync, rewrite } from '../write/index.js';
+import { rewriteFileSync, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { objectsAt } from './objects.js';
@@ -268,8 +268,9 @@ async function writeEdits(
           fileEdits.map((e) => e.plan.marker.start),
         )
       : fileEdits.map(() => ({ kind: '', namespace: '', name: '' }));
-    writeWorkspaceFileSync(
+    rewriteFileSync(
       scanned.path,
+      scanned.text,
       rewrite(
         scanned.text,
         fileEdits.map((e) => ({ marker: e.plan.marker, value: e.value })),

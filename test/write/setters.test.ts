@@ -1,12 +1,23 @@
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, readFile, rm, stat, symlink, writeFile, chmod, readdir } from 'node:fs/promises';
+import {
+  mkdtemp,
+  mkdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+  chmod,
+  readdir,
+  link,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { findMarkers, parseSetterName, setterFromComment } from '../../src/write/setters/markers.js';
 import { plainIsSafe, rewrite, valueFor, type ImageValue } from '../../src/write/setters/rewrite.js';
-import { applySetters, parseImage, planEdits } from '../../src/write/setters/apply.js';
+import { applySetters, parseImage, planEdits, rewriteFileSync } from '../../src/write/setters/apply.js';
 import { checkUpdatePath, scanTree } from '../../src/write/setters/tree.js';
 import { UsageError } from '../../src/util/errors.js';
 import { parseImageOptions } from '../../src/cli/commands/setters.js';
@@ -66,6 +77,37 @@ describe('findMarkers', () => {
         [4, 'ns:q:tag', 'tag', 'bar:v1', 'bar:v1'],
       ],
     );
+  });
+
+  test('documents split at `---` lines only; each marker keeps its own line number', () => {
+    const text = [
+      `a: x:1 ${M('ns:a')}`,
+      '--- # second',
+      `b: x:1 ${M('ns:b')}`,
+      'c: "---"',
+      '----: dashes',
+      '---',
+      `d: x:1 ${M('ns:d')}`,
+      '---\r',
+      `e: x:1 ${M('ns:e')}`,
+      '',
+    ].join('\n');
+    const { markers, error } = findMarkers(text, 'f.yaml');
+    assert.equal(error, null);
+    assert.deepEqual(
+      markers.map((m) => [m.line, m.setter, text.slice(m.start, m.end)]),
+      [
+        [1, 'ns:a', 'x:1'],
+        [3, 'ns:b', 'x:1'],
+        [7, 'ns:d', 'x:1'],
+        [9, 'ns:e', 'x:1'],
+      ],
+    );
+  });
+
+  test('a parse error after markers names its own line', () => {
+    const text = `a: x:1 ${M('ns:a')}\n---\nb: x:1 ${M('ns:b')}\nc: x: y\n`;
+    assert.match(findMarkers(text, 'f.yaml').error ?? '', /^line 4: /);
   });
 
   test('a marker inside a block scalar is text, not a marker', () => {
@@ -335,5 +377,75 @@ describe('trees', () => {
     ]);
     assert.equal((await stat(join(root, 'a.yaml'))).mode & 0o777, 0o640);
     assert.deepEqual(await readdir(root), ['a.yaml']);
+  });
+
+  test('a changed file keeps its inode: hard links see the new text', async () => {
+    const root = await tempTree({ 'a.yaml': `image: a:1 ${M('ns:p')}\n` });
+    await link(join(root, 'a.yaml'), join(root, 'a.link'));
+    const before = await stat(join(root, 'a.yaml'));
+    await applySetters(root, '.', new Map([['ns:p', parseImage('a:2')]]));
+    assert.equal((await stat(join(root, 'a.yaml'))).ino, before.ino);
+    assert.equal(await readFile(join(root, 'a.link'), 'utf8'), `image: a:2 ${M('ns:p')}\n`);
+  });
+});
+
+describe('rewriteFileSync writes only what changed', () => {
+  // Each case: the file's text, then the new one. The file on disk must end as the new text
+  // whatever the lengths and characters around the change.
+  const cases: [string, string, string][] = [
+    ['same length', 'a: x:1.2.3 # m\nb: 1\n', 'a: x:1.2.4 # m\nb: 1\n'],
+    ['longer', 'a: x:1.9.0\nb: 1\n', 'a: x:1.10.0\nb: 1\n'],
+    ['shorter', 'a: x:1.10.0\nb: 1\n', 'a: x:1.9.0\nb: 1\n'],
+    ['two changes, same length', 'a: 1.0\nz: é\nb: 1.0\n', 'a: 2.0\nz: é\nb: 2.0\n'],
+    ['multi-byte characters before and after', 'é😀: v1 # ü\r\n', 'é😀: v2 # ü\r\n'],
+    ['a change next to an astral character', 'k: 😀1\n', 'k: 😁1\n'],
+    ['a change from ASCII to a multi-byte character', 'k: a\nz\n', 'k: é\nz\n'],
+    ['everything', 'old\n', 'new text\n'],
+    ['to empty', 'abc', ''],
+  ];
+  for (const [name, before, after] of cases) {
+    test(name, async () => {
+      const root = await tempTree({ 'f.yaml': before });
+      rewriteFileSync(join(root, 'f.yaml'), before, after);
+      assert.equal(await readFile(join(root, 'f.yaml'), 'utf8'), after);
+    });
+  }
+
+  test('generated edits: the file always ends as the new text', async () => {
+    const alphabet = ['a', 'b', '1', '.', ':', ' ', '\n', '\r\n', 'é', '€', '😀', '😁'];
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    // Arrays of characters, cut between characters: a lone surrogate is not text a file holds.
+    const word = (n: number): string[] => Array.from({ length: n }, () => alphabet[rand(alphabet.length)]!);
+    const root = await tempTree({ 'f.yaml': '' });
+    const path = join(root, 'f.yaml');
+    for (let k = 0; k < 300; k++) {
+      const chars = word(rand(40));
+      const cut = rand(chars.length + 1);
+      const end = cut + rand(chars.length - cut + 1);
+      const before = chars.join('');
+      const after = [...chars.slice(0, cut), ...word(rand(6)), ...chars.slice(end)].join('');
+      await writeFile(path, before);
+      rewriteFileSync(path, before, after);
+      assert.equal(await readFile(path, 'utf8'), after, JSON.stringify({ before, after }));
+    }
+  });
+
+  test('same-length edits leave the bytes outside the changed span untouched', async () => {
+    // Bytes that differ from `before` outside the edit stay: only the span is written.
+    const root = await tempTree({ 'f.yaml': 'AAAA x:1 ZZZZ\n' });
+    rewriteFileSync(join(root, 'f.yaml'), 'BBBB x:1 YYYY\n', 'BBBB x:2 YYYY\n');
+    assert.equal(await readFile(join(root, 'f.yaml'), 'utf8'), 'AAAA x:2 ZZZZ\n');
+  });
+
+  test('a write that fails throws the file system error', () => {
+    // /dev/full opens for writing and refuses every byte (ENOSPC): the failed write, the attempt
+    // to put the old bytes back and the truncate that a device refuses all happen; the first
+    // error is what the caller sees and reports.
+    assert.throws(() => rewriteFileSync('/dev/full', 'a: 1\n', 'a: 22\n'), { code: 'ENOSPC' });
+    assert.throws(() => rewriteFileSync('/nonexistent/f.yaml', 'a: 1\n', 'a: 2\n'), { code: 'ENOENT' });
   });
 });

@@ -107,31 +107,45 @@ function styleOf(type: Scalar['type']): ScalarStyle {
   }
 }
 
-/** Start offsets of the chunks that begin at a `---` line; YAML forbids such a line inside any node. */
+/**
+ * Start offsets of the chunks that begin at a `---` line; YAML forbids such a line inside any node.
+ * Plain string searches, not multi-line regular expressions: this runs over every byte of every
+ * marked file, in processes too short-lived for V8 to compile the expressions to machine code.
+ */
 function documentChunks(text: string): number[] {
   const starts = [0];
   // Directives belong to the document after them; splitting around them would orphan them.
-  if (/^%/m.test(text)) return starts;
-  const re = /^---(?=[ \t\r\n]|$)/gm;
-  for (let m = re.exec(text); m; m = re.exec(text)) if (m.index > 0) starts.push(m.index);
+  if (text.startsWith('%') || text.includes('\n%') || text.includes('\r%')) return starts;
+  for (let i = text.indexOf('---', 1); i >= 0; i = text.indexOf('---', i + 3)) {
+    const before = text.charCodeAt(i - 1);
+    const after = text.charCodeAt(i + 3);
+    // At a line's start (YAML's breaks are LF and CR), then the end, a space, a tab or a break.
+    if (
+      (before === 10 || before === 13) &&
+      (isNaN(after) || after === 32 || after === 9 || after === 13 || after === 10)
+    )
+      starts.push(i);
+  }
   return starts;
 }
 
-/** 1-based line numbers for offsets, from a table of line starts built once per file. */
-export class LineIndex {
-  private readonly starts: number[] = [0];
-  constructor(text: string) {
-    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) this.starts.push(i + 1);
-  }
+/**
+ * 1-based line numbers for offsets, counted on from the offset asked before: markers are found
+ * in order, so a file's newlines are counted once, and only up to its last marker.
+ */
+export class LineCounter {
+  private at = 0;
+  private count = 1;
+  constructor(private readonly text: string) {}
   line(offset: number): number {
-    let lo = 0;
-    let hi = this.starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.starts[mid]! <= offset) lo = mid;
-      else hi = mid - 1;
+    if (offset < this.at) {
+      this.at = 0;
+      this.count = 1;
     }
-    return lo + 1;
+    for (let i = this.text.indexOf('\n', this.at); i >= 0 && i < offset; i = this.text.indexOf('\n', i + 1))
+      this.count++;
+    this.at = offset;
+    return this.count;
   }
 }
 
@@ -171,8 +185,8 @@ function scanMarkers(
 ): { markers: Marker[]; error: string | null } {
   const markers: Marker[] = [];
   if (!text.includes(MARKER_TOKEN)) return { markers, error: null };
-  let lines: LineIndex | undefined;
-  const lineOf = (offset: number): number => (lines ??= new LineIndex(text)).line(offset);
+  let lines: LineCounter | undefined;
+  const lineOf = (offset: number): number => (lines ??= new LineCounter(text)).line(offset);
   const starts = documentChunks(text);
   for (let c = 0; c < starts.length; c++) {
     const from = starts[c]!;
