@@ -243,6 +243,20 @@ async function main(): Promise<void> {
     const grepCpu = median([0, 1, 2].map(() => timed('grep', ['-rlF', '"$imagepolicy"', tree]).cpuMs));
     process.stdout.write(`grep -rlF: ${grepMs.toFixed(0)} ms wall, ${grepCpu.toFixed(0)} ms CPU\n`);
 
+    // The floor under the CLI: node starting, and node reading the tree for the token the way
+    // pawl's scan does, with pawl's one-shot flags; no parsing, no writing, no pawl.
+    const nodeCpu = median([0, 1, 2].map(() => timed(process.execPath, ['--no-opt', '-e', '0']).cpuMs));
+    const floor = [0, 1, 2].map(() =>
+      timed(process.execPath, ['--no-opt', join(repo, 'bench', 'floors', 'read-tree.mjs'), tree]),
+    );
+    if (floor.some((f) => f.status !== 0 || Number(f.out.trim()) !== gen.markers / 2))
+      throw new Error(`read-tree floor: ${floor.map((f) => f.out.trim()).join(', ')}`);
+    const floorCpu = median(floor.map((f) => f.cpuMs));
+    process.stdout.write(
+      `floor: node -e 0 ${nodeCpu.toFixed(0)} ms CPU; node reading the tree for the token (bench/floors/read-tree.mjs) ` +
+        `${floorCpu.toFixed(0)} ms CPU (medians of 3) = ${(floorCpu / grepCpu).toFixed(1)}× grep, before parsing 1,000 documents and writing 1,000 files\n`,
+    );
+
     // In-process, each run in a fresh node (so RSS is this work's), alternating tags so every run writes.
     const inproc: { ms: number; cpuMs: number; maxRssMB: number; changes: number }[] = [];
     for (let k = 0; k < 4; k++) {
