@@ -242,7 +242,7 @@ function summarise(plan: TreePlan, edits: { plan: MarkerPlan; value: string }[])
   });
 }
 
-/** Splices the new values into each file (only the marked scalars' bytes) and writes atomically. */
+/** Splices the new values into each file (only the marked scalars' bytes) and writes the changed bytes in place. */
 async function writeEdits(
   ws: Workspace,
   plan: TreePlan,
