@@ -170,3 +170,32 @@ test('response headers read as fetch reads them: case-insensitive, repeats joine
     await s.close();
   }
 });
+
+test("the caller's signal ends an exchange the server never answers, and the connection is dropped", async () => {
+  let closed = 0;
+  const s = await server((req) => {
+    // Never answers; counts the sockets the client gives up.
+    req.socket.on('close', () => closed++);
+  });
+  try {
+    const t = undiciTransport();
+    const ctl = new AbortController();
+    const pending = t(`${s.url}/v2/app/tags/list`, { ...init(), signal: ctl.signal });
+    // Abort once the request has reached the server, as a deadline would.
+    await new Promise<void>((r) => {
+      const poll = (): void => void (s.connections() > 0 ? setTimeout(r, 20) : setTimeout(poll, 5));
+      poll();
+    });
+    ctl.abort(new Error('deadline'));
+    await assert.rejects(pending, /deadline/);
+    while (closed === 0) await new Promise((r) => setTimeout(r, 10));
+    // An already aborted signal never reaches the server.
+    const before = s.connections();
+    const gone = new AbortController();
+    gone.abort(new Error('gone'));
+    await assert.rejects(t(`${s.url}/x`, { ...init(), signal: gone.signal }), /gone/);
+    assert.equal(s.connections(), before);
+  } finally {
+    await s.close();
+  }
+});

@@ -147,10 +147,6 @@ function dispatchOnce(
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const onAbort = (): void => {
-      const reason: unknown = signal.reason;
-      abort?.(reason instanceof Error ? reason : new Error('aborted'));
-    };
     const settle = (err: unknown, answer?: RawAnswer): void => {
       if (done) return;
       done = true;
@@ -158,15 +154,22 @@ function dispatchOnce(
       if (answer) resolve(answer);
       else reject(err);
     };
+    const abortReason = (): Error => (signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    // The caller's deadline ends the exchange at once, even one still waiting for a connection;
+    // undici drops the request when it connects, or the socket when it has.
+    function onAbort(): void {
+      settle(abortReason());
+      abort?.(abortReason());
+    }
     signal.addEventListener('abort', onAbort, { once: true });
     const handler: Dispatcher.DispatchHandlers = {
       onConnect(a) {
         abort = a;
-        if (signal.aborted) onAbort();
+        if (signal.aborted) a(abortReason());
       },
       onHeaders(statusCode, raw) {
         status = statusCode;
-        answerHeaders = headerRecord(raw as unknown as Buffer[]);
+        answerHeaders = headerRecord(raw);
         return true;
       },
       onData(chunk) {
