@@ -1,5 +1,5 @@
 /**
- * The OCI distribution client (SPEC §2, §4; issue 3) over undici's `request` (transport.ts), or
+ * The OCI distribution client (SPEC §2, §4; issue 3) over undici's `dispatch` (transport.ts), or
  * a given `fetch`.
  *
  * Every operation (listTags, headManifest, buildTime) has one deadline (`timeoutMs`, the
