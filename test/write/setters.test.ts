@@ -17,7 +17,15 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { findMarkers, parseSetterName, setterFromComment } from '../../src/write/setters/markers.js';
 import { plainIsSafe, rewrite, valueFor, type ImageValue } from '../../src/write/setters/rewrite.js';
-import { applySetters, parseImage, planEdits, rewriteFileSync } from '../../src/write/setters/apply.js';
+import {
+  applySetters,
+  FileChangedError,
+  parseImage,
+  planEdits,
+  rewriteFileSync,
+} from '../../src/write/setters/apply.js';
+import { execFileSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { checkUpdatePath, scanTree } from '../../src/write/setters/tree.js';
 import { UsageError } from '../../src/util/errors.js';
 import { parseImageOptions } from '../../src/cli/commands/setters.js';
@@ -434,18 +442,47 @@ describe('rewriteFileSync writes only what changed', () => {
     }
   });
 
-  test('same-length edits leave the bytes outside the changed span untouched', async () => {
-    // Bytes that differ from `before` outside the edit stay: only the span is written.
-    const root = await tempTree({ 'f.yaml': 'AAAA x:1 ZZZZ\n' });
-    rewriteFileSync(join(root, 'f.yaml'), 'BBBB x:1 YYYY\n', 'BBBB x:2 YYYY\n');
-    assert.equal(await readFile(join(root, 'f.yaml'), 'utf8'), 'AAAA x:2 ZZZZ\n');
+  test('a write that fails part-way is undone from the text read, and its error is thrown', async () => {
+    // A file size limit (`ulimit -f`, 1,024 bytes, SIGXFSZ ignored) lets the first 1,024 bytes of
+    // the longer text through and refuses the rest with EFBIG: the file is half new when the write
+    // fails, and must end as it was read.
+    const before = `${'a: 1\n'.repeat(160)}`; // 800 bytes
+    const after = `${'a: 22\n'.repeat(250)}`; // 1,500 bytes
+    const root = await tempTree({ 'f.yaml': before });
+    const child = join(root, 'child.ts');
+    const apply = pathToFileURL(join(import.meta.dirname, '../../src/write/setters/apply.ts')).href;
+    await writeFile(
+      child,
+      `import { rewriteFileSync } from ${JSON.stringify(apply)};
+try {
+  rewriteFileSync(${JSON.stringify(join(root, 'f.yaml'))}, ${JSON.stringify(before)}, ${JSON.stringify(after)});
+  console.log('written');
+} catch (err) {
+  console.log((err as NodeJS.ErrnoException).code);
+}
+`,
+    );
+    const out = execFileSync(
+      'bash',
+      ['-c', `trap '' XFSZ; ulimit -f 1; exec "$0" --import tsx "$1"`, process.execPath, child],
+      { encoding: 'utf8' },
+    );
+    assert.equal(out.trim(), 'EFBIG');
+    assert.equal(await readFile(join(root, 'f.yaml'), 'utf8'), before);
   });
 
-  test('a write that fails throws the file system error', () => {
-    // /dev/full opens for writing and refuses every byte (ENOSPC): the failed write, the attempt
-    // to put the old bytes back and the truncate that a device refuses all happen; the first
-    // error is what the caller sees and reports.
-    assert.throws(() => rewriteFileSync('/dev/full', 'a: 1\n', 'a: 22\n'), { code: 'ENOSPC' });
+  test('a file changed since it was read is left as it is', async () => {
+    const root = await tempTree({ 'f.yaml': 'a: x:1.0.0 # m\nb: 1\n' });
+    const path = join(root, 'f.yaml');
+    // A person edited the line meanwhile (same length), or added a line (another length).
+    for (const now of ['a: x:1.0.5 # m\nb: 1\n', 'a: x:1.0.0 # m\nb: 1\nc: 2\n']) {
+      await writeFile(path, now);
+      assert.throws(
+        () => rewriteFileSync(path, 'a: x:1.0.0 # m\nb: 1\n', 'a: x:2.0.0 # m\nb: 1\n'),
+        (err: unknown) => err instanceof FileChangedError && /changed since pawl read it/.test(err.message),
+      );
+      assert.equal(await readFile(path, 'utf8'), now);
+    }
     assert.throws(() => rewriteFileSync('/nonexistent/f.yaml', 'a: 1\n', 'a: 2\n'), { code: 'ENOENT' });
   });
 });

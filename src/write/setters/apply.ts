@@ -2,7 +2,7 @@
  * Flux's setter update (no guard): every marker whose policy has an image gets the value Flux
  * would write. Used by `pawl setters apply` and by `pawl run` after its own decisions.
  */
-import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Marker } from './markers.js';
 import { rewrite, valueFor, type ImageValue } from './rewrite.js';
 import { scanTree, type FileProblem } from './tree.js';
@@ -117,8 +117,9 @@ export async function applySetters(
  * the cost that matters: creating a temporary file and renaming it cost 0.3–0.4 ms of kernel
  * time per file here, rewriting a whole file 0.08 ms, writing the changed span 0.012 ms
  * (1,000 files; docs/performance.md, round 4). Every new text is computed before any file is
- * written (`applySetters`), so a bad file stops the run before it touches anything; a write that
- * fails is undone from `before` where the file system lets it. Only a crash in the middle of a
+ * written (`applySetters`), so a bad file stops the run before it touches anything; a file that
+ * is no longer `before` is left alone (`FileChangedError`); a write that fails is undone from
+ * `before` where the file system lets it. Only a crash in the middle of a
  * length-changing write can leave a file part old, part new: it is in Git, and `git diff` shows
  * it. `before` must be the file's content as read.
  */
@@ -131,14 +132,21 @@ export function rewriteFileSync(path: string, before: string, after: string): vo
   const at = Buffer.byteLength(before.slice(0, p), 'utf8');
   const oldBytes = Buffer.byteLength(before, 'utf8');
   const newBytes = Buffer.byteLength(after, 'utf8');
-  let span: Buffer;
+  // The end of the change in `after`: for the same length, where the common suffix starts.
+  let newEnd = after.length;
   if (oldBytes === newBytes) {
     let s = commonSuffix(before, after, min - p);
     if (s > 0 && isLowSurrogate(after.charCodeAt(after.length - s))) s--;
-    span = Buffer.from(after.slice(p, after.length - s), 'utf8');
-  } else span = Buffer.from(after.slice(p), 'utf8');
+    newEnd -= s;
+  }
+  const span = Buffer.from(after.slice(p, newEnd), 'utf8');
   const fd = openSync(path, 'r+');
   try {
+    // Someone may have edited the file since it was read (a person's checkout): splicing bytes
+    // placed by the old text into theirs would garble both. The whole file must still be the
+    // text read; comparing costs a read of a file the page cache holds, about 10 µs.
+    if (fstatSync(fd).size !== oldBytes || !readAllSync(fd, oldBytes).equals(Buffer.from(before, 'utf8')))
+      throw new FileChangedError(path);
     try {
       writeAllSync(fd, span, at);
       if (newBytes < oldBytes) ftruncateSync(fd, newBytes);
@@ -153,6 +161,13 @@ export function rewriteFileSync(path: string, before: string, after: string): vo
     }
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A file changed between pawl reading it and writing it; it is left as it is. */
+export class FileChangedError extends Error {
+  constructor(readonly path: string) {
+    super('it changed since pawl read it, so pawl left it as it is; run the command again');
   }
 }
 
@@ -181,6 +196,17 @@ function commonSuffix(a: string, b: string, max: number): number {
     else hi = mid - 1;
   }
   return lo;
+}
+
+function readAllSync(fd: number, size: number): Buffer {
+  const buf = Buffer.allocUnsafe(size);
+  let off = 0;
+  while (off < size) {
+    const n = readSync(fd, buf, off, size - off, off);
+    if (n === 0) break;
+    off += n;
+  }
+  return off === size ? buf : buf.subarray(0, off);
 }
 
 function writeAllSync(fd: number, buf: Buffer, position: number): void {
