@@ -158,8 +158,9 @@ function dispatchOnce(
     // The caller's deadline ends the exchange at once, even one still waiting for a connection;
     // undici drops the request when it connects, or the socket when it has.
     function onAbort(): void {
-      settle(abortReason());
-      abort?.(abortReason());
+      const reason = abortReason();
+      settle(reason);
+      abort?.(reason);
     }
     signal.addEventListener('abort', onAbort, { once: true });
     const handler: Dispatcher.DispatchHandlers = {
