@@ -10,12 +10,9 @@ import {
   familiarName,
   ImageReferenceError,
 } from '../../src/scan/registry/reference.js';
-import {
-  parseChallenge,
-  parseNextLink,
-  parseCreated,
-  sameRepository,
-} from '../../src/scan/registry/client.js';
+import { parseChallenge } from '../../src/scan/registry/auth.js';
+import { parseNextLink, sameRepository } from '../../src/scan/registry/tags.js';
+import { parseCreated } from '../../src/scan/registry/manifests.js';
 import { parseRetryAfter, parseRateLimit, backoffMs, RegistryPool } from '../../src/scan/registry/pool.js';
 import { Redactor } from '../../src/util/index.js';
 import { credentialsFromSecret, credentialsFromDockerConfig } from '../../src/scan/registry/credentials.js';

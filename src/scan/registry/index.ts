@@ -8,16 +8,12 @@ export type {
   BuildTime,
   BuildTimeCache,
 } from './types.js';
-export {
-  createRegistryClient,
-  RegistryError,
-  MEDIA,
-  parseChallenge,
-  parseNextLink,
-  parseCreated,
-  type RegistryClientOptions,
-  type RecordOptions,
-} from './client.js';
+export { createRegistryClient, type RegistryClientOptions } from './client.js';
+export { RegistryError, type RecordOptions } from './exchange.js';
+export { parseChallenge } from './auth.js';
+export { parseNextLink } from './tags.js';
+export { parseCreated } from './manifests.js';
+export { MEDIA } from './schemas.js';
 export {
   parseRepositoryRef,
   parseImageReference,
