@@ -113,6 +113,34 @@ function stsCredentials(what: string, status: number, xml: string, source: strin
   };
 }
 
+/**
+ * A role and its web identity token file, in a profile's own keys: the environment's
+ * AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_SESSION_NAME are the same three.
+ */
+interface WebIdentity {
+  role_arn?: string | undefined;
+  web_identity_token_file?: string | undefined;
+  role_session_name?: string | undefined;
+}
+
+/** Credentials for `w`'s role when it names one and a token file; undefined when it does not. */
+function webIdentityCredentials(
+  deps: CloudDeps,
+  region: string,
+  w: WebIdentity,
+  namedBy: string,
+): Promise<AwsCredentials> | undefined {
+  if (!w.role_arn || !w.web_identity_token_file) return undefined;
+  return assumeRoleWithWebIdentity(
+    deps,
+    region,
+    w.role_arn,
+    w.web_identity_token_file,
+    namedBy,
+    w.role_session_name,
+  );
+}
+
 async function assumeRoleWithWebIdentity(
   deps: CloudDeps,
   region: string,
@@ -261,16 +289,17 @@ export async function awsCredentials(deps: CloudDeps, region: string): Promise<A
     );
   }
 
-  if (env.AWS_WEB_IDENTITY_TOKEN_FILE && env.AWS_ROLE_ARN) {
-    return assumeRoleWithWebIdentity(
-      deps,
-      region,
-      env.AWS_ROLE_ARN,
-      env.AWS_WEB_IDENTITY_TOKEN_FILE,
-      'AWS_WEB_IDENTITY_TOKEN_FILE',
-      env.AWS_ROLE_SESSION_NAME,
-    );
-  }
+  const fromEnv = webIdentityCredentials(
+    deps,
+    region,
+    {
+      role_arn: env.AWS_ROLE_ARN,
+      web_identity_token_file: env.AWS_WEB_IDENTITY_TOKEN_FILE,
+      role_session_name: env.AWS_ROLE_SESSION_NAME,
+    },
+    'AWS_WEB_IDENTITY_TOKEN_FILE',
+  );
+  if (fromEnv) return fromEnv;
   const container = await containerCredentials(deps);
   if (container) return container;
   const instance = await instanceCredentials(deps);
@@ -290,16 +319,8 @@ async function profileCredentials(
   const p = profile(files, name);
   if (!p) return undefined;
   const where = `AWS profile "${name}"`;
-  if (p.role_arn && p.web_identity_token_file) {
-    return assumeRoleWithWebIdentity(
-      deps,
-      region,
-      p.role_arn,
-      p.web_identity_token_file,
-      `${where} web_identity_token_file`,
-      p.role_session_name,
-    );
-  }
+  const web = webIdentityCredentials(deps, region, p, `${where} web_identity_token_file`);
+  if (web) return web;
   if (p.role_arn && p.source_profile) {
     if (depth > 3) throw new RuntimeError(`${where}: source_profile chain is too long (a loop?)`);
     const base = await profileCredentials(deps, files, p.source_profile, region, depth + 1);
