@@ -71,6 +71,7 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
   });
   /** How each open upload is ended once its body is complete (its deadline cleared, its place given back). */
   const bodyDone = new WeakMap<IncomingMessage, () => void>();
+  const timedOut = new WeakSet<IncomingMessage>();
   let inFlight = 0;
 
   app.removeAllContentTypeParsers();
@@ -97,6 +98,7 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
       if (!upload.open) return;
       upload.release();
       count(null, 'timeout');
+      timedOut.add(raw);
       raw.socket.destroy();
     }, limits.bodyTimeoutMs);
     deadline.unref();
@@ -107,12 +109,14 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
     bodyDone.set(raw, done);
     // However the request ends, its place comes back: the sender closing first (before the body
     // is complete, or before the answer), a socket error, the response sent.
-    const ended = () => {
-      if (upload.open && !raw.complete) count(null, 'aborted');
-      done();
-    };
-    raw.once('close', ended);
-    reply.raw.once('close', ended);
+    raw.once('close', done);
+    reply.raw.once('close', done);
+    // The sender may have gone while the hooks before this one ran: then no 'close' is to come.
+    if (raw.destroyed) done();
+  });
+  // The sender closed before the answer; the hooks after this point may not have run at all.
+  app.addHook('onRequestAbort', async (req) => {
+    if (!req.raw.complete && !timedOut.has(req.raw)) count(null, 'aborted');
   });
   // The body is complete (or there is none): from here on the request is work, not an upload.
   app.addHook('preValidation', async (req) => {

@@ -132,7 +132,7 @@ describe('webhook limits: aborted and stalled uploads from a stranger', () => {
       adminListen: '127.0.0.1:0',
       watch: false,
       startSpreadMs: 0,
-      receivers: { bodyTimeoutMs: BODY_TIMEOUT_MS },
+      receivers: { bodyTimeoutMs: BODY_TIMEOUT_MS, headersTimeoutMs: BODY_TIMEOUT_MS },
     });
     server.daemon.events.onReport((e) => passes.push(e));
     await eventually(async () => (passes.length >= 1 ? true : undefined), 'the first pass');
@@ -145,33 +145,71 @@ describe('webhook limits: aborted and stalled uploads from a stranger', () => {
 
   test('64 requests that send headers and a byte and then close: nothing held, a valid webhook lands', async () => {
     // From the very address the valid webhook comes from: their slots must come back.
+    const before = await metrics();
+    const abortedBefore = metricValue(before, 'pawl_webhook_requests_total', { result: 'aborted' });
+    const timedOutBefore = metricValue(before, 'pawl_webhook_requests_total', { result: 'timeout' });
     const half = await halfRequests(64, server.listen, '127.0.0.1');
+    // Each is held as an upload (all 64 places of this address) before its sender vanishes.
+    await eventually(
+      async () => (metricValue(await metrics(), 'pawl_webhook_uploads') === 64 ? true : undefined),
+      'the daemon holds the 64 uploads',
+    );
     for (const h of half) h.socket.destroy();
     await Promise.all(half.map((h) => h.closed));
     await nothingHeld();
+    const m = await metrics();
+    assert.equal(metricValue(m, 'pawl_webhook_requests_total', { result: 'aborted' }) - abortedBefore, 64);
+    // Given back when the connection closed, not by the body deadline.
+    assert.equal(metricValue(m, 'pawl_webhook_requests_total', { result: 'timeout' }), timedOutBefore);
     await validWebhookLands('1.1.0');
+    await nothingHeld();
+  });
+
+  test('requests whose headers never end are closed by the daemon (headers and idle deadlines); nothing is held', async () => {
+    const [host, port] = [server.listen.split(':')[0]!, Number(server.listen.split(':')[1])];
+    const sockets = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const socket = connect({ host, port, localAddress: '127.0.0.3' });
+        socket.on('error', () => {});
+        const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+        await new Promise<void>((resolve) => socket.once('connect', resolve));
+        socket.write(`POST ${HOOK_PATH} HTTP/1.1\r\nHost: ${server.listen}\r\nContent-Len`);
+        return { closed };
+      }),
+    );
+    // Closed by the daemon; nothing was held for them (their headers never ended).
+    await Promise.all(sockets.map((s) => s.closed));
     await nothingHeld();
   });
 
   test('1,000 stalled requests from a stranger: a valid webhook lands meanwhile; all dropped at the deadline; memory bounded', async () => {
     const rssBefore = process.memoryUsage().rss;
+    const counts = (m: string) => ({
+      refused: metricValue(m, 'pawl_webhook_requests_total', { result: 'too-many-uploads' }),
+      timedOut: metricValue(m, 'pawl_webhook_requests_total', { result: 'timeout' }),
+      held: metricValue(m, 'pawl_webhook_uploads'),
+    });
+    const start = counts(await metrics());
     const half = await halfRequests(1_000, server.listen, '127.0.0.2');
-    // The daemon has read every one of them (held as an upload, or refused at once).
-    await eventually(async () => {
-      const m = await metrics();
-      const seen =
-        metricValue(m, 'pawl_webhook_uploads') +
-        metricValue(m, 'pawl_webhook_requests_total', { result: 'too-many-uploads' });
-      return seen >= 1_000 ? true : undefined;
+    // The daemon has read every one of them: held as an upload, refused at once, or (connecting
+    // 1,000 takes a while) already ended by the body deadline.
+    const seen = await eventually(async () => {
+      const c = counts(await metrics());
+      const n = c.held + c.refused - start.refused + c.timedOut - start.timedOut;
+      return n >= 1_000 ? c : undefined;
     }, 'the daemon read all 1,000 requests');
-    const m = await metrics();
-    assert.ok(metricValue(m, 'pawl_webhook_uploads') <= 64, 'one address holds at most 64 uploads');
+    assert.ok(seen.held <= 64, `one address holds at most 64 uploads (${seen.held})`);
     await validWebhookLands('1.2.0');
     // The body deadline ends the stalled ones: each socket is closed by the daemon.
     await Promise.all(half.map((h) => h.closed));
     await nothingHeld();
-    const after = await metrics();
-    assert.ok(metricValue(after, 'pawl_webhook_requests_total', { result: 'timeout' }) >= 1);
+    const end = counts(await metrics());
+    assert.ok(end.timedOut > start.timedOut, 'some were held until the deadline');
+    assert.equal(
+      end.refused - start.refused + end.timedOut - start.timedOut,
+      1_000,
+      'each was refused at once or ended by the body deadline',
+    );
     const grown = process.memoryUsage().rss - rssBefore;
     assert.ok(grown < 256 * 1024 * 1024, `RSS grew by ${grown} bytes over 1,000 stalled requests`);
     await validWebhookLands('1.3.0');
