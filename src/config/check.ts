@@ -309,3 +309,41 @@ export function checkReferences(
   }
   return problems;
 }
+
+const NAME = ['metadata', 'name'];
+
+/**
+ * Flux's hook path is the hash of token, name and namespace concatenated, so two Receivers whose
+ * concatenations are equal (`c/ab` and `bc/a` with one token) get one path, and one of them would
+ * silently receive the other's events. Each is an error that names the other.
+ */
+export function checkHookPaths(config: Config, loaded: readonly Loaded[]): Problem[] {
+  const byKey = new Map<string, Loaded[]>();
+  for (const l of loaded) {
+    if (l.obj?.kind !== 'Receiver') continue;
+    const token = config.secrets.get(`${l.namespace}/${l.obj.spec.secretRef}`)?.data.token;
+    if (!token || token.length === 0) continue;
+    const key = token.toString('utf8') + l.name + l.namespace;
+    byKey.set(key, [...(byKey.get(key) ?? []), l]);
+  }
+  const where = (l: Loaded) => ({
+    file: l.doc.fileOf?.(NAME) ?? l.doc.file,
+    line: l.doc.lineOf(NAME),
+  });
+  const problems: Problem[] = [];
+  for (const same of byKey.values()) {
+    if (same.length < 2) continue;
+    for (const l of same) {
+      const others = same
+        .filter((o) => o !== l)
+        .map((o) => `Receiver ${o.namespace}/${o.name} (${where(o).file}:${where(o).line})`);
+      problems.push({
+        location: where(l),
+        object: `Receiver ${l.namespace}/${l.name}`,
+        severity: 'error',
+        message: `this Receiver has the same hook path as ${others.join(', ')}: the path is the hash of token, name and namespace written together, which are equal here, so one would receive the other's events; give one of them a Secret with another token`,
+      });
+    }
+  }
+  return problems;
+}

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, type Location, type Problem, type Logger, formatProblem } from '../util/index.js';
-import { checkReferences, referencesOf, type Loaded } from './check.js';
+import { checkHookPaths, checkReferences, referencesOf, type Loaded } from './check.js';
 import { readInputs } from './inputs.js';
 import { kubectlKustomize, type KustomizeBuild } from './kustomize.js';
 import { findSecret, secretObject, whereLooked, type SecretSources } from './secrets.js';
@@ -139,6 +139,7 @@ export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promi
   await addOutsideSecrets(loaded, sink, opts.secrets ?? {});
   problems.push(
     ...checkReferences(config, loaded, invalid, encrypted, (ref) => whereLooked(ref, opts.secrets ?? {})),
+    ...checkHookPaths(config, loaded),
   );
   const skipped = skipInvalid(config, loaded, problems);
   return { config, problems: sortProblems(problems), skipped };

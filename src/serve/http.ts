@@ -3,10 +3,12 @@
  * must reach); `--admin-listen` serves metrics, health and the read-only JSON API (docs/api.md),
  * so exposing the webhooks never exposes the state.
  */
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Daemon } from './daemon.js';
 import { registerApi } from './api.js';
 import { registerDashboard, type DashboardSetup } from './dashboard.js';
+import { UploadLimits } from './hook-limits.js';
 import type { WebhookResult } from './metrics.js';
 import { acceptWebhook, MAX_WEBHOOK_BODY_BYTES, ReplayGuard } from './webhooks.js';
 
@@ -26,24 +28,51 @@ export function parseListen(addr: string): ListenAddress {
 }
 
 export interface ReceiverServerOptions {
-  /** Webhook requests handled at once; more are answered 503 (they are retried by senders). */
+  /** Webhook requests with a complete body verified and queued at once; more are answered 503 (senders retry). */
   maxInFlight?: number;
+  /** Requests whose body is still arriving, from one address; more are answered 503 before their body is read. */
+  maxUploadsPerPeer?: number;
+  /** The same from all addresses together (each upload holds at most MAX_WEBHOOK_BODY_BYTES). */
+  maxUploads?: number;
+  /** From the end of a request's headers to the last byte of its body; a slower request's connection is closed. */
+  bodyTimeoutMs?: number;
+  /** For a request's headers to arrive. */
+  headersTimeoutMs?: number;
 }
 
+/** The defaults (docs/serve.md, "Webhook limits"). */
+export const RECEIVER_LIMITS = {
+  maxInFlight: 64,
+  maxUploadsPerPeer: 64,
+  maxUploads: 256,
+  bodyTimeoutMs: 10_000,
+  headersTimeoutMs: 10_000,
+} as const satisfies Required<ReceiverServerOptions>;
+
 export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): FastifyInstance {
-  const maxInFlight = opts.maxInFlight ?? 64;
+  const limits = { ...RECEIVER_LIMITS, ...opts };
   const replays = new ReplayGuard();
   const app = Fastify({
     logger: false,
     bodyLimit: MAX_WEBHOOK_BODY_BYTES,
-    // Slow senders must not hold sockets forever.
-    requestTimeout: 10_000,
-    connectionTimeout: 10_000,
+    // Node checks these deadlines on a timer (30 s by default): once a second keeps them close.
+    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1_000 },
+    // Backstops of the body deadline below: the whole request, and a socket that sends nothing.
+    requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
+    connectionTimeout: Math.max(limits.headersTimeoutMs, limits.bodyTimeoutMs),
     return503OnClosing: true,
   });
-  let inFlight = 0;
   const count = (receiver: string | null, result: WebhookResult) =>
     daemon.metrics.webhooks.inc({ receiver: receiver ?? '', result });
+  const uploads = new UploadLimits({
+    perPeer: limits.maxUploadsPerPeer,
+    total: limits.maxUploads,
+    onChange: (n) => daemon.metrics.webhookUploads.set(n),
+  });
+  /** How each open upload is ended once its body is complete (its deadline cleared, its place given back). */
+  const bodyDone = new WeakMap<IncomingMessage, () => void>();
+  const timedOut = new WeakSet<IncomingMessage>();
+  let inFlight = 0;
 
   app.removeAllContentTypeParsers();
   // Every body stays bytes: signatures are computed over exactly what was sent.
@@ -54,29 +83,69 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
       count(null, 'busy');
       return reply.code(503).send({ error: 'pawl is stopping' });
     }
-    if (inFlight >= maxInFlight) {
+    const upload = uploads.admit(req.socket.remoteAddress ?? '');
+    if (!upload) {
+      count(null, 'too-many-uploads');
+      // Closing the connection drops the body unread.
+      return reply
+        .code(503)
+        .header('retry-after', '1')
+        .header('connection', 'close')
+        .send({ error: 'too many webhook requests from this address at once' });
+    }
+    const raw = req.raw;
+    const deadline = setTimeout(() => {
+      if (!upload.open) return;
+      upload.release();
+      count(null, 'timeout');
+      timedOut.add(raw);
+      raw.socket.destroy();
+    }, limits.bodyTimeoutMs);
+    deadline.unref();
+    const done = () => {
+      clearTimeout(deadline);
+      upload.release();
+    };
+    bodyDone.set(raw, done);
+    // However the request ends, its place comes back: the sender closing first (before the body
+    // is complete, or before the answer), a socket error, the response sent.
+    raw.once('close', done);
+    reply.raw.once('close', done);
+    // The sender may have gone while the hooks before this one ran: then no 'close' is to come.
+    if (raw.destroyed) done();
+  });
+  // The sender closed before the answer; the hooks after this point may not have run at all.
+  app.addHook('onRequestAbort', async (req) => {
+    if (!req.raw.complete && !timedOut.has(req.raw)) count(null, 'aborted');
+  });
+  // The body is complete (or there is none): from here on the request is work, not an upload.
+  app.addHook('preValidation', async (req) => {
+    bodyDone.get(req.raw)?.();
+  });
+
+  app.post('/hook/*', async (req, reply) => {
+    if (inFlight >= limits.maxInFlight) {
       count(null, 'busy');
       return reply.code(503).header('retry-after', '1').send({ error: 'too many webhook requests at once' });
     }
     inFlight++;
-    (req as { counted?: boolean }).counted = true;
-  });
-  app.addHook('onResponse', async (req) => {
-    if ((req as { counted?: boolean }).counted) inFlight--;
-  });
-
-  app.post('/hook/*', async (req, reply) => {
-    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const out = await acceptWebhook(
-      daemon,
-      replays,
-      req.url,
-      { headers: req.headers, body },
-      Date.now(),
-      daemon.log,
-    );
-    count(out.receiver, out.result);
-    return reply.code(out.status).send(out.body);
+    daemon.metrics.webhookInFlight.set(inFlight);
+    try {
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const out = await acceptWebhook(
+        daemon,
+        replays,
+        req.url,
+        { headers: req.headers, body },
+        Date.now(),
+        daemon.log,
+      );
+      count(out.receiver, out.result);
+      return await reply.code(out.status).send(out.body);
+    } finally {
+      inFlight--;
+      daemon.metrics.webhookInFlight.set(inFlight);
+    }
   });
 
   app.setNotFoundHandler(async (_req, reply) => {
@@ -84,9 +153,11 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
     return reply.code(404).send({ error: 'not found' });
   });
 
-  app.setErrorHandler(async (err: FastifyError, _req, reply) => {
+  app.setErrorHandler(async (err: FastifyError, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    count(null, status === 413 ? 'too-large' : status === 500 ? 'busy' : 'malformed');
+    // A body cut off by its sender or by the deadline was counted as such when it ended.
+    const cutOff = req.raw.destroyed && !req.raw.complete;
+    if (!cutOff) count(null, status === 413 ? 'too-large' : status === 500 ? 'busy' : 'malformed');
     if (status === 500) daemon.log.error({ err: err.message }, 'webhook handling failed');
     return reply
       .code(status)

@@ -9,7 +9,11 @@ import type { Coordinator } from './cluster/index.js';
 
 export type WebhookResult =
   | 'accepted'
+  /** Verified, but no resource of the Receiver is due (every one skipped). */
+  | 'triggered-nothing'
   | 'ignored'
+  /** The same signed content was accepted within the replay window. */
+  | 'replayed'
   | 'unauthorized'
   | 'forbidden'
   | 'malformed'
@@ -17,6 +21,12 @@ export type WebhookResult =
   | 'not-found'
   | 'suspended'
   | 'busy'
+  /** Refused before the body was read: this address (or all senders) already has as many uploads open as allowed. */
+  | 'too-many-uploads'
+  /** The body did not arrive within the body deadline; the connection was closed. */
+  | 'timeout'
+  /** The sender closed the connection before its body was complete. */
+  | 'aborted'
   | 'unavailable';
 
 export class ServeMetrics {
@@ -31,6 +41,8 @@ export class ServeMetrics {
   readonly staleEpisodes: Counter<'policy'>;
   readonly pins: Gauge<'automation'>;
   readonly webhooks: Counter<'receiver' | 'result'>;
+  readonly webhookUploads: Gauge;
+  readonly webhookInFlight: Gauge;
   readonly passDuration: Histogram<'kind' | 'outcome'>;
   readonly webhookToPush: Histogram;
   readonly passFailures: Gauge<'job'>;
@@ -102,6 +114,16 @@ export class ServeMetrics {
       name: 'pawl_webhook_requests_total',
       help: 'Webhook requests by receiver and result.',
       labelNames: ['receiver', 'result'],
+      registers,
+    });
+    this.webhookUploads = new Gauge({
+      name: 'pawl_webhook_uploads',
+      help: 'Webhook requests whose body is still arriving (not yet verified).',
+      registers,
+    });
+    this.webhookInFlight = new Gauge({
+      name: 'pawl_webhook_in_flight',
+      help: 'Webhook requests with a complete body being verified and queued.',
       registers,
     });
     this.passDuration = new Histogram({

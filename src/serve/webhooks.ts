@@ -28,40 +28,53 @@ export function buildRoutes(config: Config, log: Logger): ReceiverRoutes {
   return routes;
 }
 
+/** How long an accepted event is remembered (docs/receivers.md, "Replays"). */
+export const REPLAY_WINDOW_MS = 10 * 60_000;
 /**
- * Remembers recently accepted event bodies per receiver: the same signed body delivered again
- * (a retry, or someone replaying a captured request) does no work twice. Bounded in size.
+ * For `generic`, whose requests sign nothing and often carry no body at all (`curl -X POST` from
+ * CI): a shorter window, so that two builds a few minutes apart are two events, while a sender's
+ * retry or a burst of the same request is still one.
+ */
+export const GENERIC_REPLAY_WINDOW_MS = 60_000;
+
+/**
+ * Remembers recently accepted events per receiver: the same signed content delivered again (a
+ * retry, or someone replaying a captured request) does no work twice. An event is known by the
+ * delivery id its body carries, else by the hash of the body — never by a header id, which the
+ * signature does not cover and a replayer may change at will. Bounded in size.
  */
 export class ReplayGuard {
-  readonly #seen = new Map<string, number>();
-  constructor(
-    private readonly windowMs = 10 * 60_000,
-    private readonly max = 4096,
-  ) {}
+  readonly #seen = new Map<string, { at: number; windowMs: number }>();
+  constructor(private readonly max = 4096) {}
 
   /**
-   * True when the same delivery (the vendor's delivery id, else the same body) was accepted for
-   * `receiver` within the window; records it otherwise.
+   * True when the same event was accepted for `receiver` within `windowMs`; records it otherwise.
    */
-  replayed(receiver: string, delivery: string | undefined, body: Buffer, now: number): boolean {
-    const key = this.#key(receiver, delivery, body);
-    const at = this.#seen.get(key);
-    if (at !== undefined && now - at < this.windowMs) return true;
+  replayed(
+    receiver: string,
+    replayId: string | undefined,
+    body: Buffer,
+    now: number,
+    windowMs = REPLAY_WINDOW_MS,
+  ): boolean {
+    const key = this.#key(receiver, replayId, body);
+    const seen = this.#seen.get(key);
+    if (seen !== undefined && now - seen.at < seen.windowMs) return true;
     this.#seen.delete(key);
-    this.#seen.set(key, now);
+    this.#seen.set(key, { at: now, windowMs });
     // Map keeps insertion order: the first entries are the oldest.
     while (this.#seen.size > this.max) this.#seen.delete(this.#seen.keys().next().value!);
     return false;
   }
 
-  /** Forgets a delivery that was not acted on after all, so that its retry is not a replay. */
-  forget(receiver: string, delivery: string | undefined, body: Buffer): void {
-    this.#seen.delete(this.#key(receiver, delivery, body));
+  /** Forgets an event that was not acted on after all, so that its retry is not a replay. */
+  forget(receiver: string, replayId: string | undefined, body: Buffer): void {
+    this.#seen.delete(this.#key(receiver, replayId, body));
   }
 
-  #key(receiver: string, delivery: string | undefined, body: Buffer): string {
+  #key(receiver: string, replayId: string | undefined, body: Buffer): string {
     const hash = createHash('sha256').update(receiver).update('\0');
-    if (delivery !== undefined) hash.update('id\0').update(delivery);
+    if (replayId !== undefined) hash.update('id\0').update(replayId);
     else hash.update('body\0').update(body);
     return hash.digest('base64');
   }
@@ -123,17 +136,30 @@ export async function acceptWebhook(
       body: { error: out.error },
     };
   }
-  if (out.event.images.length > 0 && replays.replayed(receiver, out.event.delivery, req.body, now)) {
-    log.info({ receiver }, 'webhook replayed; already acted on');
-    return { status: 200, result: 'ignored', receiver, body: { ignored: 'this event was already received' } };
+  const windowMs = out.event.type === 'generic' ? GENERIC_REPLAY_WINDOW_MS : REPLAY_WINDOW_MS;
+  const replayId = out.event.replayId;
+  if (replays.replayed(receiver, replayId, req.body, now, windowMs)) {
+    log.info({ receiver, delivery: out.event.delivery }, 'webhook replayed; already acted on');
+    return {
+      status: 200,
+      result: 'replayed',
+      receiver,
+      body: { ignored: 'this event was already received' },
+    };
   }
   const { repositories, automations, tags, skipped } = out.triggers;
-  let started: { automations: string[] };
+  const nothing = (why: string): WebhookOutcome => {
+    log.info({ receiver, skipped }, `webhook verified; ${why}`);
+    return { status: 200, result: 'triggered-nothing', receiver, body: { ignored: why, skipped } };
+  };
+  if (repositories.length === 0 && automations.length === 0)
+    return nothing('no resource of the receiver is due for this event');
+  let started: { automations: string[]; repositories: string[] };
   try {
     started = await sink.trigger(repositories, automations, tags);
   } catch (err) {
     // The sender will deliver it again: it must not then count as a replay.
-    replays.forget(receiver, out.event.delivery, req.body);
+    replays.forget(receiver, replayId, req.body);
     log.warn({ receiver, err: errorMessage(err) }, 'webhook not queued; the sender will retry');
     return {
       status: 503,
@@ -142,6 +168,8 @@ export async function acceptWebhook(
       body: { error: 'the work queue is unavailable; retry later' },
     };
   }
+  if (started.automations.length === 0 && started.repositories.length === 0)
+    return nothing('every automation it would run is suspended');
   log.info(
     { receiver, repositories, automations: started.automations, skipped: skipped.length },
     'webhook accepted',

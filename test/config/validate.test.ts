@@ -178,6 +178,36 @@ ${REPO}`,
     at: 'type: gcr',
     message: /receiver type "gcr" is not supported by pawl \(it authenticates Google Pub\/Sub/,
   },
+  ...(['c/ab', 'bc/a'] as const).map((which): Case => {
+    // token + name + namespace: "tok" + "ab" + "c" and "tok" + "a" + "bc" are one string.
+    const receiver = (ns: string, name: string) => `apiVersion: notification.toolkit.fluxcd.io/v1
+kind: Receiver
+metadata:
+  namespace: ${ns}
+  name: ${name}
+spec:
+  type: generic
+  secretRef: {name: token}
+  resources:
+    - {kind: ImageRepository, name: app, namespace: apps}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: token, namespace: ${ns}}
+stringData: {token: tok}
+`;
+    const [ns, name] = which.split('/') as [string, string];
+    const other = which === 'c/ab' ? 'bc/a' : 'c/ab';
+    return {
+      name: `two Receivers with one hook path: ${which} is an error naming ${other}`,
+      text: [receiver('c', 'ab'), receiver('bc', 'a'), REPO].join('---\n'),
+      at: `  name: ${name}`,
+      nth: 1,
+      message: new RegExp(
+        `Receiver ${ns}/${name}: this Receiver has the same hook path as Receiver ${other} \\(.*f\\.yaml:\\d+\\)`,
+      ),
+    };
+  }),
   {
     name: 'Receiver wildcard without matchLabels',
     text: `apiVersion: notification.toolkit.fluxcd.io/v1

@@ -46,10 +46,16 @@ export interface ReceivedEvent {
   event?: string;
   /**
    * The vendor's delivery id when it sends one (X-GitHub-Delivery, X-Gitlab-Event-UUID,
-   * X-Request-Id, X-Nexus-Webhook-Delivery, the registry event id). A replay carries the same id;
-   * pawl does not refuse it (see docs/receivers.md, "Replays").
+   * X-Request-Id, X-Nexus-Webhook-Delivery, the registry event id), for logs. A header id is
+   * not signed: anyone may change it, so it never decides what is a replay (see `replayId`).
    */
   delivery?: string;
+  /**
+   * The delivery id when the body itself carries it (the registry event id, ACR's id): as
+   * trustworthy as the body. The daemon recognises a replay by it, else by the body's hash
+   * (docs/receivers.md, "Replays").
+   */
+  replayId?: string;
   /** Empty when the event names no image (forges, generic): every resource of the Receiver is due. */
   images: EventImage[];
 }

@@ -46,6 +46,8 @@ function refuse(status: Refusal['status'], error: string): Refusal {
 interface Found {
   event?: string | undefined;
   delivery?: string | undefined;
+  /** Set when `delivery` comes from the body (see ReceivedEvent.replayId). */
+  inBody?: true;
   images?: EventImage[];
 }
 
@@ -326,7 +328,7 @@ const acr: Handler = (_target, req) => {
     repository ? makeImage(text(body.value, 'request', 'host'), repository, text(target, 'tag')) : undefined,
   ]);
   if (images.length === 0) return noTag('ACR push');
-  return { event: action, delivery: text(body.value, 'id'), images };
+  return { event: action, delivery: text(body.value, 'id'), inBody: true, images };
 };
 
 /** `Authorization: Bearer TOKEN`, as the registry's `notifications.endpoints[].headers` sends it. */
@@ -369,7 +371,7 @@ const distribution: Handler = (target, req) => {
     const what = [...counts].map(([k, n]) => `${n} ${k}`).join(', ') || 'no events';
     return { status: 200, ignored: `registry notification with no push of a tag (${what})` };
   }
-  return { event: 'push', delivery, images: tagged };
+  return { event: 'push', delivery, inBody: true, images: tagged };
 };
 
 const HANDLERS: Record<ReceiverType, Handler> = {
@@ -388,7 +390,8 @@ const HANDLERS: Record<ReceiverType, Handler> = {
 
 /**
  * Verifies one request that arrived on `target`'s path. Pure: the same request gives the same
- * verdict every time, so a replayed event is verified again (see docs/receivers.md, "Replays").
+ * verdict every time, so a replayed event is verified again; the daemon recognises it
+ * (ReplayGuard; docs/receivers.md, "Replays").
  * Never throws for any header or body.
  */
 export function verifyWebhook(target: ReceiverTarget, req: IncomingWebhook): WebhookVerdict {
@@ -408,5 +411,6 @@ export function verifyWebhook(target: ReceiverTarget, req: IncomingWebhook): Web
   };
   if (r.event !== undefined) event.event = r.event;
   if (r.delivery !== undefined) event.delivery = r.delivery;
+  if (r.delivery !== undefined && r.inBody) event.replayId = r.delivery;
   return { status: 202, event };
 }
