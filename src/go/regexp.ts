@@ -170,48 +170,60 @@ export function expandTemplate(
   names: readonly string[],
 ): string {
   let out = '';
-  let rest = template;
-  for (;;) {
-    const dollar = rest.indexOf('$');
-    if (dollar < 0) break;
-    out += rest.slice(0, dollar);
-    rest = rest.slice(dollar + 1);
-    if (rest.startsWith('$')) {
-      out += '$';
-      rest = rest.slice(1);
-      continue;
-    }
-    const ref = extractRef(rest);
-    if (ref === null) {
-      // Malformed reference: Go keeps the `$` as text and carries on after it.
-      out += '$';
-      continue;
-    }
-    rest = ref.rest;
-    if (ref.num >= 0) {
-      const start = match[2 * ref.num];
-      const end = match[2 * ref.num + 1];
+  for (const piece of templatePieces(template)) {
+    if (typeof piece === 'string') {
+      out += piece;
+    } else if (piece.num >= 0) {
+      const start = match[2 * piece.num];
+      const end = match[2 * piece.num + 1];
       if (start !== undefined && end !== undefined && start >= 0) out += src.slice(start, end);
     } else {
       for (let i = 0; i < names.length; i++) {
         const start = match[2 * i];
         const end = match[2 * i + 1];
-        if (names[i] === ref.name && start !== undefined && end !== undefined && start >= 0) {
+        if (names[i] === piece.name && start !== undefined && end !== undefined && start >= 0) {
           out += src.slice(start, end);
           break;
         }
       }
     }
   }
-  return out + rest;
+  return out;
 }
 
 /**
- * The same walk as `expandTemplate`, done once per template: text stays text, each reference
+ * What `expandTemplate` does, worked out once per template: text stays text, each reference
  * becomes the number of the group it names (references to no group are dropped).
  */
 export function compileTemplate(template: string, names: readonly string[]): (string | number)[] {
   const parts: (string | number)[] = [];
+  let text = '';
+  for (const piece of templatePieces(template)) {
+    if (typeof piece === 'string') {
+      text += piece;
+      continue;
+    }
+    const num = piece.num;
+    const group = num >= 0 ? (num < names.length ? num : -1) : names.indexOf(piece.name, 1);
+    if (group >= 0) {
+      if (text !== '') parts.push(text);
+      text = '';
+      parts.push(group);
+    }
+  }
+  if (text !== '') parts.push(text);
+  return parts;
+}
+
+interface Ref {
+  name: string;
+  /** The group number the name spells, or -1 when it is a name. */
+  num: number;
+}
+
+/** Go's walk over a template: its text (`$$` is a `$`; a malformed reference stays text) and its references, in order. */
+function templatePieces(template: string): (string | Ref)[] {
+  const pieces: (string | Ref)[] = [];
   let text = '';
   let rest = template;
   for (;;) {
@@ -226,20 +238,18 @@ export function compileTemplate(template: string, names: readonly string[]): (st
     }
     const ref = extractRef(rest);
     if (ref === null) {
+      // Malformed reference: Go keeps the `$` as text and carries on after it.
       text += '$';
       continue;
     }
     rest = ref.rest;
-    const group = ref.num >= 0 ? (ref.num < names.length ? ref.num : -1) : names.indexOf(ref.name, 1);
-    if (group >= 0) {
-      if (text !== '') parts.push(text);
-      text = '';
-      parts.push(group);
-    }
+    if (text !== '') pieces.push(text);
+    text = '';
+    pieces.push({ name: ref.name, num: ref.num });
   }
   text += rest;
-  if (text !== '') parts.push(text);
-  return parts;
+  if (text !== '') pieces.push(text);
+  return pieces;
 }
 
 function extractRef(str: string): { name: string; num: number; rest: string } | null {

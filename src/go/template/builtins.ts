@@ -1,6 +1,6 @@
 /** Go's text/template built-in functions (text/template/funcs.go). */
 import { FuncError } from './errors.js';
-import type { GoFunc } from './exec.js';
+import type { GoFunc } from './eval.js';
 import { formatValue, sprint, sprintf, sprintln } from './fmt.js';
 import { asGoMap, deepEqual, GoStruct, isTrue, kindOf, length, numberOf, typeName } from './values.js';
 

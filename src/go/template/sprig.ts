@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { RE2JS } from 're2js';
 import { newVersion, parseSemverRange, type SemverVersion } from '../semver.js';
 import { FuncError } from './errors.js';
-import { TEMPLATE_LIMITS, type GoFunc } from './exec.js';
+import type { GoFunc } from './eval.js';
+import { TEMPLATE_LIMITS } from './state.js';
 import { formatValue, goQuote } from './fmt.js';
 import {
   asGoMap,
@@ -643,8 +644,34 @@ function newDict(entries: [string, unknown][]): GoMap {
   return new GoMap('map[string]interface {}', new Map(entries));
 }
 
-function must<T>(fn: () => T): T {
-  return fn();
+/** The form of a function without `must`: where the `must` form fails, it returns `fallback`. */
+function orElse(fallback: unknown, call: (args: unknown[]) => unknown): (args: unknown[]) => unknown {
+  return (args) => {
+    try {
+      return call(args);
+    } catch {
+      return fallback;
+    }
+  };
+}
+
+const mustName = (name: string): string => `must${name[0]!.toUpperCase()}${name.slice(1)}`;
+
+/** A function whose `must` form (sprig's mustFirst for first, …) is the same: both fail alike here. */
+function withMust(name: string, fn: GoFunc): [string, GoFunc][] {
+  return [
+    [name, fn],
+    [mustName(name), fn],
+  ];
+}
+
+/** A sprig JSON encoder and its `must` form: where the `must` form fails, the other returns "". */
+function jsonEncoder(name: string, html: boolean, indent: string): [string, GoFunc][] {
+  const call = ([v]: unknown[]): unknown => toJson(v, html, indent);
+  return [
+    [name, f(['any'], orElse('', call))],
+    [mustName(name), f(['any'], call)],
+  ];
 }
 
 function listOp(name: string, op: (l: unknown[]) => unknown): (args: unknown[]) => unknown {
@@ -1030,52 +1057,16 @@ const SPRIG: [string, GoFunc][] = [
   ['coalesce', f([], (args) => args.find((a) => !empty(a)), 'any')],
   ['all', f([], (args) => args.every((a) => !empty(a)), 'any')],
   ['any', f([], (args) => args.some((a) => !empty(a)), 'any')],
-  ['compact', f(['any'], listOp('compact', compactOf))],
-  ['mustCompact', f(['any'], listOp('compact', compactOf))],
-  [
-    'toJson',
-    f(['any'], ([v]) =>
-      must(() => {
-        try {
-          return toJson(v, true, '');
-        } catch {
-          return '';
-        }
-      }),
-    ),
-  ],
-  ['mustToJson', f(['any'], ([v]) => toJson(v, true, ''))],
-  [
-    'toPrettyJson',
-    f(['any'], ([v]) => {
-      try {
-        return toJson(v, true, '  ');
-      } catch {
-        return '';
-      }
-    }),
-  ],
-  ['mustToPrettyJson', f(['any'], ([v]) => toJson(v, true, '  '))],
-  [
-    'toRawJson',
-    f(['any'], ([v]) => {
-      try {
-        return toJson(v, false, '');
-      } catch {
-        return '';
-      }
-    }),
-  ],
-  ['mustToRawJson', f(['any'], ([v]) => toJson(v, false, ''))],
+  ...withMust('compact', f(['any'], listOp('compact', compactOf))),
+  ...jsonEncoder('toJson', true, ''),
+  ...jsonEncoder('toPrettyJson', true, '  '),
+  ...jsonEncoder('toRawJson', false, ''),
   [
     'fromJson',
-    f(['string'], ([str]) => {
-      try {
-        return fromJson(s(str));
-      } catch {
-        return undefined;
-      }
-    }),
+    f(
+      ['string'],
+      orElse(undefined, ([str]) => fromJson(s(str))),
+    ),
   ],
   [
     'mustFromJson',
@@ -1088,8 +1079,10 @@ const SPRIG: [string, GoFunc][] = [
     }),
   ],
   ['ternary', f(['any', 'any', 'bool'], ([vt, vf, c]) => (c ? vt : vf))],
-  ['deepCopy', f(['any'], ([v]) => deepCopy(v))],
-  ['mustDeepCopy', f(['any'], ([v]) => deepCopy(v))],
+  ...withMust(
+    'deepCopy',
+    f(['any'], ([v]) => deepCopy(v)),
+  ),
   // reflection
   ['typeOf', f(['any'], ([v]) => formatValue(v, 'T'))],
   ['typeIs', f(['string', 'any'], ([t, v]) => s(t) === formatValue(v, 'T'))],
@@ -1119,18 +1112,12 @@ const SPRIG: [string, GoFunc][] = [
   // lists
   ['list', f([], (args) => list(args), 'any')],
   ['tuple', f([], (args) => list(args), 'any')],
-  ['first', f(['any'], listOp('find first', firstOf))],
-  ['mustFirst', f(['any'], listOp('find first', firstOf))],
-  ['last', f(['any'], listOp('find last', lastOf))],
-  ['mustLast', f(['any'], listOp('find last', lastOf))],
-  ['rest', f(['any'], listOp('find rest', restOf))],
-  ['mustRest', f(['any'], listOp('find rest', restOf))],
-  ['initial', f(['any'], listOp('find initial', initialOf))],
-  ['mustInitial', f(['any'], listOp('find initial', initialOf))],
-  ['reverse', f(['any'], listOp('find reverse', reverseOf))],
-  ['mustReverse', f(['any'], listOp('find reverse', reverseOf))],
-  ['uniq', f(['any'], listOp('find uniq', uniqOf))],
-  ['mustUniq', f(['any'], listOp('find uniq', uniqOf))],
+  ...withMust('first', f(['any'], listOp('find first', firstOf))),
+  ...withMust('last', f(['any'], listOp('find last', lastOf))),
+  ...withMust('rest', f(['any'], listOp('find rest', restOf))),
+  ...withMust('initial', f(['any'], listOp('find initial', initialOf))),
+  ...withMust('reverse', f(['any'], listOp('find reverse', reverseOf))),
+  ...withMust('uniq', f(['any'], listOp('find uniq', uniqOf))),
   [
     'without',
     f(
@@ -1147,14 +1134,18 @@ const SPRIG: [string, GoFunc][] = [
       'any',
     ),
   ],
-  ['has', f(['any', 'any'], ([needle, hay]) => hasOf(needle, hay))],
-  ['mustHas', f(['any', 'any'], ([needle, hay]) => hasOf(needle, hay))],
+  ...withMust(
+    'has',
+    f(['any', 'any'], ([needle, hay]) => hasOf(needle, hay)),
+  ),
   ['append', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'push'), v]))],
   ['push', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'push'), v]))],
   ['mustAppend', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'push'), v]))],
   ['mustPush', f(['any', 'any'], ([l, v]) => list([...mustList(l, 'push'), v]))],
-  ['prepend', f(['any', 'any'], ([l, v]) => list([v, ...mustList(l, 'prepend')]))],
-  ['mustPrepend', f(['any', 'any'], ([l, v]) => list([v, ...mustList(l, 'prepend')]))],
+  ...withMust(
+    'prepend',
+    f(['any', 'any'], ([l, v]) => list([v, ...mustList(l, 'prepend')])),
+  ),
   [
     'concat',
     f(
@@ -1169,10 +1160,14 @@ const SPRIG: [string, GoFunc][] = [
       'any',
     ),
   ],
-  ['slice', f(['any'], ([l, ...idx]) => sliceOf(l, idx), 'any')],
-  ['mustSlice', f(['any'], ([l, ...idx]) => sliceOf(l, idx), 'any')],
-  ['chunk', f(['int', 'any'], ([size, l]) => chunkOf(n(size), l))],
-  ['mustChunk', f(['int', 'any'], ([size, l]) => chunkOf(n(size), l))],
+  ...withMust(
+    'slice',
+    f(['any'], ([l, ...idx]) => sliceOf(l, idx), 'any'),
+  ),
+  ...withMust(
+    'chunk',
+    f(['int', 'any'], ([size, l]) => chunkOf(n(size), l)),
+  ),
   // dicts
   [
     'dict',
@@ -1278,16 +1273,11 @@ const SPRIG: [string, GoFunc][] = [
   // regular expressions (RE2 syntax, as Go's regexp)
   ['regexMatch', f(['string', 'string'], regexFns.match)],
   ['mustRegexMatch', f(['string', 'string'], regexFns.mustMatch)],
-  ['regexFindAll', f(['string', 'string', 'int'], regexFns.findAll)],
-  ['mustRegexFindAll', f(['string', 'string', 'int'], regexFns.findAll)],
-  ['regexFind', f(['string', 'string'], regexFns.find)],
-  ['mustRegexFind', f(['string', 'string'], regexFns.find)],
-  ['regexReplaceAll', f(['string', 'string', 'string'], regexFns.replaceAll)],
-  ['mustRegexReplaceAll', f(['string', 'string', 'string'], regexFns.replaceAll)],
-  ['regexReplaceAllLiteral', f(['string', 'string', 'string'], regexFns.replaceAllLiteral)],
-  ['mustRegexReplaceAllLiteral', f(['string', 'string', 'string'], regexFns.replaceAllLiteral)],
-  ['regexSplit', f(['string', 'string', 'int'], regexFns.split)],
-  ['mustRegexSplit', f(['string', 'string', 'int'], regexFns.split)],
+  ...withMust('regexFindAll', f(['string', 'string', 'int'], regexFns.findAll)),
+  ...withMust('regexFind', f(['string', 'string'], regexFns.find)),
+  ...withMust('regexReplaceAll', f(['string', 'string', 'string'], regexFns.replaceAll)),
+  ...withMust('regexReplaceAllLiteral', f(['string', 'string', 'string'], regexFns.replaceAllLiteral)),
+  ...withMust('regexSplit', f(['string', 'string', 'int'], regexFns.split)),
   ['regexQuoteMeta', f(['string'], ([str]) => s(str).replace(/[\\.+*?()|[\]{}^$]/g, '\\$&'))],
 ];
 

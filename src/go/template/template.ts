@@ -4,7 +4,8 @@
  * functions of Flux's HermeticTxtFuncMap.
  */
 import { BUILTINS } from './builtins.js';
-import { Executor, type FuncMap, type GoFunc } from './exec.js';
+import type { FuncMap, GoFunc } from './eval.js';
+import { Executor } from './exec.js';
 import { SPRIG_HERMETIC } from './names.js';
 import type { ListNode } from './nodes.js';
 import { parse } from './parse.js';
