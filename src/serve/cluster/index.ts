@@ -1,14 +1,5 @@
 /** Coordination of `pawl serve` replicas (docs/replicas.md): the interface and its two implementations. */
-export type {
-  ClaimInfo,
-  Coordinator,
-  Lease,
-  MembershipChange,
-  ReplicaInfo,
-  TakenWork,
-  WorkItem,
-  WorkSource,
-} from './types.js';
+export type * from './types.js';
 export { LocalCoordinator } from './local.js';
 // The PostgreSQL coordinator (and `pg`) is loaded only when a replica uses it.
 export const loadPostgresCoordinator = () => import('./postgres.js');

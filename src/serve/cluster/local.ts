@@ -4,23 +4,9 @@
  * the daemon behaves exactly as before replicas existed.
  */
 import { hostname } from 'node:os';
+import { claimsOf, Listeners, type Held } from './held.js';
 import { mergeWork } from './work.js';
-import type {
-  ClaimInfo,
-  Coordinator,
-  Lease,
-  MembershipChange,
-  ReplicaInfo,
-  TakenWork,
-  WorkItem,
-  WorkSource,
-} from './types.js';
-
-interface Held {
-  lease: Lease;
-  controller: AbortController;
-  renewedAt: Date;
-}
+import type { ClaimInfo, Coordinator, Lease, ReplicaInfo, TakenWork, WorkItem, WorkSource } from './types.js';
 
 interface Queued extends WorkItem {
   version: number;
@@ -34,7 +20,7 @@ export class LocalCoordinator implements Coordinator {
   readonly healthy = true;
   readonly #held = new Map<string, Held>();
   readonly #queue = new Map<string, Queued>();
-  readonly #work = new Set<(key: string, source: WorkSource) => void>();
+  readonly #work = new Listeners<[key: string, source: WorkSource]>();
   readonly #startedAt: Date;
   #token = 0;
   #version = 0;
@@ -78,7 +64,7 @@ export class LocalCoordinator implements Coordinator {
     for (const item of items) {
       this.#queue.set(item.key, { ...mergeWork(this.#queue.get(item.key), item), version: ++this.#version });
     }
-    for (const key of new Set(items.map((i) => i.key))) for (const cb of this.#work) cb(key, 'notify');
+    for (const key of new Set(items.map((i) => i.key))) this.#work.emit([key, 'notify']);
   }
 
   async take(lease: Lease): Promise<TakenWork | null> {
@@ -101,15 +87,14 @@ export class LocalCoordinator implements Coordinator {
   }
 
   onWork(cb: (key: string, source: WorkSource) => void): () => void {
-    this.#work.add(cb);
-    return () => this.#work.delete(cb);
+    return this.#work.add(cb);
   }
 
-  onMembership(_cb: (change: MembershipChange) => void): () => void {
+  onMembership(): () => void {
     return () => undefined;
   }
 
-  onRecovered(_cb: () => void): () => void {
+  onRecovered(): () => void {
     return () => undefined;
   }
 
@@ -139,12 +124,7 @@ export class LocalCoordinator implements Coordinator {
   }
 
   claims(): ClaimInfo[] {
-    return [...this.#held.values()].map((h) => ({
-      key: h.lease.key,
-      token: h.lease.token,
-      acquiredAt: h.lease.acquiredAt,
-      renewedAt: h.renewedAt,
-    }));
+    return claimsOf(this.#held.values());
   }
 
   async close(): Promise<void> {
