@@ -19,15 +19,9 @@ export type OnValue = (start: number, end: number, style: SimpleStyle, inFlow: b
 
 const SPACE = 32;
 const HASH = 35;
-const DQ = 34;
-const SQ = 39;
 const COLON = 58;
 const COMMA = 44;
 const DASH = 45;
-const LBRACKET = 91;
-const RBRACKET = 93;
-const LBRACE = 123;
-const RBRACE = 125;
 const BACKSLASH = 92;
 
 /** Thrown inside the reader when the document leaves the subset; never escapes this module. */
@@ -113,8 +107,51 @@ function dashStarts(t: string, s: number): boolean {
   );
 }
 
+const LBRACKET = 91;
+const RBRACKET = 93;
+const LBRACE = 123;
+const RBRACE = 125;
+
 function isFlowIndicator(c: number): boolean {
   return c === LBRACKET || c === RBRACKET || c === LBRACE || c === RBRACE;
+}
+
+const DQ = 34;
+const SQ = 39;
+
+/**
+ * End of a one-line quoted scalar starting at `s` (after the closing quote), or -1. Every search
+ * stops at the end of the line: a search to the end of the file for each scalar (`indexOf`)
+ * made the reader quadratic in the file's size.
+ */
+function quotedEnd(t: string, s: number, eol: number): number {
+  if (t.charCodeAt(s) === DQ) {
+    for (let i = s + 1; i < eol; i++) {
+      const c = t.charCodeAt(i);
+      if (c === DQ) return i + 1;
+      if (c === BACKSLASH) throw GIVE_UP; // escapes: left to the library
+    }
+    return -1;
+  }
+  for (let i = s + 1; i < eol; i++) {
+    if (t.charCodeAt(i) !== SQ) continue;
+    if (i + 1 < eol && t.charCodeAt(i + 1) === SQ) {
+      i++;
+      continue;
+    }
+    return i + 1;
+  }
+  return -1;
+}
+
+/** A map key's text as the library compares keys (all keys here are strings). */
+function keyText(t: string, s: number, e: number): string {
+  const c = t.charCodeAt(s);
+  if (c === DQ) return t.slice(s + 1, e - 1);
+  if (c === SQ) return t.slice(s + 1, e - 1).replace(/''/g, "'");
+  const k = t.slice(s, e);
+  if (NON_STRING_KEYS.has(k)) throw GIVE_UP;
+  return k;
 }
 
 class Reader {
@@ -214,51 +251,13 @@ class Reader {
     this.advance();
   }
 
-  /**
-   * End of a one-line quoted scalar starting at `s` (after the closing quote), or -1. Every search
-   * stops at the end of the line: a search to the end of the file for each scalar (`indexOf`)
-   * made the reader quadratic in the file's size.
-   */
-  private quotedEnd(s: number): number {
-    const t = this.t;
-    const eol = this.eol;
-    if (t.charCodeAt(s) === DQ) {
-      for (let i = s + 1; i < eol; i++) {
-        const c = t.charCodeAt(i);
-        if (c === DQ) return i + 1;
-        if (c === BACKSLASH) throw GIVE_UP; // escapes: left to the library
-      }
-      return -1;
-    }
-    for (let i = s + 1; i < eol; i++) {
-      if (t.charCodeAt(i) !== SQ) continue;
-      if (i + 1 < eol && t.charCodeAt(i + 1) === SQ) {
-        i++;
-        continue;
-      }
-      return i + 1;
-    }
-    return -1;
-  }
-
-  /** A map key's text as the library compares keys (all keys here are strings). */
-  private keyText(s: number, e: number): string {
-    const t = this.t;
-    const c = t.charCodeAt(s);
-    if (c === DQ) return t.slice(s + 1, e - 1);
-    if (c === SQ) return t.slice(s + 1, e - 1).replace(/''/g, "'");
-    const k = t.slice(s, e);
-    if (NON_STRING_KEYS.has(k)) throw GIVE_UP;
-    return k;
-  }
-
   /** End of a key at `s` (before its `:`), or -1 when `s` does not start a `key:` in the subset. */
   private keyEnd(s: number): number {
     const t = this.t;
     const c = t.charCodeAt(s);
     let i: number;
     if (c === DQ || c === SQ) {
-      i = this.quotedEnd(s);
+      i = quotedEnd(this.t, s, this.eol);
       if (i < 0) return -1;
     } else {
       if (!isKeyStart(c)) return -1;
@@ -285,7 +284,7 @@ class Reader {
     for (;;) {
       const ke = this.keyEnd(this.p);
       if (ke < 0) throw GIVE_UP;
-      const key = this.keyText(this.p, ke);
+      const key = keyText(this.t, this.p, ke);
       if (keys.has(key)) throw GIVE_UP;
       keys.add(key);
       this.p = ke + 1;
@@ -333,16 +332,21 @@ class Reader {
     }
   }
 
+  /** A one-line quoted scalar at `s`, reported; returns the offset after its closing quote. */
+  private quoted(s: number, inFlow: boolean): number {
+    const e = quotedEnd(this.t, s, this.eol);
+    if (e < 0) throw GIVE_UP;
+    this.onValue(s, e, this.t.charCodeAt(s) === DQ ? 'double' : 'single', inFlow);
+    return e;
+  }
+
   /** A value on the line of its key or `-`: quoted, one-line flow, or one-line plain. */
   private inlineValue(): void {
     const t = this.t;
     const s = this.p;
     const c = t.charCodeAt(s);
     if (c === DQ || c === SQ) {
-      const e = this.quotedEnd(s);
-      if (e < 0) throw GIVE_UP;
-      this.onValue(s, e, c === DQ ? 'double' : 'single', false);
-      this.p = e;
+      this.p = this.quoted(s, false);
     } else if (c === LBRACKET || c === LBRACE) {
       this.p = this.flow(s);
     } else {
@@ -386,7 +390,7 @@ class Reader {
       if (keys) {
         const ke = this.keyEnd(i);
         if (ke < 0 || t.charCodeAt(ke + 1) !== SPACE) throw GIVE_UP;
-        const key = this.keyText(i, ke);
+        const key = keyText(this.t, i, ke);
         if (keys.has(key)) throw GIVE_UP;
         keys.add(key);
         i = this.flowSpaces(ke + 1);
@@ -406,12 +410,7 @@ class Reader {
   private flowItem(s: number): number {
     const t = this.t;
     const c = t.charCodeAt(s);
-    if (c === DQ || c === SQ) {
-      const e = this.quotedEnd(s);
-      if (e < 0) throw GIVE_UP;
-      this.onValue(s, e, c === DQ ? 'double' : 'single', true);
-      return e;
-    }
+    if (c === DQ || c === SQ) return this.quoted(s, true);
     if (c === LBRACKET || c === LBRACE) return this.flow(s);
     if (isIndicator(c) && !dashStarts(t, s)) throw GIVE_UP;
     let e = s + 1;
