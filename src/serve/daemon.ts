@@ -14,6 +14,8 @@ import {
   type Config,
   type ImageRepository,
   type ImageUpdateAutomation,
+  type LoadOptions,
+  type SkippedObject,
 } from '../config/index.js';
 import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
@@ -38,6 +40,7 @@ import {
   type TakenWork,
 } from './cluster/index.js';
 import { buildRoutes } from './webhooks.js';
+import { configUnready } from './readiness.js';
 import { acquireServeLock, type ServeLock } from './lock.js';
 import type { ReceiverRoutes } from './receivers/index.js';
 
@@ -84,6 +87,11 @@ export interface ServeOptions {
    */
   storeSpec?: StoreSpec | { kind: 'state-dir'; stateDir: string };
   storePassword?: string;
+  /**
+   * Where Secrets that are not in the `-c` files are found (`--secrets-dir`, `PAWL_SECRET_*`), as
+   * every command gives them to the loader; used at start and on each reload.
+   */
+  loadOptions?: LoadOptions;
   /** Replicas on PostgreSQL: lease lifetime, heartbeat period, this replica's id. */
   cluster?: { leaseTtlMs?: number; heartbeatMs?: number; replicaId?: string };
 }
@@ -101,6 +109,8 @@ export interface LoadedConfig {
   warnings: Problem[];
   /** The errors, with one more per object skipped because it needs an invalid one; empty when valid. */
   errors: Problem[];
+  /** The objects left out (invalid, or needing one that is): readiness looks at them. */
+  skipped: SkippedObject[];
 }
 
 export interface ReloadOutcome {
@@ -330,9 +340,14 @@ export class Daemon {
     });
   }
 
-  /** Taking work: not stopping, and the database (with several replicas) answers. */
+  /** Taking work: not stopping, the database (with several replicas) answers, and some automation runs. */
   get ready(): boolean {
-    return this.#stopping === null && this.coordinator.healthy;
+    return this.#stopping === null && this.coordinator.healthy && this.unready === null;
+  }
+
+  /** Why the configuration keeps this daemon not ready (every automation skipped); null when it does not. */
+  get unready(): string | null {
+    return configUnready(this.current);
   }
 
   /**
@@ -421,7 +436,7 @@ export class Daemon {
   static async #load(opts: ServeOptions): Promise<LoadedConfig | { problems: Problem[] }> {
     let result;
     try {
-      result = await loadConfig(opts.configPaths);
+      result = await loadConfig(opts.configPaths, opts.loadOptions);
     } catch (err) {
       // A path that vanished, or none given: a problem like any other, so a reload can refuse it.
       return {
@@ -456,6 +471,7 @@ export class Daemon {
       loadedAt: new Date(),
       warnings: problems,
       errors,
+      skipped,
     };
   }
 
