@@ -41,6 +41,7 @@ import {
 } from './cluster/index.js';
 import { buildRoutes } from './webhooks.js';
 import { configUnready } from './readiness.js';
+import { interruptedScans, workQueueOf } from './resume.js';
 import { acquireServeLock, type ServeLock } from './lock.js';
 import type { ReceiverRoutes } from './receivers/index.js';
 
@@ -201,6 +202,8 @@ export class Daemon {
   readonly #unsubscribe: (() => void)[] = [];
   #lock: ServeLock | null = null;
   #lastScans = new Map<string, ScanRecord | null>();
+  /** Scans a dead process left running (marked interrupted at start): their repositories are due now. */
+  #interrupted = new Set<number>();
 
   private constructor(
     readonly opts: ServeOptions,
@@ -283,6 +286,7 @@ export class Daemon {
     }
     const daemon = new Daemon(opts, store, loaded, coordinator);
     daemon.#lock = lock;
+    if (lock) daemon.#interrupted = await interruptedScans(store, opts.log);
     daemon.metrics.configErrors.set(loaded.errors.length);
     for (const p of problems) {
       if (p.severity === 'error') opts.log.error(formatProblem(p));
@@ -296,6 +300,8 @@ export class Daemon {
     daemon.#subscribe();
     await daemon.#readLastScans();
     daemon.#applyJobs();
+    // Webhook work a previous process accepted (202) and did not finish runs now.
+    coordinator.resume?.();
     if (opts.watch !== false) await daemon.#watchConfig();
     opts.log.info(
       {
@@ -319,7 +325,7 @@ export class Daemon {
     spec: StoreSpec | { kind: 'state-dir' },
     store: Store,
   ): Promise<Coordinator> {
-    if (spec.kind !== 'postgres') return new LocalCoordinator();
+    if (spec.kind !== 'postgres') return new LocalCoordinator(undefined, workQueueOf(store));
     const password = opts.storePassword ?? spec.password;
     const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
     const [{ postgresClientConfig }, { connectPostgresCoordinator }] = await Promise.all([
@@ -573,7 +579,7 @@ export class Daemon {
       firstDelay: () => {
         const current = this.current.config.imageRepositories.get(name) ?? repo;
         const last = this.#lastScans.get(name);
-        if (!last || last.image !== current.spec.image) return 0;
+        if (!last || last.image !== current.spec.image || this.#interrupted.has(last.id)) return 0;
         return last.startedAt.getTime() + current.spec.interval - this.#clock.now();
       },
       admit: () => this.#admit(repositoryJob(name)),
