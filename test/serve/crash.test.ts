@@ -7,48 +7,15 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { pushTags } from '../helpers/push.js';
 import { eventually, startServe, type ServeProcess } from '../helpers/serve.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
-import { DEPLOY, HOOK_PATH, RECEIVER_YAML, TOKEN } from './fixtures.js';
+import { DEPLOY, HOOK_PATH, RECEIVER_YAML, postEvent } from './fixtures.js';
 
 const ROUNDS = 10;
 
-/** The registry's notification of one pushed tag, as a `distribution` Receiver takes it. */
-export function pushEvent(tag: string): string {
-  return JSON.stringify({
-    events: [
-      {
-        id: randomUUID(),
-        timestamp: new Date().toISOString(),
-        action: 'push',
-        target: {
-          mediaType: 'application/vnd.oci.image.manifest.v1+json',
-          digest: `sha256:${'0'.repeat(64)}`,
-          repository: 'team/app',
-          tag,
-        },
-      },
-    ],
-  });
-}
-
-export async function postEvent(url: string, tag: string): Promise<number> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/vnd.docker.distribution.events.v1+json',
-      authorization: `Bearer ${TOKEN}`,
-    },
-    body: pushEvent(tag),
-  });
-  await res.text();
-  return res.status;
-}
-
 /** Sends SIGKILL after a pause of 0–100 ms (the pause is the scenario, not a timing assertion). */
-export async function killSoon(serve: ServeProcess): Promise<void> {
+async function killSoon(serve: ServeProcess): Promise<void> {
   await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 100)));
   serve.child.kill('SIGKILL');
   const { signal } = await serve.exited;
@@ -56,7 +23,7 @@ export async function killSoon(serve: ServeProcess): Promise<void> {
 }
 
 /** Git world behind the fault proxy (images named with its host); the test sends the webhooks. */
-export async function crashWorld(): Promise<World> {
+async function crashWorld(): Promise<World> {
   const w = await startWorld({
     proxy: true,
     files: { 'apps/app.yaml': DEPLOY },
@@ -73,7 +40,7 @@ export async function crashWorld(): Promise<World> {
 }
 
 /** The tag the remote's apps/app.yaml names now. */
-export async function remoteTag(w: World): Promise<string | undefined> {
+async function remoteTag(w: World): Promise<string | undefined> {
   const [head] = await w.git.log(w.repoName, 'main');
   if (!head) return undefined;
   return /team\/app:(\S+) #/.exec(await w.git.show(w.repoName, head.sha, 'apps/app.yaml'))?.[1];
