@@ -680,7 +680,8 @@ export class Daemon {
     const toScan = mine.filter((r) => {
       if (pending?.repositories.has(r)) return true;
       const repo = config.imageRepositories.get(r);
-      return repo !== undefined && isScanDue(repo, latest.get(r)?.finished ?? null, now);
+      const last = latest.get(r)?.finished ?? null;
+      return repo !== undefined && (isScanDue(repo, last, now) || this.#interrupted.has(last?.id ?? -1));
     });
     await Promise.all(
       toScan.map((r) => this.#scanBefore(r, pending?.repositories.has(r) ? pending.firstAt : null, signal)),
