@@ -14,6 +14,8 @@ import {
   type Config,
   type ImageRepository,
   type ImageUpdateAutomation,
+  type LoadOptions,
+  type SkippedObject,
 } from '../config/index.js';
 import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
@@ -38,6 +40,8 @@ import {
   type TakenWork,
 } from './cluster/index.js';
 import { buildRoutes } from './webhooks.js';
+import { configUnready } from './readiness.js';
+import { interruptedScans, workQueueOf } from './resume.js';
 import { acquireServeLock, type ServeLock } from './lock.js';
 import type { ReceiverRoutes } from './receivers/index.js';
 
@@ -84,6 +88,11 @@ export interface ServeOptions {
    */
   storeSpec?: StoreSpec | { kind: 'state-dir'; stateDir: string };
   storePassword?: string;
+  /**
+   * Where Secrets that are not in the `-c` files are found (`--secrets-dir`, `PAWL_SECRET_*`), as
+   * every command gives them to the loader; used at start and on each reload.
+   */
+  loadOptions?: LoadOptions;
   /** Replicas on PostgreSQL: lease lifetime, heartbeat period, this replica's id. */
   cluster?: { leaseTtlMs?: number; heartbeatMs?: number; replicaId?: string };
 }
@@ -101,6 +110,8 @@ export interface LoadedConfig {
   warnings: Problem[];
   /** The errors, with one more per object skipped because it needs an invalid one; empty when valid. */
   errors: Problem[];
+  /** The objects left out (invalid, or needing one that is): readiness looks at them. */
+  skipped: SkippedObject[];
 }
 
 export interface ReloadOutcome {
@@ -191,6 +202,8 @@ export class Daemon {
   readonly #unsubscribe: (() => void)[] = [];
   #lock: ServeLock | null = null;
   #lastScans = new Map<string, ScanRecord | null>();
+  /** Scans a dead process left running (marked interrupted at start): their repositories are due now. */
+  #interrupted = new Set<number>();
 
   private constructor(
     readonly opts: ServeOptions,
@@ -273,6 +286,7 @@ export class Daemon {
     }
     const daemon = new Daemon(opts, store, loaded, coordinator);
     daemon.#lock = lock;
+    if (lock) daemon.#interrupted = await interruptedScans(store, opts.log);
     daemon.metrics.configErrors.set(loaded.errors.length);
     for (const p of problems) {
       if (p.severity === 'error') opts.log.error(formatProblem(p));
@@ -286,6 +300,8 @@ export class Daemon {
     daemon.#subscribe();
     await daemon.#readLastScans();
     daemon.#applyJobs();
+    // Webhook work a previous process accepted (202) and did not finish runs now.
+    coordinator.resume?.();
     if (opts.watch !== false) await daemon.#watchConfig();
     opts.log.info(
       {
@@ -309,7 +325,7 @@ export class Daemon {
     spec: StoreSpec | { kind: 'state-dir' },
     store: Store,
   ): Promise<Coordinator> {
-    if (spec.kind !== 'postgres') return new LocalCoordinator();
+    if (spec.kind !== 'postgres') return new LocalCoordinator(undefined, workQueueOf(store));
     const password = opts.storePassword ?? spec.password;
     const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
     const [{ postgresClientConfig }, { connectPostgresCoordinator }] = await Promise.all([
@@ -330,9 +346,14 @@ export class Daemon {
     });
   }
 
-  /** Taking work: not stopping, and the database (with several replicas) answers. */
+  /** Taking work: not stopping, the database (with several replicas) answers, and some automation runs. */
   get ready(): boolean {
-    return this.#stopping === null && this.coordinator.healthy;
+    return this.#stopping === null && this.coordinator.healthy && this.unready === null;
+  }
+
+  /** Why the configuration keeps this daemon not ready (every automation skipped); null when it does not. */
+  get unready(): string | null {
+    return configUnready(this.current);
   }
 
   /**
@@ -421,7 +442,7 @@ export class Daemon {
   static async #load(opts: ServeOptions): Promise<LoadedConfig | { problems: Problem[] }> {
     let result;
     try {
-      result = await loadConfig(opts.configPaths);
+      result = await loadConfig(opts.configPaths, opts.loadOptions);
     } catch (err) {
       // A path that vanished, or none given: a problem like any other, so a reload can refuse it.
       return {
@@ -456,6 +477,7 @@ export class Daemon {
       loadedAt: new Date(),
       warnings: problems,
       errors,
+      skipped,
     };
   }
 
@@ -557,7 +579,7 @@ export class Daemon {
       firstDelay: () => {
         const current = this.current.config.imageRepositories.get(name) ?? repo;
         const last = this.#lastScans.get(name);
-        if (!last || last.image !== current.spec.image) return 0;
+        if (!last || last.image !== current.spec.image || this.#interrupted.has(last.id)) return 0;
         return last.startedAt.getTime() + current.spec.interval - this.#clock.now();
       },
       admit: () => this.#admit(repositoryJob(name)),
@@ -658,7 +680,8 @@ export class Daemon {
     const toScan = mine.filter((r) => {
       if (pending?.repositories.has(r)) return true;
       const repo = config.imageRepositories.get(r);
-      return repo !== undefined && isScanDue(repo, latest.get(r)?.finished ?? null, now);
+      const last = latest.get(r)?.finished ?? null;
+      return repo !== undefined && (isScanDue(repo, last, now) || this.#interrupted.has(last?.id ?? -1));
     });
     await Promise.all(
       toScan.map((r) => this.#scanBefore(r, pending?.repositories.has(r) ? pending.firstAt : null, signal)),

@@ -174,13 +174,17 @@ export function adminApp(daemon: Daemon, dashboard?: DashboardSetup): FastifyIns
   app.get('/readyz', async (_req, reply) =>
     daemon.ready
       ? { status: 'ready', loadedAt: daemon.current.loadedAt.toISOString() }
-      : reply.code(503).send({
-          status: daemon.stopping
-            ? 'stopping'
-            : daemon.coordinator.healthy
-              ? 'starting'
-              : 'database-unreachable',
-        }),
+      : reply
+          .code(503)
+          .send(
+            daemon.stopping
+              ? { status: 'stopping' }
+              : !daemon.coordinator.healthy
+                ? { status: 'database-unreachable' }
+                : daemon.unready !== null
+                  ? { status: 'configuration', reason: daemon.unready }
+                  : { status: 'starting' },
+          ),
   );
   app.get('/metrics', async (_req, reply) => {
     const text = await daemon.metrics.registry.metrics();

@@ -111,4 +111,15 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX events_by_at ON events (at);
   `,
+  // 2: webhook work `pawl serve` accepted and has not done yet (its queue, durable across a crash).
+  `
+  CREATE TABLE serve_work (
+    key          TEXT    PRIMARY KEY,
+    repositories TEXT    NOT NULL,
+    tags         TEXT    NOT NULL,
+    events       INTEGER NOT NULL,
+    first_at     INTEGER NOT NULL,
+    version      INTEGER NOT NULL
+  );
+  `,
 ];

@@ -54,6 +54,8 @@ import type {
   StoreOptions,
   StoreWrite,
   TagInfo,
+  QueuedWork,
+  WorkQueueStore,
 } from './types.js';
 
 type Db = Database.Database;
@@ -172,7 +174,7 @@ const openGroups = new Map<string, Set<SqliteStore>>();
  * group at once; another process sees it once committed. The database only caches observations
  * (SPEC §7), so a crash loses at most the last few milliseconds of them.
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, WorkQueueStore {
   readonly kind = 'sqlite' as const;
   readonly #db: Db;
   readonly #raw: { kept: number; bytes: number };
@@ -728,6 +730,65 @@ export class SqliteStore implements Store {
       for (const e of batch.events ?? []) this.#recordEvent(e);
       const f = batch.finishRun;
       if (f) this.#finishRun(f.runId, f.result, f.endedAt);
+    });
+  }
+
+  // ---------------------------------------------------------------- the daemon's work queue
+
+  async putQueuedWork(items: readonly QueuedWork[]): Promise<void> {
+    if (items.length === 0) return;
+    this.#write(() => {
+      const st = this.#db.prepare(
+        `INSERT INTO serve_work (key, repositories, tags, events, first_at, version) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET repositories = excluded.repositories, tags = excluded.tags,
+           events = excluded.events, first_at = excluded.first_at, version = excluded.version`,
+      );
+      for (const i of items)
+        st.run(i.key, JSON.stringify(i.repositories), JSON.stringify(i.tags), i.events, i.firstAt, i.version);
+    });
+    // Accepted work must survive a crash: committed now, not with the group.
+    await this.flush();
+  }
+
+  async deleteQueuedWork(key: string): Promise<void> {
+    this.#write(() => this.#db.prepare('DELETE FROM serve_work WHERE key = ?').run(key));
+  }
+
+  async queuedWork(): Promise<QueuedWork[]> {
+    const rows = this.#db
+      .prepare(
+        'SELECT key, repositories, tags, events, first_at, version FROM serve_work ORDER BY first_at, key',
+      )
+      .all() as {
+      key: string;
+      repositories: string;
+      tags: string;
+      events: number;
+      first_at: number;
+      version: number;
+    }[];
+    return rows.map((r) => ({
+      key: r.key,
+      repositories: JSON.parse(r.repositories) as string[],
+      tags: JSON.parse(r.tags) as string[],
+      events: r.events,
+      firstAt: r.first_at,
+      version: r.version,
+    }));
+  }
+
+  async interruptRunningScans(): Promise<number[]> {
+    return this.#write(() => {
+      const ids = this.#db
+        .prepare("SELECT id FROM scans WHERE outcome = 'running' ORDER BY id")
+        .pluck()
+        .all() as number[];
+      this.#db
+        .prepare(
+          `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = ? WHERE outcome = 'running'`,
+        )
+        .run(INTERRUPTED);
+      return ids;
     });
   }
 }

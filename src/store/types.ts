@@ -343,3 +343,34 @@ export interface Store {
   /** Applies a batch of writes in one transaction (see `StoreWrite`). */
   write(batch: StoreWrite): Promise<void>;
 }
+
+/**
+ * One job's queued webhook work, as `pawl serve` on SQLite keeps it (docs/state.md): written and
+ * committed before the webhook is answered, deleted once a run has done it, read at start.
+ */
+export interface QueuedWork {
+  /** The job key (`ImageUpdateAutomation/ns/name`, `ImageRepository/ns/name`). */
+  key: string;
+  repositories: string[];
+  tags: string[];
+  events: number;
+  /** When the first of its events arrived, ms since the epoch. */
+  firstAt: number;
+  /** Bumped by each event: a run deletes only the version it took. */
+  version: number;
+}
+
+/** The durable work queue of one `pawl serve` (the SQLite store; replicas queue in PostgreSQL). */
+export interface WorkQueueStore {
+  /** Writes each item (replacing the key's) and commits before it resolves. */
+  putQueuedWork(items: readonly QueuedWork[]): Promise<void>;
+  /** Removes a key's item (committed with the next group: redoing done work is harmless). */
+  deleteQueuedWork(key: string): Promise<void>;
+  /** Everything queued, oldest first. */
+  queuedWork(): Promise<QueuedWork[]>;
+  /**
+   * Marks every scan still `running` as interrupted and returns their ids: called by the one
+   * `pawl serve` holding the file's lock at start, when such a scan's process is gone.
+   */
+  interruptRunningScans(): Promise<number[]>;
+}

@@ -1,5 +1,5 @@
 /** A world for the daemon's tests: one image, one policy, one automation, a distribution Receiver. */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { freePort } from '../helpers/registry.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
 
@@ -77,4 +77,37 @@ export async function startServeWorld(
     },
   });
   return { world, port };
+}
+
+/** The registry's notification of one pushed tag, as a `distribution` Receiver takes it. */
+export function pushEvent(tag: string): string {
+  return JSON.stringify({
+    events: [
+      {
+        id: randomUUID(),
+        timestamp: new Date().toISOString(),
+        action: 'push',
+        target: {
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          digest: `sha256:${'0'.repeat(64)}`,
+          repository: 'team/app',
+          tag,
+        },
+      },
+    ],
+  });
+}
+
+/** Posts that notification with the Receiver's token; the answer's status. */
+export async function postEvent(url: string, tag: string, token = TOKEN): Promise<number> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/vnd.docker.distribution.events.v1+json',
+      authorization: `Bearer ${token}`,
+    },
+    body: pushEvent(tag),
+  });
+  await res.text();
+  return res.status;
 }

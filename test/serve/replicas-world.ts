@@ -31,8 +31,13 @@ export interface ReplicaWorld {
   /** The tag the marker in repository i holds on the remote. */
   tagOf(i: number): Promise<string>;
   commits(i: number): Promise<CommitInfo[]>;
-  /** Starts replica `i` (state in its own directory; replica 0 on the port the registry notifies). */
-  start(i: number): Promise<ServeProcess>;
+  /**
+   * Starts replica `i` (state in its own directory; replica 0 on the port the registry notifies).
+   * `args` come last, so they may override the lease lifetime and heartbeat.
+   */
+  start(i: number, args?: string[]): Promise<ServeProcess>;
+  /** The receivers' path of the Receiver, and its token (a test may send events itself). */
+  hook: { path: string; token: string };
   /** Rows of a query on the shared database. */
   query<T extends object>(sql: string): Promise<T[]>;
   close(): Promise<void>;
@@ -142,12 +147,21 @@ spec:
       return /team\/app:([^\s]+) #/.exec(text)?.[1] ?? '?';
     },
     commits: (i) => git.log(repo(i), 'main'),
-    start: async (i) =>
+    hook: { path: HOOK, token: TOKEN },
+    start: async (i, args = []) =>
       startServe({
         configDir,
         stateDir: join(base, `state-${i}`),
         ...(i === 0 ? { listenPort: port0 } : {}),
-        args: ['--store', server.urlWithoutPassword, '--lease-ttl', LEASE_TTL, '--heartbeat', HEARTBEAT],
+        args: [
+          '--store',
+          server.urlWithoutPassword,
+          '--lease-ttl',
+          LEASE_TTL,
+          '--heartbeat',
+          HEARTBEAT,
+          ...args,
+        ],
         env: { PAWL_STORE_PASSWORD: server.password },
       }),
     async query<T extends object>(sql: string) {

@@ -2,8 +2,10 @@
  * The container image, the way a user runs it: scripts/build-image.sh builds it from Debian
  * packages and pushes it to Debian's docker-registry on loopback; podman (with runc) pulls it back
  * and runs it: `--version`, `validate` (exit 0 and 2), git and SQLite inside, and `pawl serve`
- * answering /readyz under the Deployment's own arguments and security context (read-only root,
- * non-root, no capabilities, no privilege escalation, /tmp a tmpfs, state on a volume).
+ * under the Deployment's own arguments and security context (read-only root, non-root, no
+ * capabilities, no privilege escalation, /tmp a tmpfs, state on a volume): it answers /readyz and
+ * pushes a commit over SSH with the deploy key mounted where the Deployment mounts `flux
+ * bootstrap`'s Secret (read through --secrets-dir).
  *
  * Where podman is installed but cannot run containers, the same checks run in the unpacked image
  * (`umoci unpack`, then `unshare` + `chroot`). Without podman (or root) the test is skipped with
@@ -20,6 +22,9 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
 import { startRegistry, freePort, type TestRegistry } from '../helpers/registry.js';
+import { startGitServer } from '../helpers/git-server.js';
+import { pushTags } from '../helpers/push.js';
+import { startSshd } from '../helpers/sshd.js';
 import { ROOT } from '../helpers/world.js';
 
 const PAWL_UID = 10001;
@@ -206,6 +211,29 @@ spec:
     semver: { range: '>=6.0.0' }
 `;
 
+/** `flux bootstrap`'s objects for a fleet repository over SSH, and an automation on it. */
+const fleetObjects = (url: string) => `---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: { name: flux-system, namespace: flux-system }
+spec:
+  interval: 1h
+  url: ${url}
+  ref: { branch: main }
+  secretRef: { name: flux-system }
+---
+apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImageUpdateAutomation
+metadata: { name: flux-system, namespace: flux-system }
+spec:
+  interval: 1h
+  sourceRef: { kind: GitRepository, name: flux-system }
+  git:
+    checkout: { ref: { branch: main } }
+    commit: { author: { name: pawl-bot, email: pawl@example.com } }
+  update: { path: ./, strategy: Setters }
+`;
+
 let registry: TestRegistry | undefined;
 let work = '';
 let ref = '';
@@ -342,7 +370,7 @@ if (!reason) {
     assert.match(sqlite.stdout, /^ok v20\.\d+\.\d+\n$/);
   });
 
-  test('pawl serve with the Deployment’s arguments answers /readyz and stops on SIGTERM', async () => {
+  test('pawl serve with the Deployment’s arguments answers /readyz, pushes with the mounted deploy key, stops on SIGTERM', async () => {
     // The Deployment's own arguments, with the listen addresses moved to free loopback ports
     // (host network: other tests may be using 9292/9293).
     const { stdout } = await run('kubectl', ['kustomize', join(ROOT, 'deploy/kubernetes/base')]);
@@ -364,16 +392,27 @@ if (!reason) {
     // Secret under --secrets-dir, and the state directory on a volume owned by the pawl user.
     const config = join(work, 'configmap');
     await mkdir(join(config, '..2026_01_01_00_00_00.000000001'), { recursive: true });
-    // Host network: the daemon scans at once, so its ImageRepository names the test's registry.
+    // Host network: the daemon scans at once, so its ImageRepository names the test's registry,
+    // and its automation pushes over SSH to a bare repository on this host, as `flux bootstrap`
+    // sets up a fleet repository: GitRepository flux-system/flux-system and its deploy key.
+    await pushTags(registry!.url, 'demo/podinfo', ['6.0.0', '6.1.0']);
+    const git = await startGitServer();
+    const sshd = await startSshd();
+    const marker = (tag: string) =>
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: podinfo }\nspec:\n  template:\n    spec:\n      containers:\n        - name: podinfo\n          image: ${registry!.host}/demo/podinfo:${tag} # {"$imagepolicy": "flux-system:podinfo"}\n`;
+    await git.createBareRepo('fleet', { 'apps/podinfo.yaml': marker('6.0.0') });
+    const commitsBefore = (await git.log('fleet', 'main')).length;
     await writeFile(
       join(config, '..2026_01_01_00_00_00.000000001', 'pawl.yaml'),
-      GOOD.replace('127.0.0.1:5000', registry!.host),
+      GOOD.replace('127.0.0.1:5000', registry!.host) + fleetObjects(sshd.url(git.repoPath('fleet'))),
     );
     await symlink('..2026_01_01_00_00_00.000000001', join(config, '..data'));
     await symlink('..data/pawl.yaml', join(config, 'pawl.yaml'));
     const secrets = join(work, 'secrets');
     await mkdir(join(secrets, 'flux-system', 'flux-system'), { recursive: true });
-    await writeFile(join(secrets, 'flux-system', 'flux-system', 'identity'), 'not a key\n');
+    await writeFile(join(secrets, 'flux-system', 'flux-system', 'identity'), sshd.clientKey.privateKey);
+    await writeFile(join(secrets, 'flux-system', 'flux-system', 'identity.pub'), sshd.clientKey.publicKey);
+    await writeFile(join(secrets, 'flux-system', 'flux-system', 'known_hosts'), sshd.knownHosts);
     // The admin listener's token, as the pawl-admin-token Secret is mounted.
     const adminToken = 'image-test-admin-token-0123456789';
     const tokenDir = join(work, 'admin-token');
@@ -425,6 +464,16 @@ if (!reason) {
     assert.match(metrics, /^# HELP /m);
     // The receivers listener is up too, and does not serve the admin endpoints.
     assert.equal((await fetch(`http://127.0.0.1:${listen}/metrics`)).status, 404);
+    // The pass at start pushes the newer tag with the deploy key (bounded, as above).
+    const pushDeadline = Date.now() + 120_000;
+    let commits = await git.log('fleet', 'main');
+    while (commits.length === commitsBefore && Date.now() < pushDeadline && (await server.running())) {
+      await new Promise((r) => setTimeout(r, 250));
+      commits = await git.log('fleet', 'main');
+    }
+    await sshd.close();
+    await git.close().catch(() => undefined);
+    assert.equal(commits.length, commitsBefore + 1, `one commit pushed:\n${await server.logs()}`);
     const code = await server.stop();
     assert.equal(code, 0, `pawl serve exit code after SIGTERM:\n${await server.logs()}`);
     assert.ok((await readdir(state)).length > 0, 'the state directory on the volume was written');

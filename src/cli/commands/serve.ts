@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { withGlobalOptions } from '../context.js';
 import { action } from '../action.js';
 import { commandStorePassword, commandStoreSpec, openCommandStore } from '../store.js';
+import { loadOptions } from '../config.js';
 import { parseDuration } from '../../config/index.js';
 import { HEAP_MODES, UsageError, heapFlagsGiven, tuneHeap, type HeapMode } from '../../util/index.js';
 import {
@@ -86,6 +87,8 @@ export function register(program: Command): void {
           ...(opts.replicaId ? { replicaId: opts.replicaId } : {}),
         },
         configPaths: ctx.options.config,
+        // --secrets-dir and PAWL_SECRET_*, as every other command reads them (at start and on reload).
+        loadOptions: loadOptions(ctx),
         stateDir: ctx.options.stateDir,
         openStore: () => openCommandStore(ctx),
         log,

@@ -2,8 +2,14 @@
  * One `pawl serve` on its own (the SQLite store): every claim is granted unless this process
  * already holds the key, work wakes this process at once, and the only replica is this one —
  * the daemon behaves exactly as before replicas existed.
+ *
+ * The queue is kept in memory and, given a journal (the SQLite store's `serve_work` table),
+ * written through to it: `publish` resolves only once the work is committed, so a webhook
+ * answered 202 survives a crash; `start` reads back what a previous process left, and `resume`
+ * wakes it once the daemon's jobs exist.
  */
 import { hostname } from 'node:os';
+import type { WorkQueueStore } from '../../store/index.js';
 import { claimsOf, Listeners, type Held } from './held.js';
 import { mergeWork } from './work.js';
 import type { ClaimInfo, Coordinator, Lease, ReplicaInfo, TakenWork, WorkItem, WorkSource } from './types.js';
@@ -25,7 +31,10 @@ export class LocalCoordinator implements Coordinator {
   #token = 0;
   #version = 0;
 
-  constructor(private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly journal?: Pick<WorkQueueStore, 'putQueuedWork' | 'deleteQueuedWork' | 'queuedWork'>,
+  ) {
     this.replicaId = `${hostname()}-${process.pid}`;
     this.#startedAt = new Date(now());
   }
@@ -34,7 +43,17 @@ export class LocalCoordinator implements Coordinator {
     return new Date(this.now());
   }
 
-  async start(): Promise<void> {}
+  async start(): Promise<void> {
+    for (const q of (await this.journal?.queuedWork()) ?? []) {
+      this.#queue.set(q.key, q);
+      this.#version = Math.max(this.#version, q.version);
+    }
+  }
+
+  /** Offers the work a previous process accepted and did not finish (read by `start`). */
+  resume(): void {
+    for (const key of this.#queue.keys()) this.#work.emit([key, 'takeover']);
+  }
 
   async claim(key: string): Promise<Lease | null> {
     if (this.#held.has(key)) return null;
@@ -64,7 +83,12 @@ export class LocalCoordinator implements Coordinator {
     for (const item of items) {
       this.#queue.set(item.key, { ...mergeWork(this.#queue.get(item.key), item), version: ++this.#version });
     }
-    for (const key of new Set(items.map((i) => i.key))) this.#work.emit([key, 'notify']);
+    const keys = [...new Set(items.map((i) => i.key))];
+    // Committed before the webhook is answered. Written in the order the queue changes (the
+    // SQLite store writes when called), so a later ack's delete never overtakes this write. When
+    // it fails the sender is told to retry; the work queued here in memory runs anyway.
+    await this.journal?.putQueuedWork(keys.flatMap((k) => this.#queue.get(k) ?? []));
+    for (const key of keys) this.#work.emit([key, 'notify']);
   }
 
   async take(lease: Lease): Promise<TakenWork | null> {
@@ -80,9 +104,11 @@ export class LocalCoordinator implements Coordinator {
     if (String(q.version) !== work.version) {
       // Those events are done; the ones that came after stay for the next run.
       q.events = Math.max(1, q.events - work.events);
+      await this.journal?.putQueuedWork([q]);
       return false;
     }
     this.#queue.delete(lease.key);
+    await this.journal?.deleteQueuedWork(lease.key);
     return true;
   }
 

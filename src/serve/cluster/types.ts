@@ -94,6 +94,13 @@ export interface Coordinator {
    * events taken: run again) or the lease was lost (the new holder will do it).
    */
   ack(lease: Lease, work: TakenWork): Promise<boolean>;
+  /**
+   * Offers, through `onWork`, the work a previous process accepted and did not finish, once the
+   * daemon's jobs exist. Only a coordinator whose queue outlives its process in a journal it
+   * reads at start (the LocalCoordinator on SQLite) has it; PostgreSQL replicas find such work
+   * by their sweep.
+   */
+  resume?(): void;
   /** Called with a job key when this replica should run it now. Returns an unsubscribe. */
   onWork(cb: (key: string, source: WorkSource) => void): () => void;
   /** Called when replicas join or leave (their heartbeat ran out). */
