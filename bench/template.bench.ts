@@ -10,7 +10,7 @@ import {
   parseCommitMessageTemplate,
   renderCommitMessage,
   type TemplateChange,
-} from '../src/git/index.js';
+} from '../src/config/index.js';
 import { FLUX_DOC_OBJECTS_TEMPLATE } from '../test/helpers/flux-templates.js';
 
 const OBJECTS = FLUX_DOC_OBJECTS_TEMPLATE;

@@ -14,3 +14,12 @@ export { resolveObject, matchesSelector, selectPolicies } from './resolve.js';
 export { parseDuration, formatDuration } from './duration.js';
 export { imagePolicySchema } from './schema/imagepolicy.js';
 export { imageRepositoryProblem, isDigest } from './imageref.js';
+export {
+  checkCommitMessageTemplate,
+  DEFAULT_MESSAGE_TEMPLATE,
+  fluxTemplateData,
+  parseCommitMessageTemplate,
+  renderCommitMessage,
+  TEMPLATE_NAME,
+  type TemplateChange,
+} from './commit-data.js';

@@ -12,15 +12,6 @@ export {
   type ResolvedRef,
   type FileStatus,
 } from './workspace.js';
-export {
-  checkCommitMessageTemplate,
-  DEFAULT_MESSAGE_TEMPLATE,
-  fluxTemplateData,
-  parseCommitMessageTemplate,
-  renderCommitMessage,
-  TEMPLATE_NAME,
-  type TemplateChange,
-} from './flux.js';
 export { commit, PAWL_AUTOMATION_TRAILER, type CommitOptions, type Identity } from './commit.js';
 export {
   push,

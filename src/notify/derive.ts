@@ -8,7 +8,7 @@
  * keep their memory: nothing is concluded from absence.
  */
 import type { GuardEvent } from '../guard/index.js';
-import type { AutomationReport, KeptReport, RunReport } from '../run/report.js';
+import type { AutomationReport, KeptReport, RunReport } from '../run/index.js';
 import type { ScanReport } from '../scan/index.js';
 import type { EventObject, EventObjectKind, PawlEvent } from './event.js';
 

@@ -4,16 +4,16 @@
  * edited a marked line.
  */
 import { posix } from 'node:path';
-import { refKey, type Config, type ImageUpdateAutomation, type Secret } from '../config/index.js';
 import {
-  withWorkspace,
-  type Workspace,
-  commit,
-  pushWithRetry,
   fluxTemplateData,
+  refKey,
   renderCommitMessage,
+  type Config,
+  type ImageUpdateAutomation,
+  type Secret,
   type TemplateChange,
-} from '../git/index.js';
+} from '../config/index.js';
+import { withWorkspace, type Workspace, commit, pushWithRetry } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
 import { rewriteFileSync, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';

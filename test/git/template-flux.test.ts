@@ -25,7 +25,7 @@ import {
   parseCommitMessageTemplate,
   renderCommitMessage,
   type TemplateChange,
-} from '../../src/git/index.js';
+} from '../../src/config/index.js';
 import { TemplateError } from '../../src/go/index.js';
 import { FLUX_DOC_OBJECTS_TEMPLATE, fluxDocTemplate } from '../helpers/flux-templates.js';
 

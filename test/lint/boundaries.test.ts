@@ -87,6 +87,38 @@ describe('import boundaries', () => {
       code: "import { runPass } from '../run/index.js';",
       error: /notify\/ may import only types from run\//,
     },
+    // …and only through run/index.ts: a type import is no way around a folder's surface.
+    {
+      file: 'src/notify/x.ts',
+      code: "import type { RunReport } from '../run/report.js';",
+      error: /enter run\/ through run\/index\.ts/,
+    },
+    {
+      file: 'src/notify/x.ts',
+      code: "import { type RunReport } from '../run/report.js';",
+      error: /enter run\/ through run\/index\.ts/,
+    },
+    {
+      file: 'src/notify/x.ts',
+      code: "export type { RunReport } from '../run/report.js';",
+      error: /enter run\/ through run\/index\.ts/,
+    },
+    {
+      file: 'src/notify/providers/x.ts',
+      code: "import type { ScanReport } from '../../scan/report.js';",
+      error: /enter scan\/ through scan\/index\.ts/,
+    },
+    {
+      file: 'src/notify/providers/x.ts',
+      code: "import type { ScanReport } from '../../scan/index.js';",
+      error: null,
+    },
+    // A folder that may import another's code enters it through its index.ts for types too.
+    {
+      file: 'src/serve/x.ts',
+      code: "import type { RunReport } from '../run/report.js';",
+      error: /enter run\/ through run\/index\.ts/,
+    },
     // Stages point forwards: configuration and the store come first.
     {
       file: 'src/config/x.ts',
@@ -102,6 +134,12 @@ describe('import boundaries', () => {
       file: 'src/guard/x.ts',
       code: "import { lineHistory } from '../git/index.js';",
       error: /guard\/ may not import git\//,
+    },
+    // Flux's commit-message data is configuration's (config/commit-data.ts): config/ needs nothing of git/.
+    {
+      file: 'src/config/schema/x.ts',
+      code: "import { checkCommitMessageTemplate } from '../../git/flux.js';",
+      error: /config\/ may not import git\//,
     },
     { file: 'src/git/x.ts', code: "import { TRAILER_POLICY } from '../guard/index.js';", error: null },
     // Other folders are entered through their index.ts.
@@ -140,23 +178,38 @@ describe('import boundaries', () => {
     });
   }
 
-  test('the eslint command (npm run lint) fails on a fixture file that breaks the rule', async () => {
-    const fixture = readFileSync(join(root, 'test/lint/fixtures/config-imports-run.ts.txt'), 'utf8');
-    const file = join(root, 'src/config', `lint-fixture-${randomBytes(4).toString('hex')}.ts`);
-    writeFileSync(file, fixture);
-    try {
-      const eslintBin = join(root, 'node_modules/eslint/bin/eslint.js');
-      const failure = await promisify(execFile)(process.execPath, [eslintBin, file], { cwd: root }).then(
-        () => null,
-        (err: { code?: number; stdout?: string }) => err,
-      );
-      assert.ok(failure, 'eslint accepted an import from run/ in config/');
-      assert.equal(failure.code, 1);
-      assert.match(failure.stdout ?? '', /config\/ may not import run\/: layers point one way/);
-    } finally {
-      rmSync(file, { force: true });
-    }
-  });
+  // Each fixture is written into src/ and linted by the eslint command itself (npm run lint).
+  const fixtures = [
+    {
+      fixture: 'config-imports-run.ts.txt',
+      into: 'src/config',
+      error: /config\/ may not import run\/: layers point one way/,
+    },
+    {
+      fixture: 'notify-imports-run-inner-type.ts.txt',
+      into: 'src/notify',
+      error: /enter run\/ through run\/index\.ts/,
+    },
+  ];
+  for (const f of fixtures) {
+    test(`the eslint command (npm run lint) fails on ${f.fixture}, written into ${f.into}/`, async () => {
+      const fixture = readFileSync(join(root, 'test/lint/fixtures', f.fixture), 'utf8');
+      const file = join(root, f.into, `lint-fixture-${randomBytes(4).toString('hex')}.ts`);
+      writeFileSync(file, fixture);
+      try {
+        const eslintBin = join(root, 'node_modules/eslint/bin/eslint.js');
+        const failure = await promisify(execFile)(process.execPath, [eslintBin, file], { cwd: root }).then(
+          () => null,
+          (err: { code?: number; stdout?: string }) => err,
+        );
+        assert.ok(failure, `eslint accepted ${f.fixture} in ${f.into}/`);
+        assert.equal(failure.code, 1);
+        assert.match(failure.stdout ?? '', f.error);
+      } finally {
+        rmSync(file, { force: true });
+      }
+    });
+  }
 
   test('the tree itself keeps the rule', async () => {
     const results = await eslint.lintFiles(['src']);

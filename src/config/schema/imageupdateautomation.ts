@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkCommitMessageTemplate } from '../../git/flux.js';
+import { checkCommitMessageTemplate } from '../commit-data.js';
 import { parseTemplate } from '../../go/index.js';
 import {
   fluxDuration,
