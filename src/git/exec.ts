@@ -1,11 +1,11 @@
 /**
- * The one way pawl runs git: the real `git` CLI through execFile, with an environment that
- * never prompts, never depends on the user's or the system's git config, and never lets a
- * credential reach an error message.
+ * The one way pawl runs git: the real `git` CLI through pawl's one process runner
+ * (src/util/process.ts: process group, timeout, abort, exit hook), with an environment that never
+ * prompts, never depends on the user's or the system's git config, and never lets a credential
+ * reach an error message.
  */
-import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { redactText, RuntimeError } from '../util/index.js';
+import { redactText, RuntimeError, spawnProcess } from '../util/index.js';
 
 export interface GitOptions {
   cwd: string;
@@ -142,33 +142,18 @@ export function formatCommand(args: readonly string[], secrets: readonly string[
   return redact(['git', ...args].join(' '), secrets);
 }
 
-/** Process groups of running git commands, killed if pawl exits while they run. */
-const running = new Set<number>();
-let exitHookInstalled = false;
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** How a run consumes git's standard output. */
-type Sink = { kind: 'buffer' } | { kind: 'stream'; onStdout: (chunk: Buffer) => boolean };
-
 /**
  * Run git. It runs in its own process group so that a timeout or an abort also stops the
  * helpers git starts (git-remote-http, ssh), which would otherwise linger as orphans.
  */
 export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
-  const r = await run(args, opts, { kind: 'buffer' });
+  const r = await run(args, opts);
   return { stdout: r.stdout.toString('utf8'), stderr: r.stderr };
 }
 
 /** `git()` with standard output as bytes (`cat-file --batch` sizes are bytes, and blobs may be binary). */
 export function gitBuffer(args: string[], opts: GitOptions): Promise<{ stdout: Buffer; stderr: string }> {
-  return run(args, opts, { kind: 'buffer' });
+  return run(args, opts);
 }
 
 /**
@@ -181,122 +166,70 @@ export async function gitStream(
 ): Promise<{ stderr: string }> {
   const decoder = new StringDecoder('utf8');
   let done = false;
-  const r = await run(args, opts, {
-    kind: 'stream',
-    onStdout: (chunk) => {
-      if (!done) done = opts.onStdout(decoder.write(chunk));
-      return done;
-    },
+  const r = await run(args, opts, (chunk) => {
+    if (!done) done = opts.onStdout(decoder.write(chunk));
+    return done;
   });
   const tail = decoder.end();
   if (!done && tail) opts.onStdout(tail);
   return { stderr: r.stderr };
 }
 
-function run(args: string[], opts: GitOptions, sink: Sink): Promise<{ stdout: Buffer; stderr: string }> {
+/** `onStdout`: standard output as it arrives instead of collected; true stops git (no failure). */
+async function run(
+  args: string[],
+  opts: GitOptions,
+  onStdout?: (chunk: Buffer) => boolean,
+): Promise<{ stdout: Buffer; stderr: string }> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const secrets = opts.secrets ?? [];
-  const env = { ...baseEnv(), ...(opts.env ?? {}) };
   const command = (): string => formatCommand(args, secrets);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const pid of running) killGroup(pid, 'SIGTERM');
-    });
-  }
-  return new Promise((resolve, reject) => {
-    if (opts.signal?.aborted) {
-      reject(new GitError(`${command()}: aborted`, command(), null, '', 'other'));
-      return;
-    }
-    const child = spawn('git', args, {
-      cwd: opts.cwd,
-      env,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let size = 0;
-    let ended: 'timeout' | 'abort' | 'overflow' | 'enough' | null = null;
-    const pid = child.pid;
-    if (pid !== undefined) running.add(pid);
-    const stop = (why: 'timeout' | 'abort' | 'overflow' | 'enough'): void => {
-      if (ended || pid === undefined) return;
-      ended = why;
-      killGroup(pid, 'SIGTERM');
-      setTimeout(() => killGroup(pid, 'SIGKILL'), 2000).unref();
-    };
-    const timer = setTimeout(() => stop('timeout'), timeoutMs);
-    const onAbort = (): void => stop('abort');
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    const collect = (into: Buffer[]) => (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BUFFER) stop('overflow');
-      else into.push(chunk);
-    };
-    if (sink.kind === 'stream')
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (!ended && sink.onStdout(chunk)) stop('enough');
-      });
-    else child.stdout.on('data', collect(out));
-    child.stderr.on('data', collect(err));
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(opts.input ?? '');
-
-    child.once('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      if (pid !== undefined) running.delete(pid);
-      if (e.code === 'ENOENT')
-        reject(
-          new GitError(
-            'git is not installed (the `git` command was not found on PATH)',
-            command(),
-            null,
-            '',
-            'other',
-          ),
-        );
-      else reject(new GitError(`${command()}: ${e.message}`, command(), null, '', 'other'));
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      if (pid !== undefined) running.delete(pid);
-      const stdout = Buffer.concat(out);
-      const stderr = Buffer.concat(err).toString('utf8');
-      if (ended === 'enough' || (!ended && code === 0)) {
-        resolve({ stdout, stderr });
-        return;
-      }
-      const cleaned = cleanStderr(stderr, secrets);
-      const detail = cleaned ? `\n${cleaned}` : '';
-      let failure: GitFailure;
-      let what: string;
-      if (ended === 'timeout') {
-        failure = 'timeout';
-        what = describe('timeout', cleaned, timeoutMs);
-      } else if (ended === 'abort') {
-        failure = 'other';
-        what = 'aborted';
-      } else if (ended === 'overflow') {
-        failure = 'other';
-        what = `output larger than ${MAX_BUFFER / 1024 / 1024} MB`;
-      } else {
-        failure = classifyFailure(cleaned);
-        what = describe(failure, cleaned, timeoutMs);
-      }
-      reject(
-        new GitError(
-          `${command()}: ${what}${detail}`,
-          command(),
-          ended ? null : code,
-          cleaned,
-          failure,
-          redact(stdout.toString('utf8'), secrets),
-        ),
-      );
-    });
+  if (opts.signal?.aborted) throw new GitError(`${command()}: aborted`, command(), null, '', 'other');
+  const r = await spawnProcess('git', args, {
+    cwd: opts.cwd,
+    env: { ...baseEnv(), ...(opts.env ?? {}) },
+    timeoutMs,
+    maxBytes: MAX_BUFFER,
+    input: opts.input ?? '',
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(onStdout ? { onStdout } : {}),
   });
+  if (!r.started) {
+    if (r.error.code === 'ENOENT')
+      throw new GitError(
+        'git is not installed (the `git` command was not found on PATH)',
+        command(),
+        null,
+        '',
+        'other',
+      );
+    throw new GitError(`${command()}: ${r.error.message}`, command(), null, '', 'other');
+  }
+  const stderr = r.stderr.toString('utf8');
+  if (r.stopped === 'enough' || (!r.stopped && r.code === 0)) return { stdout: r.stdout, stderr };
+  const cleaned = cleanStderr(stderr, secrets);
+  const detail = cleaned ? `\n${cleaned}` : '';
+  let failure: GitFailure;
+  let what: string;
+  if (r.stopped === 'timeout') {
+    failure = 'timeout';
+    what = describe('timeout', cleaned, timeoutMs);
+  } else if (r.stopped === 'abort') {
+    failure = 'other';
+    what = 'aborted';
+  } else if (r.stopped === 'overflow') {
+    failure = 'other';
+    what = `output larger than ${MAX_BUFFER / 1024 / 1024} MB`;
+  } else {
+    failure = classifyFailure(cleaned);
+    what = describe(failure, cleaned, timeoutMs);
+  }
+  throw new GitError(
+    `${command()}: ${what}${detail}`,
+    command(),
+    r.stopped ? null : r.code,
+    cleaned,
+    failure,
+    redact(r.stdout.toString('utf8'), secrets),
+  );
 }
