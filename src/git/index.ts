@@ -3,15 +3,13 @@ export { git, GitError, redact, type GitOptions, type GitResult, type GitFailure
 export { prepareAuth, withAuth, checkAuthSecret, transportOf, type GitAuth, type Transport } from './auth.js';
 export {
   openWorkspace,
-  withWorkspace,
-  type WithWorkspaceOptions,
-  selectSemverTag,
-  chooseRef,
   type Workspace,
   type OpenWorkspaceOptions,
   type ResolvedRef,
   type FileStatus,
 } from './workspace.js';
+export { withWorkspace, type WithWorkspaceOptions } from './workspace-lock.js';
+export { selectSemverTag, chooseRef } from './refs.js';
 export { commit, PAWL_AUTOMATION_TRAILER, type CommitOptions, type Identity } from './commit.js';
 export {
   push,
@@ -25,16 +23,12 @@ export {
 export {
   lineHistory,
   releasedSince,
-  blameHistory,
   parseLineLogDiff,
-  parseBlame,
-  parseDiff,
-  previousValue,
   valueOnLine,
   type MarkedLine,
   type LineChange,
   type HistoryRequest,
   type HistoryOptions,
   type HistoryMap,
-  type Located,
 } from './history.js';
+export { blameHistory, parseBlame, parseDiff, previousValue, type Located } from './blame.js';

@@ -9,26 +9,14 @@
  * the workspace as it was, so the next run can use it.
  */
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rename, rm, stat, mkdir, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { GitRef, GitRepository, Secret } from '../config/index.js';
 import { type Logger, RuntimeError } from '../util/index.js';
-import {
-  compareVersions,
-  newVersion,
-  parseSemverRange,
-  type SemverRange,
-  type SemverVersion,
-} from '../go/index.js';
 import { git, GitError, type GitOptions, type GitResult } from './exec.js';
-import {
-  credentialsInUrl,
-  prepareAuth,
-  redactUrl,
-  tempRoot,
-  transportOf,
-  withoutUrlCredentials,
-} from './auth.js';
+import { credentialsInUrl, prepareAuth, redactUrl, transportOf, withoutUrlCredentials } from './auth.js';
+import { chooseRef, selectSemverTag } from './refs.js';
+import { exists, healthy, sweepLeftovers } from './repair.js';
 
 /** The ref actually checked out, after defaults and semver resolution. */
 export type ResolvedRef =
@@ -110,7 +98,7 @@ const LOCAL_CONFIG: [string, string][] = [
   ['core.attributesFile', '/dev/null'],
 ];
 
-function workspaceDir(stateDir: string, repo: GitRepository): string {
+export function workspaceDir(stateDir: string, repo: GitRepository): string {
   const { namespace, name } = repo.metadata;
   for (const part of [namespace, name]) {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(part) || part.includes('..'))
@@ -128,109 +116,6 @@ function workspaceDir(stateDir: string, repo: GitRepository): string {
  */
 export function remoteUrl(url: string): string {
   return transportOf(url) === 'local' && !isAbsolute(url) ? resolve(url) : withoutUrlCredentials(url);
-}
-
-/** Which ref to check out, with Flux's precedence: commit, name, semver, tag, branch. */
-export function chooseRef(...candidates: (GitRef | undefined)[]): GitRef | undefined {
-  for (const r of candidates) {
-    if (r && (r.commit || r.name || r.semver || r.tag || r.branch)) return r;
-  }
-  return undefined;
-}
-
-/**
- * Highest tag satisfying `range`, as source-controller's semver checkout does with
- * Masterminds/semver (`NewVersion` per tag: leading `v`, missing minor/patch are 0); null when none.
- */
-export function selectSemverTag(range: string, tags: readonly string[]): string | null {
-  let r: SemverRange;
-  try {
-    r = parseSemverRange(range);
-  } catch (err) {
-    throw new RuntimeError(
-      `"${range}" is not a valid semver range: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  let best: SemverVersion | null = null;
-  for (const tag of tags) {
-    const v = newVersion(tag);
-    if (!v || !r.check(v)) continue;
-    if (!best || compareVersions(v, best) > 0) best = v;
-  }
-  return best?.original ?? null;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Remove credential temp dirs and half-clones left by pawl processes that no longer run. */
-async function sweepLeftovers(stateDir: string, wsDir: string): Promise<void> {
-  const stale = async (dir: string, pattern: RegExp): Promise<void> => {
-    let names: string[];
-    try {
-      names = await readdir(dir);
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      const m = pattern.exec(n);
-      if (m && !pidAlive(Number(m[1]))) await rm(join(dir, n), { recursive: true, force: true });
-    }
-  };
-  await stale(tempRoot(stateDir), /^(\d+)-/);
-  const base = wsDir.slice(dirname(wsDir).length + 1);
-  await stale(
-    dirname(wsDir),
-    new RegExp(`^\\.${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.clone-(\\d+)-`),
-  );
-}
-
-/** Lock files a killed git leaves behind; pawl is the only writer of its workspaces. */
-async function removeStaleLocks(gitDir: string): Promise<void> {
-  for (const f of [
-    'index.lock',
-    'HEAD.lock',
-    'config.lock',
-    'packed-refs.lock',
-    'shallow.lock',
-    'ORIG_HEAD.lock',
-    'FETCH_HEAD.lock',
-  ]) {
-    await unlink(join(gitDir, f)).catch(() => undefined);
-  }
-  const walk = async (dir: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (e.name.endsWith('.lock')) await unlink(p).catch(() => undefined);
-    }
-  };
-  await walk(join(gitDir, 'refs'));
-  for (const d of ['rebase-merge', 'rebase-apply'])
-    await rm(join(gitDir, d), { recursive: true, force: true });
-  for (const f of ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_LOG'])
-    await unlink(join(gitDir, f)).catch(() => undefined);
 }
 
 class GitWorkspace implements Workspace {
@@ -468,21 +353,6 @@ async function runRemote(
   }
 }
 
-/** Is `dir` a complete pawl workspace for `url`? Leftover locks are removed on the way. */
-async function healthy(dir: string, url: string): Promise<boolean> {
-  const gitDir = join(dir, '.git');
-  if (!(await exists(join(gitDir, 'HEAD')))) return false;
-  try {
-    const top = (await git(['rev-parse', '--absolute-git-dir'], { cwd: dir })).stdout.trim();
-    if (resolve(top) !== resolve(gitDir)) return false;
-    await removeStaleLocks(gitDir);
-    const origin = (await git(['config', '--get', 'remote.origin.url'], { cwd: dir })).stdout.trim();
-    return origin === url;
-  } catch {
-    return false;
-  }
-}
-
 async function clone(opts: OpenWorkspaceOptions, dir: string, url: string): Promise<void> {
   const parent = dirname(dir);
   await mkdir(parent, { recursive: true, mode: 0o700 });
@@ -580,68 +450,4 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   }
   log.debug({ ...logCtx, ref: ws.ref, head: ws.head }, 'workspace ready');
   return ws;
-}
-
-const inProcess = new Map<string, Promise<unknown>>();
-
-async function acquireFileLock(
-  lockFile: string,
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<() => Promise<void>> {
-  const deadline = Date.now() + timeoutMs;
-  await mkdir(dirname(lockFile), { recursive: true, mode: 0o700 });
-  for (;;) {
-    try {
-      await writeFile(lockFile, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
-      return () => unlink(lockFile).catch(() => undefined);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const holder = Number.parseInt(await readFile(lockFile, 'utf8').catch(() => ''), 10);
-    if (!Number.isFinite(holder) || !pidAlive(holder)) {
-      // Left by a pawl that is gone (or half-written): take it over.
-      await unlink(lockFile).catch(() => undefined);
-      continue;
-    }
-    if (signal?.aborted) throw new RuntimeError('aborted while waiting for the workspace lock');
-    if (Date.now() > deadline)
-      throw new RuntimeError(
-        `the workspace ${dirname(lockFile)} is in use by another pawl process (pid ${holder})`,
-      );
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-export interface WithWorkspaceOptions extends OpenWorkspaceOptions {
-  /** How long to wait for another pawl using the same workspace; default 10 minutes. */
-  lockTimeoutMs?: number;
-}
-
-/**
- * Open the workspace and run `fn` with it, holding a lock so that no other pass in this
- * process or another pawl process on the same state directory uses it meanwhile.
- */
-export async function withWorkspace<T>(
-  opts: WithWorkspaceOptions,
-  fn: (ws: Workspace) => Promise<T>,
-): Promise<T> {
-  const dir = workspaceDir(opts.stateDir, opts.repo);
-  const previous = inProcess.get(dir) ?? Promise.resolve();
-  let done!: () => void;
-  const mine = new Promise<void>((r) => (done = r));
-  const chained = previous.then(() => mine);
-  inProcess.set(dir, chained);
-  try {
-    await previous.catch(() => undefined);
-    const release = await acquireFileLock(`${dir}.lock`, opts.lockTimeoutMs ?? 600_000, opts.signal);
-    try {
-      return await fn(await openWorkspace(opts));
-    } finally {
-      await release();
-    }
-  } finally {
-    done();
-    if (inProcess.get(dir) === chained) inProcess.delete(dir);
-  }
 }

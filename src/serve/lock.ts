@@ -12,7 +12,7 @@
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { mkdir, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import { errorMessage, RuntimeError, type Logger } from '../util/index.js';
+import { errorMessage, processAlive, RuntimeError, type Logger } from '../util/index.js';
 
 /** The lock beside a SQLite file: `pawl.db` → `pawl.db.serve-lock`. */
 export const LOCK_SUFFIX = '.serve-lock';
@@ -28,16 +28,6 @@ interface Holder {
 export interface ServeLock {
   readonly path: string;
   release(): Promise<void>;
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function readHolder(path: string): Promise<{ holder: Holder | null; ageMs: number } | null> {
@@ -60,7 +50,7 @@ async function readHolder(path: string): Promise<{ holder: Holder | null; ageMs:
 
 function stale(found: { holder: Holder | null; ageMs: number }): boolean {
   const h = found.holder;
-  if (h && h.host === hostname() && (h.pid === process.pid || !running(h.pid))) return true;
+  if (h && h.host === hostname() && (h.pid === process.pid || !processAlive(h.pid))) return true;
   return found.ageMs > STALE_MS;
 }
 

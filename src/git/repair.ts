@@ -1,0 +1,88 @@
+/**
+ * What a killed pawl or git leaves in the state directory: credential temp dirs, half-clones and
+ * lock files; and the check that says whether a workspace is whole.
+ */
+import { readdir, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { processAlive } from '../util/index.js';
+import { tempRoot } from './auth.js';
+import { git } from './exec.js';
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Remove credential temp dirs and half-clones left by pawl processes that no longer run. */
+export async function sweepLeftovers(stateDir: string, wsDir: string): Promise<void> {
+  const stale = async (dir: string, pattern: RegExp): Promise<void> => {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const m = pattern.exec(n);
+      if (m && !processAlive(Number(m[1]))) await rm(join(dir, n), { recursive: true, force: true });
+    }
+  };
+  await stale(tempRoot(stateDir), /^(\d+)-/);
+  const base = wsDir.slice(dirname(wsDir).length + 1);
+  await stale(
+    dirname(wsDir),
+    new RegExp(`^\\.${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.clone-(\\d+)-`),
+  );
+}
+
+/** Lock files a killed git leaves behind; pawl is the only writer of its workspaces. */
+async function removeStaleLocks(gitDir: string): Promise<void> {
+  for (const f of [
+    'index.lock',
+    'HEAD.lock',
+    'config.lock',
+    'packed-refs.lock',
+    'shallow.lock',
+    'ORIG_HEAD.lock',
+    'FETCH_HEAD.lock',
+  ]) {
+    await unlink(join(gitDir, f)).catch(() => undefined);
+  }
+  const walk = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.name.endsWith('.lock')) await unlink(p).catch(() => undefined);
+    }
+  };
+  await walk(join(gitDir, 'refs'));
+  for (const d of ['rebase-merge', 'rebase-apply'])
+    await rm(join(gitDir, d), { recursive: true, force: true });
+  for (const f of ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_LOG'])
+    await unlink(join(gitDir, f)).catch(() => undefined);
+}
+
+/** Is `dir` a complete pawl workspace for `url`? Leftover locks are removed on the way. */
+export async function healthy(dir: string, url: string): Promise<boolean> {
+  const gitDir = join(dir, '.git');
+  if (!(await exists(join(gitDir, 'HEAD')))) return false;
+  try {
+    const top = (await git(['rev-parse', '--absolute-git-dir'], { cwd: dir })).stdout.trim();
+    if (resolve(top) !== resolve(gitDir)) return false;
+    await removeStaleLocks(gitDir);
+    const origin = (await git(['config', '--get', 'remote.origin.url'], { cwd: dir })).stdout.trim();
+    return origin === url;
+  } catch {
+    return false;
+  }
+}
