@@ -8,19 +8,20 @@ import tseslint from 'typescript-eslint';
  * A folder missing from this table cannot be imported at all: add it here when you add it.
  */
 const RUN = ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'write', 'guard', 'git'];
-// The daemon sits beside run/ with the alerts it sends; the CLI sits on top of everything.
-const SERVE = [...RUN, 'run', 'notify'];
+// The daemon sits beside run/ with the alerts it sends; it writes files and runs git only
+// through run/. The CLI sits on top of everything, and it too leaves git to run/.
+const SERVE = ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'guard', 'run', 'notify'];
 
 export const LAYERS = {
   go: [],
   util: [],
   image: [],
   config: ['go', 'util', 'image'],
-  store: ['go', 'util', 'image', 'config'],
+  store: ['go', 'util', 'image'],
   scan: ['go', 'util', 'image', 'config', 'store'],
   select: ['go', 'util', 'image', 'config'],
   write: ['go', 'util', 'image'],
-  guard: ['go', 'util', 'image', 'config', 'select', 'store'],
+  guard: ['go', 'util', 'image', 'config', 'store'],
   git: ['go', 'util', 'image', 'config', 'write', 'guard'],
   run: RUN,
   notify: [
@@ -33,7 +34,7 @@ export const LAYERS = {
     { folder: 'run', typesOnly: true },
   ],
   serve: SERVE,
-  cli: [...SERVE, 'serve'],
+  cli: [...SERVE, 'serve', 'write'],
 };
 
 const folders = Object.keys(LAYERS);
