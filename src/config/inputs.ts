@@ -19,6 +19,7 @@ import { valueAt } from './issues.js';
 import { kustomizationFile, mapBuiltDocument, unitSources, type KustomizeBuild } from './kustomize.js';
 import {
   cutOversizedDocuments,
+  documentSegments,
   limitWords,
   readBounded,
   sizeWords,
@@ -64,6 +65,7 @@ interface FluxKustomization {
 }
 
 const FLUX_KUSTOMIZE_GROUP = 'kustomize.toolkit.fluxcd.io/';
+const TOP_KUSTOMIZATION = /^kind:\s*["']?Kustomization\b/m;
 
 /** Keeps a text read or built, with its oversized documents cut out before anything parses it. */
 function keep(input: Input, text: string, limits: SizeLimits): void {
@@ -117,9 +119,13 @@ async function gitRoot(start: string, cache: Map<string, string | null>): Promis
 
 function fluxKustomizations(text: string, file: string): { raw: Record<string, unknown>; file: string }[] {
   // A top-level `kind: Kustomization`: not the CRDs of gotk-components.yaml, which only name it.
-  if (!text.includes(FLUX_KUSTOMIZE_GROUP) || !/^kind:\s*["']?Kustomization\b/m.test(text)) return [];
+  if (!text.includes(FLUX_KUSTOMIZE_GROUP) || !TOP_KUSTOMIZATION.test(text)) return [];
   const out: { raw: Record<string, unknown>; file: string }[] = [];
-  for (const doc of parseAllDocuments(text, { logLevel: 'error' })) {
+  // Only the documents that may be one: the CRDs and the rest of a build are never parsed.
+  const docs = documentSegments(text)
+    .filter((seg) => seg.text.includes(FLUX_KUSTOMIZE_GROUP) && TOP_KUSTOMIZATION.test(seg.text))
+    .flatMap((seg) => parseAllDocuments(seg.text, { logLevel: 'error' }));
+  for (const doc of docs) {
     if (doc.errors.length > 0) continue;
     let v: unknown;
     try {

@@ -117,10 +117,53 @@ const MARKER = /^(?:---|\.\.\.)(?:[ \t\r\n]|$)/;
 const CONTENT_LINE = /^(?![ \t]*(?:#|$))/m;
 const KINDS = new Set(Object.keys(CONFIG_MAPS));
 
+/** One document's stretch of a text: from its `---` line (if any) to the next one. */
+export interface Segment {
+  text: string;
+  /** 1-based line of the segment's first line (its `---`, when it has one). */
+  line: number;
+  /** Line breaks in it. */
+  breaks: number;
+}
+
+/**
+ * A text cut at its document boundaries, `---` and `...` at the start of a line, which YAML
+ * forbids inside any content: no parsing is needed to find them, and a document can be parsed
+ * (or left alone) on its own. Joined, the segments are the text.
+ */
+export function documentSegments(text: string): Segment[] {
+  const out: Segment[] = [];
+  let segStart = 0;
+  let segLine = 1;
+  let line = 1;
+  for (let at = 0; at < text.length;) {
+    const nl = text.indexOf('\n', at);
+    const next = nl < 0 ? text.length : nl + 1;
+    if (at > segStart && MARKER.test(text.slice(at, at + 4))) {
+      out.push({ text: text.slice(segStart, at), line: segLine, breaks: line - segLine });
+      segStart = at;
+      segLine = line;
+    }
+    at = next;
+    line++;
+  }
+  if (segStart < text.length || out.length === 0) {
+    const breaks = line - segLine - (text.length > 0 && !text.endsWith('\n') ? 1 : 0);
+    out.push({ text: text.slice(segStart), line: segLine, breaks });
+  }
+  return out;
+}
+
+/** Whether a segment holds a document: anything but blank lines, comments and its marker. */
+function hasContent(seg: string): boolean {
+  const markerLen = MARKER.test(seg) ? 3 : 0;
+  const body = seg.slice(markerLen);
+  return body.includes(CUT) || CONTENT_LINE.test(body.replace(/^[ \t]*(?:#.*)?/, ''));
+}
+
 /**
  * The text with every document over `max` bytes replaced by a comment and as many line breaks
- * as it had, and what was cut. Document boundaries are `---` and `...` at the start of a line,
- * which YAML forbids inside any content, so no parsing is needed to find them.
+ * as it had, and what was cut.
  */
 export function cutOversizedDocuments(
   text: string,
@@ -131,41 +174,26 @@ export function cutOversizedDocuments(
   const oversized: OversizedDocument[] = [];
   const out: string[] = [];
   let index = 0;
-  let segStart = 0;
-  let segLine = 1;
-  let line = 1;
-  const close = (end: number, nextLine: number): void => {
-    const seg = text.slice(segStart, end);
-    const markerLen = MARKER.test(seg) ? 3 : 0;
-    const body = seg.slice(markerLen);
-    const hasContent = body.includes(CUT) || CONTENT_LINE.test(body.replace(/^[ \t]*(?:#.*)?/, ''));
-    if (!hasContent) {
-      out.push(seg);
-      return;
+  for (const seg of documentSegments(text)) {
+    if (!hasContent(seg.text)) {
+      out.push(seg.text);
+      continue;
     }
     index++;
-    const bytes = Buffer.byteLength(seg);
+    const bytes = Buffer.byteLength(seg.text);
     if (bytes <= max) {
-      out.push(seg);
-      return;
+      out.push(seg.text);
+      continue;
     }
-    const breaks = nextLine - segLine;
-    const contentAt = firstContentLine(seg, segLine, markerLen);
-    oversized.push({ index, line: contentAt, bytes, ...identify(seg) });
-    out.push(`${seg.slice(0, markerLen)}${markerLen ? ' ' : ''}${CUT}${'\n'.repeat(breaks)}`);
-  };
-  for (let at = 0; at < text.length;) {
-    const nl = text.indexOf('\n', at);
-    const next = nl < 0 ? text.length : nl + 1;
-    if (at > segStart && MARKER.test(text.slice(at, at + 4))) {
-      close(at, line);
-      segStart = at;
-      segLine = line;
-    }
-    at = next;
-    line++;
+    const markerLen = MARKER.test(seg.text) ? 3 : 0;
+    oversized.push({
+      index,
+      line: firstContentLine(seg.text, seg.line, markerLen),
+      bytes,
+      ...identify(seg.text),
+    });
+    out.push(`${seg.text.slice(0, markerLen)}${markerLen ? ' ' : ''}${CUT}${'\n'.repeat(seg.breaks)}`);
   }
-  close(text.length, line - (text.endsWith('\n') ? 0 : 1));
   return { text: out.join(''), oversized };
 }
 

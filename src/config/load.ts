@@ -19,6 +19,7 @@ import { parseDocuments, type SourceDoc } from './yaml-source.js';
 import {
   DEFAULT_LIMITS,
   MENTIONS_PAWL_KIND,
+  documentSegments,
   isPawlKind,
   limitWords,
   sizeWords,
@@ -80,10 +81,10 @@ export function emptyConfig(): Config {
 const group = (apiVersion: string): string =>
   apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
 
-// Only files that name one of pawl's kinds (YAML or JSON spelling) are parsed at all: a Flux
-// repository is mostly Deployments and Kustomizations, and parsing is the expensive part.
-// Such a file failing to parse is an error; a kubectl List, or a Namespace (read only for its
-// labels, for `accessFrom`), that fails only gets a warning.
+// Only documents that name one of pawl's kinds (YAML or JSON spelling) are parsed at all: a
+// Flux repository is mostly Deployments and Kustomizations, and parsing is the expensive part.
+// Such a document failing to parse is an error; a kubectl List, or a Namespace (read only for
+// its labels, for `accessFrom`), that fails only gets a warning.
 const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?(List|Namespace)\b/;
 
 export interface LoadResult {
@@ -150,7 +151,7 @@ export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promi
 
   for (const { file, text, mapDoc, oversized } of inputs) {
     for (const o of oversized) oversizedDocument(o, file, !!mapDoc, limits, sink);
-    const nothing = holdsNothing(text);
+    const nothing = oversized.length === 0 ? holdsNothing(text) : undefined;
     if (nothing) {
       problems.push({
         location: { file },
@@ -159,28 +160,36 @@ export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promi
       });
       continue;
     }
-    const ours = MENTIONS_PAWL_KIND.test(text);
-    if (!ours && !MENTIONS_LIST.test(text)) continue;
-    const { docs, errors } = parseDocuments(file, text);
-    const parseSeverity = ours ? 'error' : 'warning';
-    // Outside pawl's objects one warning per file is enough.
-    for (const e of parseSeverity === 'error' ? errors : errors.slice(0, 1)) {
-      // A line of kustomize's output means nothing to the user: name the object instead, and
-      // when it is one of pawl's, let what needs it be skipped rather than run without it.
-      const broken = mapDoc ? objectAround(text, e.line) : undefined;
-      const label = broken ? `${broken.kind} ${broken.namespace}/${broken.name}` : undefined;
-      problems.push({
-        location: mapDoc ? { file } : { file, line: e.line },
-        ...(broken && broken.kind in KINDS ? { object: label! } : {}),
-        severity: parseSeverity,
-        message:
-          parseSeverity === 'error'
-            ? `not valid YAML${mapDoc ? ` as kustomize built it${label ? ` (${label})` : ''}, after Flux's postBuild substitution if any` : ''}: ${e.message}`
-            : `not valid YAML (${e.message}); skipped`,
-      });
-      if (broken && broken.kind in KINDS && parseSeverity === 'error') placeholder(broken, file, sink);
+    // Each document on its own, and only those that name a kind pawl reads: the rest of a
+    // repository (CRDs, dashboards) is never parsed, so memory follows pawl's objects, not the
+    // repository's size. A YAML error cannot cross a `---`, so nothing is lost by it.
+    if (!MENTIONS_PAWL_KIND.test(text) && !MENTIONS_LIST.test(text)) continue;
+    let warned = false;
+    for (const seg of documentSegments(text)) {
+      const ours = MENTIONS_PAWL_KIND.test(seg.text);
+      if (!ours && !MENTIONS_LIST.test(seg.text)) continue;
+      const { docs, errors } = parseDocuments(file, seg.text, seg.line);
+      const parseSeverity = ours ? 'error' : 'warning';
+      // Outside pawl's objects one warning per file is enough.
+      for (const e of parseSeverity === 'error' ? errors : warned ? [] : errors.slice(0, 1)) {
+        if (parseSeverity === 'warning') warned = true;
+        // A line of kustomize's output means nothing to the user: name the object instead, and
+        // when it is one of pawl's, let what needs it be skipped rather than run without it.
+        const broken = mapDoc ? objectAround(text, e.line) : undefined;
+        const label = broken ? `${broken.kind} ${broken.namespace}/${broken.name}` : undefined;
+        problems.push({
+          location: mapDoc ? { file } : { file, line: e.line },
+          ...(broken && broken.kind in KINDS ? { object: label! } : {}),
+          severity: parseSeverity,
+          message:
+            parseSeverity === 'error'
+              ? `not valid YAML${mapDoc ? ` as kustomize built it${label ? ` (${label})` : ''}, after Flux's postBuild substitution if any` : ''}: ${e.message}`
+              : `not valid YAML (${e.message}); skipped`,
+        });
+        if (broken && broken.kind in KINDS && parseSeverity === 'error') placeholder(broken, file, sink);
+      }
+      for (const doc of docs) loadDocument(mapDoc ? mapDoc(doc) : doc, sink);
     }
-    for (const doc of docs) loadDocument(mapDoc ? mapDoc(doc) : doc, sink);
   }
   await addOutsideSecrets(loaded, sink, opts.secrets ?? {}, limits);
   problems.push(
