@@ -467,8 +467,11 @@ function oversizedDocument(
 
 /** Any line that is not blank, a comment, or a document marker. */
 const CONTENT = /^(?![ \t]*(?:#|$)|(?:---|\.\.\.)[ \t]*(?:#.*)?$)/m;
-/** A `key:` line, a `- ` item, a JSON object or list: something that may hold an object. */
-const STRUCTURE = /^[ \t]*(?:-[ \t]|-$|[{[]|["']?[^\s#:"'][^:]*["']?:(?:[ \t]|$))/m;
+/**
+ * A `key:` (a colon before a space or the line's end), a `- ` item, a JSON object or list:
+ * something that may hold an object. Lenient on purpose, and free of backtracking.
+ */
+const STRUCTURE = /:(?:[ \t]|$)|^[ \t]*(?:-(?:[ \t]|$)|[{[])/m;
 
 /**
  * Why a text holds no object at all, or undefined when it may: empty, not text, or no mapping
