@@ -11,7 +11,7 @@ import {
   type LoadOptions,
   type SkippedObject,
 } from '../config/index.js';
-import { ConfigError, UsageError, formatProblem, type Problem } from '../util/index.js';
+import { ConfigError, UsageError, formatProblem, printable, type Problem } from '../util/index.js';
 import type { CommandContext } from './context.js';
 
 export interface CommandConfig {
@@ -41,9 +41,11 @@ export function loadOptions(ctx: CommandContext): LoadOptions {
 
 function skippedLine(s: SkippedObject): string {
   const where = s.location.line ? `${s.location.file}:${s.location.line}` : s.location.file;
-  return s.reason === 'invalid'
-    ? `${s.kind} ${s.namespace}/${s.name} (${where}): invalid, see above`
-    : `${s.kind} ${s.namespace}/${s.name} (${where}): needs ${s.dependsOn}, which is skipped`;
+  return printable(
+    s.reason === 'invalid'
+      ? `${s.kind} ${s.namespace}/${s.name} (${where}): invalid, see above`
+      : `${s.kind} ${s.namespace}/${s.name} (${where}): needs ${s.dependsOn}, which is skipped`,
+  );
 }
 
 /** The configuration part of every command's `--json` output (documented in docs/cli.md). */

@@ -3,6 +3,7 @@ import { valueAt } from './issues.js';
 import { selectPolicies } from './resolve.js';
 import { closest } from './suggest.js';
 import { accessDenied } from './access.js';
+import { providerHeaders } from './headers.js';
 import {
   CONFIG_MAPS,
   EVENT_OBJECT_KINDS,
@@ -189,6 +190,8 @@ export function referencesOf(
           return `Secret ${name} has no "address" key and spec.address is empty; put the webhook URL in one of them`;
         if (type === 'generic-hmac' && !('token' in k))
           return `Secret ${name} has no "token" key; a generic-hmac Provider signs with it`;
+        const headers = k.headers && providerHeaders(k.headers.toString('utf8'));
+        if (headers && !headers.ok) return `Secret ${name} key "headers": ${headers.problem}`;
         return undefined;
       });
       add(['spec', 'certSecretRef', 'name'], 'Secret', undefined, (s) => {

@@ -6,9 +6,13 @@ export {
   emptyConfig,
   loadConfig,
   loadConfigOrThrow,
+  loadedNothing,
+  objectCount,
   type LoadOptions,
   type LoadResult,
 } from './load.js';
+export { DEFAULT_LIMITS, type SizeLimits } from './limits.js';
+export { providerHeaders, type HeadersResult } from './headers.js';
 export { dependencyProblems, type SkippedObject } from './skip.js';
 export { resolveObject, matchesSelector, selectPolicies } from './resolve.js';
 export { parseDuration, formatDuration } from './duration.js';

@@ -10,13 +10,22 @@
  *   `-c clusters/production` reads what Flux applies for that cluster;
  * - Flux `postBuild.substitute` values applied to what lies under that Kustomization's path.
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { Problem } from '../util/index.js';
 import { newWalkState, walkConfigPaths } from './files.js';
 import { valueAt } from './issues.js';
 import { kustomizationFile, mapBuiltDocument, unitSources, type KustomizeBuild } from './kustomize.js';
+import {
+  cutOversizedDocuments,
+  documentSegments,
+  limitWords,
+  readBounded,
+  sizeWords,
+  type OversizedDocument,
+  type SizeLimits,
+} from './limits.js';
 import { substituteDocuments } from './substitute.js';
 import { parseDocuments, type SourceDoc } from './yaml-source.js';
 
@@ -26,6 +35,8 @@ export interface InputText {
   text: string;
   /** For a kustomize build: where each built document came from. */
   mapDoc?: (doc: SourceDoc) => SourceDoc;
+  /** Documents cut out of `text` for their size (their lines are blank in it). */
+  oversized: OversizedDocument[];
 }
 
 interface Input {
@@ -39,6 +50,8 @@ interface Input {
   patches?: string[];
   /** Read or built text; undefined when that failed (a problem says why). */
   text?: string;
+  /** Documents cut out of `text` for their size. */
+  oversized?: OversizedDocument[];
 }
 
 /** A Flux Kustomization, as far as reading a repository needs it. */
@@ -52,6 +65,14 @@ interface FluxKustomization {
 }
 
 const FLUX_KUSTOMIZE_GROUP = 'kustomize.toolkit.fluxcd.io/';
+const TOP_KUSTOMIZATION = /^kind:\s*["']?Kustomization\b/m;
+
+/** Keeps a text read or built, with its oversized documents cut out before anything parses it. */
+function keep(input: Input, text: string, limits: SizeLimits): void {
+  const cut = cutOversizedDocuments(text, limits.documentBytes);
+  input.text = cut.text;
+  input.oversized = cut.oversized;
+}
 
 /** Runs `fn` over `items`, at most `limit` at a time. */
 async function each<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -98,9 +119,13 @@ async function gitRoot(start: string, cache: Map<string, string | null>): Promis
 
 function fluxKustomizations(text: string, file: string): { raw: Record<string, unknown>; file: string }[] {
   // A top-level `kind: Kustomization`: not the CRDs of gotk-components.yaml, which only name it.
-  if (!text.includes(FLUX_KUSTOMIZE_GROUP) || !/^kind:\s*["']?Kustomization\b/m.test(text)) return [];
+  if (!text.includes(FLUX_KUSTOMIZE_GROUP) || !TOP_KUSTOMIZATION.test(text)) return [];
   const out: { raw: Record<string, unknown>; file: string }[] = [];
-  for (const doc of parseAllDocuments(text, { logLevel: 'error' })) {
+  // Only the documents that may be one: the CRDs and the rest of a build are never parsed.
+  const docs = documentSegments(text)
+    .filter((seg) => seg.text.includes(FLUX_KUSTOMIZE_GROUP) && TOP_KUSTOMIZATION.test(seg.text))
+    .flatMap((seg) => parseAllDocuments(seg.text, { logLevel: 'error' }));
+  for (const doc of docs) {
     if (doc.errors.length > 0) continue;
     let v: unknown;
     try {
@@ -129,6 +154,7 @@ function stringMap(v: unknown): Record<string, string> {
 export async function readInputs(
   paths: string[],
   kustomize: KustomizeBuild,
+  limits: SizeLimits,
 ): Promise<{ inputs: InputText[]; problems: Problem[] }> {
   if (paths.length === 0) await walkConfigPaths(paths); // the usage error for no -c at all
   const problems: Problem[] = [];
@@ -163,7 +189,7 @@ export async function readInputs(
       fresh.filter((i) => i.kind === 'kustomization'),
       8,
       async (input) => {
-        const sources = await unitSources(input.path);
+        const sources = await unitSources(input.path, limits.fileBytes);
         input.kfile = (await kustomizationFile(input.path)) ?? join(input.path, 'kustomization.yaml');
         input.resources = sources.resources;
         input.patches = sources.patches;
@@ -173,21 +199,46 @@ export async function readInputs(
     await each(fresh, 4, async (input) => {
       if (consumed.has(resolve(input.path))) return;
       if (input.kind === 'file') {
+        let read;
         try {
-          input.text = await readFile(input.path, 'utf8');
+          read = await readBounded(input.path, limits.fileBytes);
         } catch (err) {
           problems.push({
             location: { file: input.path },
             severity: 'error',
             message: `cannot read: ${(err as Error).message}`,
           });
+          return;
         }
+        if ('tooBig' in read) {
+          problems.push({
+            location: { file: input.path },
+            severity: read.mentionsPawlKind ? 'error' : 'warning',
+            message: `is ${sizeWords(read.tooBig)}, over pawl's limit of ${limitWords(limits.fileBytes)} per file; not read${read.mentionsPawlKind ? '' : " (it names none of pawl's kinds)"}; split it, or see docs/configuration.md#size-limits`,
+          });
+          return;
+        }
+        keep(input, read.text, limits);
         return;
       }
       const kfile = input.kfile!;
       const built = await kustomize(input.path);
+      const overLimit = (size: string): void => {
+        problems.push({
+          location: { file: kfile },
+          severity: 'error',
+          message: `kustomize built ${size} from ${input.path}, over pawl's limit of ${limitWords(limits.buildBytes)} per build; not read; split the kustomization, or see docs/configuration.md#size-limits`,
+        });
+      };
       if (built.ok) {
-        input.text = built.stdout;
+        // An injected build may not bound its output itself.
+        if (built.stdout.length > limits.buildBytes || Buffer.byteLength(built.stdout) > limits.buildBytes)
+          overLimit(sizeWords(Buffer.byteLength(built.stdout)));
+        else keep(input, built.stdout, limits);
+        return;
+      }
+      if (built.failure === 'overflow') {
+        overLimit(`more than ${limitWords(limits.buildBytes)}`);
         return;
       }
       const words = built.failure === 'exit' ? kustomizeWords(built.stderr) : '';
@@ -242,30 +293,44 @@ export async function readInputs(
     const owner = flux
       .filter((k) => inside(k.target, input.real))
       .sort((a, b) => b.target.length - a.target.length)[0];
-    const text =
-      owner && Object.keys(owner.substitute).length + (owner.substituteFrom ? 1 : 0) > 0
-        ? substituteDocuments(input.text, owner.substitute, {
-            unset: owner.substituteFrom ? 'keep' : 'empty',
-          })
-        : input.text;
+    let text = input.text;
+    const oversized = [...(input.oversized ?? [])];
+    if (owner && Object.keys(owner.substitute).length + (owner.substituteFrom ? 1 : 0) > 0) {
+      // A substitution can make a document larger: the limit holds for what is parsed.
+      const cut = cutOversizedDocuments(
+        substituteDocuments(text, owner.substitute, { unset: owner.substituteFrom ? 'keep' : 'empty' }),
+        limits.documentBytes,
+      );
+      text = cut.text;
+      oversized.push(...cut.oversized);
+    }
     if (input.kind === 'file') {
-      inputs.push({ file: input.path, text });
+      inputs.push({ file: input.path, text, oversized });
       continue;
     }
-    const resources = await sourceDocs(input.resources ?? []);
-    const patches = await sourceDocs(input.patches ?? []);
+    const resources = await sourceDocs(input.resources ?? [], limits);
+    const patches = await sourceDocs(input.patches ?? [], limits);
     const kfile = input.kfile!;
-    inputs.push({ file: kfile, text, mapDoc: (doc) => mapBuiltDocument(doc, kfile, resources, patches) });
+    inputs.push({
+      file: kfile,
+      text,
+      oversized,
+      mapDoc: (doc) => mapBuiltDocument(doc, kfile, resources, patches),
+    });
   }
   return { inputs, problems };
 }
 
-/** Documents of the files a build read, for finding where a built object came from. */
-async function sourceDocs(files: readonly string[]): Promise<SourceDoc[]> {
+/**
+ * Documents of the files a build read, for finding where a built object came from. Oversized
+ * files and documents are left out in silence: the build itself reports them.
+ */
+async function sourceDocs(files: readonly string[], limits: SizeLimits): Promise<SourceDoc[]> {
   const docs: SourceDoc[] = [];
   for (const file of files) {
-    const text = await readFile(file, 'utf8').catch(() => undefined);
-    if (text !== undefined) docs.push(...parseDocuments(file, text).docs);
+    const read = await readBounded(file, limits.fileBytes).catch(() => undefined);
+    if (read === undefined || 'tooBig' in read) continue;
+    docs.push(...parseDocuments(file, cutOversizedDocuments(read.text, limits.documentBytes).text).docs);
   }
   return docs;
 }

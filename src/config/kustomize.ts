@@ -5,21 +5,30 @@
  * (a partial object) is not taken for an object. Built objects are mapped back to the file
  * (and line) they came from where that can be told.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { runProcess, type ProcessResult } from '../util/index.js';
 import { KUSTOMIZATION_FILES } from './files.js';
 import { valueAt } from './issues.js';
+import { DEFAULT_LIMITS, readBounded } from './limits.js';
 import type { SourceDoc } from './yaml-source.js';
 
 /** Runs kustomize on a directory. Injected so that tests and embedders can replace it. */
 export type KustomizeBuild = (dir: string) => Promise<ProcessResult>;
 
-/** `kubectl kustomize DIR` (kubectl from `PAWL_KUBECTL`, else PATH), 60 s at most. */
-export function kubectlKustomize(env: Record<string, string | undefined> = process.env): KustomizeBuild {
+/**
+ * `kubectl kustomize DIR` (kubectl from `PAWL_KUBECTL`, else PATH), 60 s at most; output beyond
+ * `maxBytes` stops it (the failure `overflow`).
+ */
+export function kubectlKustomize(
+  env: Record<string, string | undefined> = process.env,
+  maxBytes = DEFAULT_LIMITS.buildBytes,
+): KustomizeBuild {
   const kubectl = env.PAWL_KUBECTL || 'kubectl';
-  return (dir) => runProcess(kubectl, ['kustomize', dir], { env, timeoutMs: 60_000 });
+  // stderr shares the bound: room for kustomize's words on top of a full build.
+  return (dir) =>
+    runProcess(kubectl, ['kustomize', dir], { env, timeoutMs: 60_000, maxBytes: maxBytes + 65_536 });
 }
 
 /** The kustomization file of `dir`, or undefined when it has none. */
@@ -93,7 +102,10 @@ export interface UnitSources {
   consumed: string[];
 }
 
-export async function unitSources(dir: string): Promise<UnitSources> {
+export async function unitSources(
+  dir: string,
+  maxFileBytes = DEFAULT_LIMITS.fileBytes,
+): Promise<UnitSources> {
   const out: UnitSources = { resources: [], patches: [], consumed: [] };
   const visited = new Set<string>();
   const visit = async (d: string): Promise<void> => {
@@ -101,7 +113,9 @@ export async function unitSources(dir: string): Promise<UnitSources> {
     visited.add(d);
     const file = await kustomizationFile(d);
     if (!file) return;
-    const text = await readFile(file, 'utf8').catch(() => '');
+    // An oversized kustomization names nothing here; the build reports it.
+    const read = await readBounded(file, maxFileBytes).catch(() => undefined);
+    const text = read && 'text' in read ? read.text : '';
     const refs = kustomizationRefs(d, text);
     for (const r of refs.resources) {
       out.consumed.push(r);

@@ -17,6 +17,16 @@ import { skipInvalid, type SkippedObject } from './skip.js';
 import { alertSchema, NOTIFICATION_API_VERSIONS, providerSchema } from './schema/notification.js';
 import { parseDocuments, type SourceDoc } from './yaml-source.js';
 import {
+  DEFAULT_LIMITS,
+  MENTIONS_PAWL_KIND,
+  documentSegments,
+  isPawlKind,
+  limitWords,
+  sizeWords,
+  type OversizedDocument,
+  type SizeLimits,
+} from './limits.js';
+import {
   CONFIG_MAPS,
   type Config,
   type Kind,
@@ -71,12 +81,10 @@ export function emptyConfig(): Config {
 const group = (apiVersion: string): string =>
   apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
 
-// Only files that name one of pawl's kinds (YAML or JSON spelling) are parsed at all: a Flux
-// repository is mostly Deployments and Kustomizations, and parsing is the expensive part.
-// Such a file failing to parse is an error; a kubectl List, or a Namespace (read only for its
-// labels, for `accessFrom`), that fails only gets a warning.
-const MENTIONS_PAWL_KIND =
-  /\bkind["']?\s*:\s*["']?(ImageRepository|ImagePolicy|ImageUpdateAutomation|GitRepository|Receiver|Secret|Provider|Alert)\b/;
+// Only documents that name one of pawl's kinds (YAML or JSON spelling) are parsed at all: a
+// Flux repository is mostly Deployments and Kustomizations, and parsing is the expensive part.
+// Such a document failing to parse is an error; a kubectl List, or a Namespace (read only for
+// its labels, for `accessFrom`), that fails only gets a warning.
 const MENTIONS_LIST = /\bkind["']?\s*:\s*["']?(List|Namespace)\b/;
 
 export interface LoadResult {
@@ -93,6 +101,30 @@ export interface LoadOptions {
   secrets?: SecretSources;
   /** Builds a directory with a kustomization file; default `kubectl kustomize DIR`. */
   kustomize?: KustomizeBuild;
+  /** Size limits (docs/configuration.md#size-limits); default DEFAULT_LIMITS. */
+  limits?: Partial<SizeLimits>;
+}
+
+/**
+ * How many of pawl's objects a configuration holds (Namespaces, read only for their labels, do
+ * not count).
+ */
+export function objectCount(config: Config): number {
+  let n = 0;
+  for (const kind of KIND_NAMES) n += config[CONFIG_MAPS[kind]].size;
+  return n;
+}
+
+/**
+ * Whether a load left pawl nothing to act on: no object of pawl's kinds is usable. For a daemon
+ * deciding whether to take a reload — an empty or truncated file, a checkout caught half-way,
+ * would otherwise stop every automation in silence:
+ *
+ *   const next = await loadConfig(paths);
+ *   if (loadedNothing(next) && !loadedNothing(current)) refuse the reload, keep `current`;
+ */
+export function loadedNothing(result: Pick<LoadResult, 'config'>): boolean {
+  return objectCount(result.config) === 0;
 }
 
 /**
@@ -103,7 +135,12 @@ export interface LoadOptions {
  * files and failed builds are problems.
  */
 export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promise<LoadResult> {
-  const { inputs, problems } = await readInputs(paths, opts.kustomize ?? kubectlKustomize());
+  const limits: SizeLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const { inputs, problems } = await readInputs(
+    paths,
+    opts.kustomize ?? kubectlKustomize(process.env, limits.buildBytes),
+    limits,
+  );
   const config = emptyConfig();
   const loaded: Loaded[] = [];
   /** `Kind/ns/name` of objects that failed validation: references to them are not reported again. */
@@ -112,31 +149,49 @@ export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promi
   const encrypted = new Set<string>();
   const sink: Sink = { config, problems, loaded, invalid, encrypted };
 
-  for (const { file, text, mapDoc } of inputs) {
-    const ours = MENTIONS_PAWL_KIND.test(text);
-    if (!ours && !MENTIONS_LIST.test(text)) continue;
-    const { docs, errors } = parseDocuments(file, text);
-    const parseSeverity = ours ? 'error' : 'warning';
-    // Outside pawl's objects one warning per file is enough.
-    for (const e of parseSeverity === 'error' ? errors : errors.slice(0, 1)) {
-      // A line of kustomize's output means nothing to the user: name the object instead, and
-      // when it is one of pawl's, let what needs it be skipped rather than run without it.
-      const broken = mapDoc ? objectAround(text, e.line) : undefined;
-      const label = broken ? `${broken.kind} ${broken.namespace}/${broken.name}` : undefined;
+  for (const { file, text, mapDoc, oversized } of inputs) {
+    for (const o of oversized) oversizedDocument(o, file, !!mapDoc, limits, sink);
+    const nothing = oversized.length === 0 ? holdsNothing(text) : undefined;
+    if (nothing) {
       problems.push({
-        location: mapDoc ? { file } : { file, line: e.line },
-        ...(broken && broken.kind in KINDS ? { object: label! } : {}),
-        severity: parseSeverity,
-        message:
-          parseSeverity === 'error'
-            ? `not valid YAML${mapDoc ? ` as kustomize built it${label ? ` (${label})` : ''}, after Flux's postBuild substitution if any` : ''}: ${e.message}`
-            : `not valid YAML (${e.message}); skipped`,
+        location: { file },
+        severity: 'warning',
+        message: mapDoc ? `kustomize built nothing from ${dirname(file)}` : nothing,
       });
-      if (broken && broken.kind in KINDS && parseSeverity === 'error') placeholder(broken, file, sink);
+      continue;
     }
-    for (const doc of docs) loadDocument(mapDoc ? mapDoc(doc) : doc, sink);
+    // Each document on its own, and only those that name a kind pawl reads: the rest of a
+    // repository (CRDs, dashboards) is never parsed, so memory follows pawl's objects, not the
+    // repository's size. A YAML error cannot cross a `---`, so nothing is lost by it.
+    if (!MENTIONS_PAWL_KIND.test(text) && !MENTIONS_LIST.test(text)) continue;
+    let warned = false;
+    for (const seg of documentSegments(text)) {
+      const ours = MENTIONS_PAWL_KIND.test(seg.text);
+      if (!ours && !MENTIONS_LIST.test(seg.text)) continue;
+      const { docs, errors } = parseDocuments(file, seg.text, seg.line);
+      const parseSeverity = ours ? 'error' : 'warning';
+      // Outside pawl's objects one warning per file is enough.
+      for (const e of parseSeverity === 'error' ? errors : warned ? [] : errors.slice(0, 1)) {
+        if (parseSeverity === 'warning') warned = true;
+        // A line of kustomize's output means nothing to the user: name the object instead, and
+        // when it is one of pawl's, let what needs it be skipped rather than run without it.
+        const broken = mapDoc ? objectAround(text, e.line) : undefined;
+        const label = broken ? `${broken.kind} ${broken.namespace}/${broken.name}` : undefined;
+        problems.push({
+          location: mapDoc ? { file } : { file, line: e.line },
+          ...(broken && broken.kind in KINDS ? { object: label! } : {}),
+          severity: parseSeverity,
+          message:
+            parseSeverity === 'error'
+              ? `not valid YAML${mapDoc ? ` as kustomize built it${label ? ` (${label})` : ''}, after Flux's postBuild substitution if any` : ''}: ${e.message}`
+              : `not valid YAML (${e.message}); skipped`,
+        });
+        if (broken && broken.kind in KINDS && parseSeverity === 'error') placeholder(broken, file, sink);
+      }
+      for (const doc of docs) loadDocument(mapDoc ? mapDoc(doc) : doc, sink);
+    }
   }
-  await addOutsideSecrets(loaded, sink, opts.secrets ?? {});
+  await addOutsideSecrets(loaded, sink, opts.secrets ?? {}, limits);
   problems.push(
     ...checkReferences(config, loaded, invalid, encrypted, (ref) => whereLooked(ref, opts.secrets ?? {})),
     ...checkHookPaths(config, loaded),
@@ -153,6 +208,7 @@ async function addOutsideSecrets(
   loaded: readonly Loaded[],
   sink: Sink,
   sources: SecretSources,
+  limits: SizeLimits,
 ): Promise<void> {
   if (!sources.dir && !sources.env) return;
   const wanted = new Map<string, ObjectRef>();
@@ -165,8 +221,16 @@ async function addOutsideSecrets(
     }
   }
   for (const [key, ref] of wanted) {
-    const found = await findSecret(ref, sources);
+    const found = await findSecret(ref, sources, limits.secretKeyBytes);
     if (!found) continue;
+    for (const t of found.tooBig) {
+      sink.problems.push({
+        location: { file: t.file },
+        object: `Secret ${key}`,
+        severity: 'error',
+        message: `is ${sizeWords(t.bytes)}, over pawl's limit of ${limitWords(limits.secretKeyBytes)} per Secret key; not read (Kubernetes allows 1 MiB per Secret)`,
+      });
+    }
     sink.encrypted.delete(key);
     const raw = secretObject(ref, found);
     loadDocument({ file: found.origin, line: 0, value: raw, lineOf: () => 0 }, sink);
@@ -363,11 +427,63 @@ function objectAround(text: string, line: number): Identity | undefined {
  * Stands in for an object of pawl's whose document could not be parsed: it is invalid, and
  * since its labels are unknown, every automation of its namespace is taken to apply it.
  */
-function placeholder(id: Identity, file: string, sink: Sink): void {
+function placeholder(id: Identity, file: string, sink: Sink, line = 0, built = true): void {
   const raw = { kind: id.kind, metadata: { name: id.name, namespace: id.namespace, labels: null } };
-  const doc: SourceDoc = { file, line: 0, value: raw, lineOf: () => 0, via: dirname(file) };
+  const doc: SourceDoc = {
+    file,
+    line,
+    value: raw,
+    lineOf: () => line,
+    ...(built ? { via: dirname(file) } : {}),
+  };
   sink.loaded.push({ kind: id.kind as Kind, namespace: id.namespace, name: id.name, raw, doc });
   sink.invalid.add(`${id.kind}/${id.namespace}/${id.name}`);
+}
+
+/**
+ * A document cut out for its size: an error when it is (or may be) one of pawl's objects, which
+ * is then skipped with what needs it; a warning for another kind's, which pawl would not read.
+ */
+function oversizedDocument(
+  o: OversizedDocument,
+  file: string,
+  built: boolean,
+  limits: SizeLimits,
+  sink: Sink,
+): void {
+  const kind = o.kind;
+  const id =
+    isPawlKind(kind) && o.name !== undefined
+      ? { kind, namespace: o.namespace ?? 'default', name: o.name }
+      : undefined;
+  sink.problems.push({
+    location: built ? { file } : { file, line: o.line },
+    ...(id ? { object: `${id.kind} ${id.namespace}/${id.name}` } : {}),
+    severity: o.ours ? 'error' : 'warning',
+    message: `document ${o.index}${built ? ' of the build' : ''} is ${sizeWords(o.bytes)}, over pawl's limit of ${limitWords(limits.documentBytes)} per document; not read${o.ours ? '' : ` (a ${kind ?? 'document'} pawl does not use)`}; see docs/configuration.md#size-limits`,
+  });
+  if (id) placeholder(id, file, sink, built ? 0 : o.line, built);
+}
+
+/** Any line that is not blank, a comment, or a document marker. */
+const CONTENT = /^(?![ \t]*(?:#|$)|(?:---|\.\.\.)[ \t]*(?:#.*)?$)/m;
+/**
+ * A `key:` (a colon before a space or the line's end), a `- ` item, a JSON object or list:
+ * something that may hold an object. Lenient on purpose, and free of backtracking.
+ */
+const STRUCTURE = /:(?:[ \t]|$)|^[ \t]*(?:-(?:[ \t]|$)|[{[])/m;
+
+/**
+ * Why a text holds no object at all, or undefined when it may: empty, not text, or no mapping
+ * anywhere (prose, a bare scalar). Cheap enough for every file: no parsing.
+ */
+function holdsNothing(text: string): string | undefined {
+  if (text.includes('\u0000') || text.includes('\ufffd'))
+    return 'is not a text file (binary, or not UTF-8); nothing read from it';
+  if (!CONTENT.test(text))
+    return 'is empty (nothing but blank lines, comments and ---); nothing read from it';
+  if (!STRUCTURE.test(text)) return 'holds no YAML mapping (no key: value line); nothing read from it';
+  return undefined;
 }
 
 function sameObject(a: PawlObject, b: PawlObject): boolean {

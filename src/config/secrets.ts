@@ -11,8 +11,9 @@
  *
  * A Secret is taken whole from the first place that has it; the places are not mixed.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULT_LIMITS, readBounded } from './limits.js';
 import type { ObjectRef } from './types.js';
 
 /** The keys pawl reads from Secrets: the only ones looked up in the environment. */
@@ -45,6 +46,8 @@ export interface FoundSecret {
   /** `DIR/NAMESPACE/NAME` or `environment (PAWL_SECRET_…_*)`. */
   origin: string;
   values: Record<string, string>;
+  /** Key files over the size limit, left out of `values`. */
+  tooBig: { file: string; bytes: number }[];
 }
 
 export function envPart(s: string): string {
@@ -66,20 +69,23 @@ export function whereLooked(ref: ObjectRef, sources: SecretSources): string {
   return `pawl looked in the -c files, ${dir}, and in environment variables ${envPrefix(ref)}<KEY>`;
 }
 
-async function fromDir(dir: string, ref: ObjectRef): Promise<FoundSecret | undefined> {
+async function fromDir(dir: string, ref: ObjectRef, maxBytes: number): Promise<FoundSecret | undefined> {
   const base = join(dir, ref.namespace, ref.name);
   const st = await stat(base).catch(() => undefined);
   if (!st?.isDirectory()) return undefined;
   const values: Record<string, string> = {};
+  const tooBig: FoundSecret['tooBig'] = [];
   for (const name of (await readdir(base)).sort()) {
     if (name.startsWith('..')) continue;
     const file = join(base, name);
     // Kubernetes mounts each key as a symlink into `..data/`; stat follows it.
     const f = await stat(file).catch(() => undefined);
     if (!f?.isFile()) continue;
-    values[name] = await readFile(file, 'utf8');
+    const read = await readBounded(file, maxBytes);
+    if ('tooBig' in read) tooBig.push({ file, bytes: read.tooBig });
+    else values[name] = read.text;
   }
-  return { origin: base, values };
+  return { origin: base, values, tooBig };
 }
 
 function fromEnv(env: Readonly<Record<string, string | undefined>>, ref: ObjectRef): FoundSecret | undefined {
@@ -89,12 +95,18 @@ function fromEnv(env: Readonly<Record<string, string | undefined>>, ref: ObjectR
     const v = env[prefix + envPart(key)];
     if (v !== undefined) values[key] = v;
   }
-  return Object.keys(values).length > 0 ? { origin: `environment (${prefix}*)`, values } : undefined;
+  return Object.keys(values).length > 0
+    ? { origin: `environment (${prefix}*)`, values, tooBig: [] }
+    : undefined;
 }
 
-export async function findSecret(ref: ObjectRef, sources: SecretSources): Promise<FoundSecret | undefined> {
+export async function findSecret(
+  ref: ObjectRef,
+  sources: SecretSources,
+  maxKeyBytes = DEFAULT_LIMITS.secretKeyBytes,
+): Promise<FoundSecret | undefined> {
   if (sources.dir) {
-    const found = await fromDir(sources.dir, ref);
+    const found = await fromDir(sources.dir, ref, maxKeyBytes);
     if (found) return found;
   }
   return sources.env ? fromEnv(sources.env, ref) : undefined;

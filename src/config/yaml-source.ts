@@ -34,27 +34,40 @@ export interface ParseFailure {
 }
 
 /**
- * Parses every document of a file. YAML errors are reported without the source snippet
- * the yaml library would add: the offending line may be a Secret's value.
+ * Parses every document of a text: a file, or part of one starting at line `firstLine` (lines
+ * are then the file's). YAML errors are reported without the source snippet the yaml library
+ * would add: the offending line may be a Secret's value.
  */
-export function parseDocuments(file: string, text: string): { docs: SourceDoc[]; errors: ParseFailure[] } {
+export function parseDocuments(
+  file: string,
+  text: string,
+  firstLine = 1,
+): { docs: SourceDoc[]; errors: ParseFailure[] } {
+  const shift = firstLine - 1;
   const fast = readFastYaml(text);
-  if (fast === null) return parseWithPositions(file, text);
+  if (fast === null) return parseWithPositions(file, text, shift);
   // Plain Flux YAML: values from the fast reader; the library parses the file only when a
   // problem asks for a line (the same documents, matched by their first line).
   let slow: SourceDoc[] | undefined;
   const lineOf = (docLine: number, path: readonly PropertyKey[]): number => {
-    slow ??= parseWithPositions(file, text).docs;
+    slow ??= parseWithPositions(file, text, shift).docs;
     return slow.find((d) => d.line === docLine)?.lineOf(path) ?? docLine;
   };
   return {
-    docs: fast.map((d) => ({ file, line: d.line, value: d.value, lineOf: (path) => lineOf(d.line, path) })),
+    docs: fast.map((d) => {
+      const line = d.line + shift;
+      return { file, line, value: d.value, lineOf: (path) => lineOf(line, path) };
+    }),
     errors: [],
   };
 }
 
 /** The yaml library's Document API: every node with its position. */
-function parseWithPositions(file: string, text: string): { docs: SourceDoc[]; errors: ParseFailure[] } {
+function parseWithPositions(
+  file: string,
+  text: string,
+  shift: number,
+): { docs: SourceDoc[]; errors: ParseFailure[] } {
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(text, {
     lineCounter,
@@ -66,7 +79,7 @@ function parseWithPositions(file: string, text: string): { docs: SourceDoc[]; er
   });
   const docs: SourceDoc[] = [];
   const errors: ParseFailure[] = [];
-  const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
+  const lineAt = (offset: number): number => lineCounter.linePos(offset).line + shift;
   for (const doc of parsed) {
     if (doc.errors.length > 0) {
       for (const e of doc.errors)

@@ -13,7 +13,8 @@ import { hostname } from 'node:os';
 import type { Config } from '../config/index.js';
 import { errorMessage, silentLogger, type Logger } from '../util/index.js';
 import type { PawlEvent } from './event.js';
-import { payloadFor, rejectsBody, type Payload, type Target } from './payload.js';
+import { credentialHeaders, payloadFor, rejectsBody, type Payload, type Target } from './payload.js';
+import { RedirectError, postFollowing } from './redirect.js';
 import { route } from './route.js';
 import { resolveTarget } from './targets.js';
 import { httpTransport, type Transport } from './transport.js';
@@ -249,15 +250,19 @@ export class Notifier {
       let problem: string;
       let retry: boolean;
       try {
-        const res = await this.transport({
-          url: d.payload.url,
-          headers: d.payload.headers,
-          body: d.payload.body,
-          timeoutMs: t.timeoutMs,
-          ...(t.proxy ? { proxy: t.proxy } : {}),
-          ...(t.ca ? { ca: t.ca } : {}),
-          ...(t.cert && t.key ? { cert: t.cert, key: t.key } : {}),
-        });
+        const res = await postFollowing(
+          this.transport,
+          {
+            url: d.payload.url,
+            headers: d.payload.headers,
+            body: d.payload.body,
+            timeoutMs: t.timeoutMs,
+            ...(t.proxy ? { proxy: t.proxy } : {}),
+            ...(t.ca ? { ca: t.ca } : {}),
+            ...(t.cert && t.key ? { cert: t.cert, key: t.key } : {}),
+          },
+          credentialHeaders(t),
+        );
         const rejected = res.status >= 200 && res.status < 300 ? rejectsBody(t, res.body) : null;
         if (res.status >= 200 && res.status < 300 && rejected === null) {
           s.delivered++;
@@ -270,7 +275,7 @@ export class Notifier {
         retry = rejected === null && (res.status === 429 || (res.status >= 500 && res.status !== 501));
       } catch (err) {
         problem = errorMessage(err);
-        retry = true;
+        retry = !(err instanceof RedirectError);
       }
       if (!retry || attempt >= this.attempts) {
         s.failed++;

@@ -163,6 +163,19 @@ export function signature(body: Buffer, token: string): string {
   return `sha256=${createHmac('sha256', token).update(body).digest('hex')}`;
 }
 
+/**
+ * The headers of a request to `t` that must not follow a redirect to another origin: the token
+ * (`Authorization`), what is made with it (`X-Signature`), and the Secret's `headers` but for
+ * Content-Type, which says what the body is.
+ */
+export function credentialHeaders(t: Target): string[] {
+  return [
+    'Authorization',
+    'X-Signature',
+    ...Object.keys(t.headers).filter((h) => h.toLowerCase() !== 'content-type'),
+  ];
+}
+
 export function payloadFor(t: Target, e: FluxEvent): Payload {
   const json = { 'Content-Type': 'application/json' };
   switch (t.type) {

@@ -6,7 +6,8 @@ import { hostname } from 'node:os';
 import type { Config } from '../config/index.js';
 import { errorMessage } from '../util/index.js';
 import { goTime, type FluxEvent } from './event.js';
-import { payloadFor, rejectsBody } from './payload.js';
+import { credentialHeaders, payloadFor, rejectsBody } from './payload.js';
+import { postFollowing } from './redirect.js';
 import { resolveTarget } from './targets.js';
 import { httpTransport, type Transport } from './transport.js';
 
@@ -49,15 +50,19 @@ export async function testProvider(
     return out;
   };
   try {
-    const res = await (opts.transport ?? httpTransport)({
-      url: payload.url,
-      headers: payload.headers,
-      body: payload.body,
-      timeoutMs: t.timeoutMs,
-      ...(t.proxy ? { proxy: t.proxy } : {}),
-      ...(t.ca ? { ca: t.ca } : {}),
-      ...(t.cert && t.key ? { cert: t.cert, key: t.key } : {}),
-    });
+    const res = await postFollowing(
+      opts.transport ?? httpTransport,
+      {
+        url: payload.url,
+        headers: payload.headers,
+        body: payload.body,
+        timeoutMs: t.timeoutMs,
+        ...(t.proxy ? { proxy: t.proxy } : {}),
+        ...(t.ca ? { ca: t.ca } : {}),
+        ...(t.cert && t.key ? { cert: t.cert, key: t.key } : {}),
+      },
+      credentialHeaders(t),
+    );
     const ok2xx = res.status >= 200 && res.status < 300;
     const rejected = ok2xx ? rejectsBody(t, res.body) : null;
     if (ok2xx && rejected === null) return { ok: true, status: res.status, error: null };

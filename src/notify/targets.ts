@@ -4,8 +4,7 @@
  * `headers` (a YAML map) are added to generic requests, its `proxy` replaces `spec.proxy`;
  * `certSecretRef` gives `ca.crt` (and `tls.crt`/`tls.key` for a client certificate).
  */
-import { parse } from 'yaml';
-import type { Config, Provider } from '../config/index.js';
+import { providerHeaders, type Config, type Provider } from '../config/index.js';
 import type { Target } from './payload.js';
 
 export type Resolved = { ok: true; target: Target } | { ok: false; problem: string };
@@ -27,22 +26,9 @@ export function resolveTarget(config: Config, p: Provider): Resolved {
     proxy = get('proxy') || proxy;
     const h = s.data.headers?.toString('utf8');
     if (h !== undefined) {
-      let parsed: unknown;
-      try {
-        parsed = parse(h);
-      } catch (err) {
-        return fail(`Secret ${ns}/${p.spec.secretRef}: "headers" is not YAML (${(err as Error).name})`);
-      }
-      if (parsed !== null && parsed !== undefined) {
-        if (typeof parsed !== 'object' || Array.isArray(parsed))
-          return fail(`Secret ${ns}/${p.spec.secretRef}: "headers" must be a YAML map of header: value`);
-        headers = {};
-        for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
-          if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
-            return fail(`Secret ${ns}/${p.spec.secretRef}: header ${k} must have a string value`);
-          headers[k] = String(v);
-        }
-      }
+      const parsed = providerHeaders(h);
+      if (!parsed.ok) return fail(`Secret ${ns}/${p.spec.secretRef} key "headers": ${parsed.problem}`);
+      headers = parsed.headers;
     }
   }
   if (!url) return fail('no address: set spec.address or an "address" key in its Secret');

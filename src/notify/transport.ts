@@ -24,6 +24,8 @@ export interface TransportResponse {
   status: number;
   /** The first 64 KiB of the body, for error messages. */
   body: string;
+  /** The `Location` header, when there is one (redirects are followed by redirect.ts). */
+  location?: string;
 }
 
 export type Transport = (req: OutgoingRequest) => Promise<TransportResponse>;
@@ -129,6 +131,7 @@ export const httpTransport: Transport = async (req) => {
           resolve({
             status: res.statusCode ?? 0,
             body: Buffer.concat(chunks).subarray(0, MAX_BODY).toString('utf8'),
+            ...(typeof res.headers.location === 'string' ? { location: res.headers.location } : {}),
           }),
         );
         res.once('error', reject);

@@ -20,11 +20,25 @@ export interface Problem {
   severity: 'error' | 'warning';
 }
 
+/** Control characters, and the Unicode line and paragraph separators. */
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+
+/**
+ * User text (a name, a file name, a value quoted in a message) made safe for one line of a
+ * terminal: control characters written JSON-style (`\n`, `\u001b`), so that a name cannot split
+ * a line, forge one, or colour the terminal. For text output only; `--json` keeps text exact.
+ */
+export function printable(s: string): string {
+  return s.replace(UNPRINTABLE, (c) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** One problem as one line of text: `file:line: [warning:] Kind ns/name: message`, escaped. */
 export function formatProblem(p: Problem): string {
   const where = p.location.line ? `${p.location.file}:${p.location.line}` : p.location.file;
   const obj = p.object ? ` ${p.object}:` : '';
   const sev = p.severity === 'warning' ? ' warning:' : '';
-  return `${where}:${sev}${obj} ${p.message}`;
+  return printable(`${where}:${sev}${obj} ${p.message}`);
 }
 
 export abstract class PawlError extends Error {

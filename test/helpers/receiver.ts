@@ -26,8 +26,8 @@ export interface Received {
   signatureValid: boolean | null;
 }
 
-/** What to do with one request. */
-export type Behaviour = 'ok' | 'fail' | 'drop' | 'hold' | 'reject';
+/** What to do with one request; `redirect` answers that status with that Location. */
+export type Behaviour = 'ok' | 'fail' | 'drop' | 'hold' | 'reject' | { redirect: number; location: string };
 
 export interface Receiver {
   url: string;
@@ -90,6 +90,11 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
       };
       requests.push(r);
       const b = plan.shift() ?? 'ok';
+      if (typeof b === 'object') {
+        res.writeHead(b.redirect, { Location: b.location }).end();
+        wake();
+        return;
+      }
       switch (b) {
         case 'ok':
           accepted.push(r);

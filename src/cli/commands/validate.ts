@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
-import { dependencyProblems, loadConfig, KIND_NAMES, configMapOf } from '../../config/index.js';
-import { formatProblem } from '../../util/index.js';
+import { dependencyProblems, loadConfig, KIND_NAMES, configMapOf, objectCount } from '../../config/index.js';
+import { formatProblem, type Problem } from '../../util/index.js';
 import { configJson, loadOptions } from '../config.js';
 
 export function register(program: Command): void {
@@ -14,7 +14,9 @@ export function register(program: Command): void {
       ),
   ).action(
     action(async (ctx) => {
-      const { config, problems, skipped } = await loadConfig(ctx.options.config, loadOptions(ctx));
+      const loaded = await loadConfig(ctx.options.config, loadOptions(ctx));
+      const { config, skipped } = loaded;
+      const problems = [...loaded.problems, ...nothingKnown(ctx.options.config, loaded)];
       const objects: Record<string, number> = {};
       for (const kind of KIND_NAMES) objects[kind] = config[configMapOf(kind)].size;
       const errors = problems.filter((p) => p.severity === 'error').length;
@@ -36,4 +38,20 @@ export function register(program: Command): void {
       return errors > 0 ? 2 : 0;
     }),
   );
+}
+
+/**
+ * A configuration in which pawl found none of its objects — not even an invalid one — is an
+ * error of its own: `-c` an empty, truncated or garbage file, or the wrong directory, must not
+ * pass as "valid". When the files already have errors, those say enough.
+ */
+function nothingKnown(paths: readonly string[], loaded: Awaited<ReturnType<typeof loadConfig>>): Problem[] {
+  const { config, problems, skipped } = loaded;
+  if (objectCount(config) > 0 || skipped.length > 0 || problems.some((p) => p.severity === 'error'))
+    return [];
+  return paths.map((file) => ({
+    location: { file },
+    severity: 'error' as const,
+    message: `holds no object pawl knows (none of ${KIND_NAMES.join(', ')}); point -c at the Flux objects pawl should act on`,
+  }));
 }
