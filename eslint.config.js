@@ -4,34 +4,31 @@ import tseslint from 'typescript-eslint';
 /**
  * The layer rule (docs/architecture.md): each folder of src/ may import only the folders listed
  * here, and enters each of them through its index.ts. Leaf libraries (go, util, image) import
- * nothing of pawl. Nothing imports run/ or cli/ but the folders above them (serve/, cli/).
+ * nothing of pawl; records/ only them. Nothing imports run/ or cli/ but the folders above them
+ * (serve/, cli/).
  * A folder missing from this table cannot be imported at all: add it here when you add it.
  */
-const RUN = ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'write', 'guard', 'git'];
-// The daemon sits beside run/ with the alerts it sends; the CLI sits on top of everything.
-const SERVE = [...RUN, 'run', 'notify'];
+// The records every layer shares (src/records/) sit just above the leaf libraries: any folder may
+// import them, so the layers that make a record and those that read it need not import each other.
+const BASE = ['go', 'util', 'image', 'records'];
+const RUN = [...BASE, 'config', 'store', 'scan', 'select', 'write', 'guard', 'git', 'notify'];
+// The daemon sits beside run/; the CLI sits on top of everything.
+const SERVE = [...RUN, 'run'];
 
 export const LAYERS = {
   go: [],
   util: [],
   image: [],
-  config: ['go', 'util', 'image'],
-  store: ['go', 'util', 'image', 'config'],
-  scan: ['go', 'util', 'image', 'config', 'store'],
-  select: ['go', 'util', 'image', 'config'],
-  write: ['go', 'util', 'image'],
-  guard: ['go', 'util', 'image', 'config', 'select', 'store'],
-  git: ['go', 'util', 'image', 'config', 'write', 'guard'],
+  records: ['go', 'util', 'image'],
+  config: BASE,
+  store: [...BASE, 'config'],
+  scan: [...BASE, 'config', 'store'],
+  select: [...BASE, 'config'],
+  write: BASE,
+  guard: [...BASE, 'config', 'select'],
+  git: [...BASE, 'config', 'write', 'guard'],
+  notify: [...BASE, 'config', 'guard'],
   run: RUN,
-  notify: [
-    'go',
-    'util',
-    'image',
-    'config',
-    'guard',
-    { folder: 'scan', typesOnly: true },
-    { folder: 'run', typesOnly: true },
-  ],
   serve: SERVE,
   cli: [...SERVE, 'serve'],
 };

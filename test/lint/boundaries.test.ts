@@ -80,12 +80,28 @@ describe('import boundaries', () => {
       error: /serve\/ may not import cli\//,
     },
     { file: 'src/cli/commands/x.ts', code: "import { runPass } from '../../run/index.js';", error: null },
-    // notify/ may read run's report types, never run's code.
-    { file: 'src/notify/x.ts', code: "import type { RunReport } from '../run/index.js';", error: null },
+    // notify/ reads the reports from records/, below run/ and scan/, and imports neither.
+    { file: 'src/notify/x.ts', code: "import type { RunReport } from '../records/index.js';", error: null },
     {
       file: 'src/notify/x.ts',
-      code: "import { runPass } from '../run/index.js';",
-      error: /notify\/ may import only types from run\//,
+      code: "import type { RunReport } from '../run/index.js';",
+      error: /notify\/ may not import run\//,
+    },
+    {
+      file: 'src/notify/x.ts',
+      code: "import type { ScanReport } from '../scan/index.js';",
+      error: /notify\/ may not import scan\//,
+    },
+    // The shared records import only the leaf libraries; the guard reads them, not the store.
+    {
+      file: 'src/records/x.ts',
+      code: "import type { Store } from '../store/index.js';",
+      error: /records\/ may not import store\//,
+    },
+    {
+      file: 'src/guard/x.ts',
+      code: "import type { Store } from '../store/index.js';",
+      error: /guard\/ may not import store\//,
     },
     // Stages point forwards: configuration and the store come first.
     {
