@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redactor, UsageError } from '../util/index.js';
 import { storeOptionsFromEnv } from './options.js';
-import { DB_FILE, openSqliteFile, openSqliteStore } from './sqlite.js';
+import { DB_FILE, openSqliteFile, openSqliteStore } from './sqlite/open.js';
 import { displayUrl } from './postgres/url.js';
 import type { PostgresStore, PostgresStoreOptions } from './postgres/index.js';
 import type { Store, StoreOptions } from './types.js';

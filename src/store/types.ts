@@ -84,7 +84,7 @@ export interface RunRecord {
   at: Date;
   kind: RunKind;
   endedAt: Date | null;
-  /** Whatever finishRun stored (parsed JSON); null while running. */
+  /** The run's result as `write({ finishRun })` stored it (parsed JSON); null while running. */
   result: unknown;
 }
 
@@ -204,7 +204,6 @@ export interface Store {
   lastGoodScan(repository: string): Promise<ScanRecord | null>;
   /** `lastFinishedScan` and `lastGoodScan` of many repositories at once (every name is a key). */
   latestScans(repositories: readonly string[]): Promise<Map<string, LatestScans>>;
-  getScan(id: number): Promise<ScanRecord | null>;
   /** Newest first. */
   scanHistory(repository: string, limit?: number): Promise<ScanRecord[]>;
   /** The tags of the last good scan, sorted; empty when there is none. */
@@ -217,7 +216,6 @@ export interface Store {
   currentTagInfos(repository: string): Promise<({ tag: string } & TagInfo)[]>;
   /** Recorded tag-list responses, newest scan first; only the last `rawScansKept` scans per repository have them. */
   rawResponses(repository: string, scanId?: number): Promise<RawScanResponses[]>;
-  setTagDigest(repository: string, tag: string, digest: string, at?: Date): Promise<void>;
 
   // build times
   /** Build times by digest: immutable, so a hit (or a remembered "no time") never goes back to the registry. */
@@ -227,8 +225,6 @@ export interface Store {
   getPolicyState(policy: string): Promise<PolicyState | null>;
   /** `getPolicyState` of many policies at once; policies without a state are absent. */
   policyStates(policies: readonly string[]): Promise<Map<string, PolicyState>>;
-  setPolicyState(policy: string, state: PolicyState): Promise<void>;
-  recordSelection(policy: string, at: Date, candidate: string | null, error: string | null): Promise<number>;
   /** Newest first. */
   selectionHistory(policy: string, limit?: number): Promise<SelectionRecord[]>;
   /** The newest selection of each policy at once; policies never selected are absent. */
@@ -236,12 +232,9 @@ export interface Store {
 
   // runs, decisions, events
   beginRun(at: Date, kind: RunKind): Promise<number>;
-  recordDecision(runId: number, d: Decision): Promise<number>;
-  finishRun(runId: number, result: unknown, endedAt?: Date): Promise<void>;
   getRun(runId: number): Promise<RunRecord | null>;
   /** Newest first. */
   decisions(filter?: DecisionFilter): Promise<DecisionRecord[]>;
-  recordEvent(e: PawlEvent): Promise<number>;
   /** Newest first. */
   events(filter?: EventFilter): Promise<EventRecord[]>;
   /** The newest event of `kind` of each policy at once; policies without one are absent. */
