@@ -7,7 +7,8 @@
  */
 import type { ImageRepository } from '../config/index.js';
 import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/index.js';
-import type { Store, TagDigestWrite, TagInfo } from '../store/index.js';
+import type { TagInfo } from '../records/index.js';
+import type { Store, TagDigestWrite } from '../store/index.js';
 import type { Order } from '../guard/index.js';
 import { pool } from '../util/index.js';
 

@@ -15,7 +15,8 @@ import {
   selectPolicies,
 } from '../config/index.js';
 import { isScanDue, scanRepositories, type ScanReport, type ScanClients } from '../scan/index.js';
-import type { Decision, PawlEvent, Store } from '../store/index.js';
+import type { Decision, PawlEvent } from '../records/index.js';
+import type { Store } from '../store/index.js';
 import { pool, type Logger } from '../util/index.js';
 import { evaluatePolicy, FactsBook, policyReport, policyWrites, type PolicyOutcome } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';

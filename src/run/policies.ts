@@ -13,11 +13,10 @@ import {
   type RatchetState,
   type GuardEvent,
 } from '../guard/index.js';
+import type { PawlEvent, ScanRecord } from '../records/index.js';
 import type {
   LatestScans,
-  PawlEvent,
   PolicyState,
-  ScanRecord,
   SelectionWrite,
   Store,
   StoreWrite,

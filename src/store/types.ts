@@ -17,24 +17,6 @@ import type {
   TagInfo,
 } from '../records/index.js';
 
-// The records themselves are shared (src/records/); the store's callers may name them from here.
-export type {
-  Anomaly,
-  BuildTime,
-  CompareTags,
-  Decision,
-  DecisionRecord,
-  EventKind,
-  EventRecord,
-  PawlEvent,
-  RecordedResponse,
-  RunKind,
-  ScanOutcome,
-  ScanRecord,
-  TagDiff,
-  TagInfo,
-} from '../records/index.js';
-
 export interface ScanResult {
   outcome: 'ok' | 'failed';
   error?: string;

@@ -4,13 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  tagListChecksum,
-  type Decision,
-  type PawlEvent,
-  type Store,
-  type StoreOptions,
-} from '../../src/store/index.js';
+import type { Decision, PawlEvent } from '../../src/records/index.js';
+import { tagListChecksum, type Store, type StoreOptions } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
 import type { RecordedResponse } from '../../src/scan/registry/types.js';
 

@@ -23,7 +23,6 @@ export const SQL = {
   /** Plucked. */
   tagsOfScan: 'SELECT tag FROM tags WHERE repository = ? AND image = ? AND last_scan_id = ?',
   lastScan: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT 1',
-  lastFinished: "SELECT * FROM scans WHERE repository = ? AND outcome != 'running' ORDER BY id DESC LIMIT 1",
   lastGood: "SELECT * FROM scans WHERE repository = ? AND outcome = 'ok' ORDER BY id DESC LIMIT 1",
   /** Plucked. */
   knownRepositories: 'SELECT DISTINCT repository FROM scans ORDER BY repository',
@@ -57,7 +56,6 @@ export const SQL = {
      ON CONFLICT (repository, tag) DO UPDATE SET digest = excluded.digest, at = excluded.at`,
   getBuildTime: 'SELECT created, source FROM build_times WHERE digest = ?',
   setBuildTime: 'INSERT OR REPLACE INTO build_times (digest, created, source) VALUES (?, ?, ?)',
-  policyState: 'SELECT * FROM policy_state WHERE policy = ?',
   policyStates: 'SELECT p.* FROM json_each(?) j JOIN policy_state p ON p.policy = j.value',
   setPolicyState: `INSERT INTO policy_state (policy, spec_hash, high_water, high_water_at, pending) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (policy) DO UPDATE SET spec_hash = excluded.spec_hash, high_water = excluded.high_water,

@@ -1,13 +1,6 @@
 /** The SQLite store: one file in the state directory, for one host (better-sqlite3, synchronous underneath). */
 import type Database from 'better-sqlite3';
-import type {
-  BuildTime,
-  CompareTags,
-  DecisionRecord,
-  EventRecord,
-  ScanRecord,
-  TagInfo,
-} from '../../records/index.js';
+import type * as records from '../../records/index.js';
 import {
   goodScan,
   goodTags,
@@ -16,46 +9,11 @@ import {
   failedScanColumns,
   type PreviousScan,
 } from '../finish.js';
+import { SingleReads } from '../base.js';
 import { rawBounds } from '../options.js';
-import {
-  INTERRUPTED,
-  STALE_RUNNING_SCAN_MS,
-  date,
-  limitOf,
-  ms,
-  toDecision,
-  toEvent,
-  toPolicyState,
-  toRawResponses,
-  toRun,
-  toScan,
-  toSelection,
-  toTagInfo,
-  type DecisionRow,
-  type EventRow,
-  type PolicyStateRow,
-  type RawResponsesRow,
-  type RunRow,
-  type ScanRow,
-  type SelectionRow,
-  type TagRow,
-} from '../rows.js';
+import * as stored from '../rows.js';
 import { sortTags } from '../tags.js';
-import type {
-  BuildTimeCache,
-  DecisionFilter,
-  EventFilter,
-  LatestScans,
-  PolicyState,
-  RawScanResponses,
-  RunKind,
-  RunRecord,
-  ScanResult,
-  SelectionRecord,
-  Store,
-  StoreOptions,
-  StoreWrite,
-} from '../types.js';
+import type * as store from '../types.js';
 import type { WriteGroups } from './group.js';
 import { SQL } from './sql.js';
 import { writeBatch } from './write.js';
@@ -67,7 +25,7 @@ type Db = Database.Database;
  * statements never interleave with another caller's. Writes are grouped (group.ts): each is a
  * savepoint in a transaction committed a few milliseconds later.
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends SingleReads implements store.Store {
   readonly kind = 'sqlite' as const;
   readonly #db: Db;
   readonly #groups: WriteGroups;
@@ -78,8 +36,9 @@ export class SqliteStore implements Store {
     db: Db,
     groups: WriteGroups,
     readonly location: string,
-    options: StoreOptions = {},
+    options: store.StoreOptions = {},
   ) {
+    super();
     this.#db = db;
     this.#groups = groups;
     this.#raw = rawBounds(options);
@@ -114,14 +73,23 @@ export class SqliteStore implements Store {
   async beginScan(repository: string, image: string, at: Date): Promise<number> {
     return this.#groups.write(() => {
       // A scan still "running" long after any timeout was cut off by a crash or a kill.
-      this.#run(SQL.interruptScans, INTERRUPTED, repository, ms(at) - STALE_RUNNING_SCAN_MS);
-      return this.#run(SQL.beginScan, repository, image, ms(at));
+      this.#run(
+        SQL.interruptScans,
+        stored.INTERRUPTED,
+        repository,
+        stored.ms(at) - stored.STALE_RUNNING_SCAN_MS,
+      );
+      return this.#run(SQL.beginScan, repository, image, stored.ms(at));
     });
   }
 
-  async finishScan(id: number, result: ScanResult, compare: CompareTags): Promise<ScanRecord> {
-    return this.#groups.write((): ScanRecord => {
-      const row = runningScan(id, this.#get<ScanRow>(SQL.scan, id));
+  async finishScan(
+    id: number,
+    result: store.ScanResult,
+    compare: records.CompareTags,
+  ): Promise<records.ScanRecord> {
+    return this.#groups.write((): records.ScanRecord => {
+      const row = runningScan(id, this.#get<stored.ScanRow>(SQL.scan, id));
       const { repository, image } = row;
       const tags = goodTags(id, result);
       if (tags === null) this.#run(SQL.failScan, ...failedScanColumns(result), id);
@@ -156,11 +124,11 @@ export class SqliteStore implements Store {
         this.#run(SQL.putRaw, id, repository, raw.body, raw.truncated);
         this.#run(SQL.pruneRaw, repository, repository, this.#raw.kept);
       }
-      return toScan(this.#get<ScanRow>(SQL.scan, id)!);
+      return stored.toScan(this.#get<stored.ScanRow>(SQL.scan, id)!);
     });
   }
 
-  #previousGood(row: ScanRow): PreviousScan | null {
+  #previousGood(row: stored.ScanRow): PreviousScan | null {
     const prev = this.#get<{ id: number }>(SQL.previousGood, row.repository, row.image, row.id);
     return prev ? { id: prev.id, tags: this.#tagsOfScan(row.repository, row.image, prev.id) } : null;
   }
@@ -169,46 +137,37 @@ export class SqliteStore implements Store {
     return sortTags(this.#db.prepare(SQL.tagsOfScan).pluck().all(repository, image, scanId) as string[]);
   }
 
-  #scan(sql: string, repository: string): ScanRecord | null {
-    const r = this.#get<ScanRow>(sql, repository);
-    return r ? toScan(r) : null;
+  #scan(sql: string, repository: string): records.ScanRecord | null {
+    const r = this.#get<stored.ScanRow>(sql, repository);
+    return r ? stored.toScan(r) : null;
   }
 
   async knownRepositories(): Promise<string[]> {
     return this.#db.prepare(SQL.knownRepositories).pluck().all() as string[];
   }
 
-  async lastScan(repository: string): Promise<ScanRecord | null> {
+  async lastScan(repository: string): Promise<records.ScanRecord | null> {
     return this.#scan(SQL.lastScan, repository);
   }
 
-  async lastFinishedScan(repository: string): Promise<ScanRecord | null> {
-    return this.#scan(SQL.lastFinished, repository);
-  }
-
-  async lastGoodScan(repository: string): Promise<ScanRecord | null> {
-    return this.#scan(SQL.lastGood, repository);
-  }
-
-  async latestScans(repositories: readonly string[]): Promise<Map<string, LatestScans>> {
-    type Row = ScanRow & { name: string; finished_id: number | null; good_id: number | null };
-    const out = new Map<string, LatestScans>(repositories.map((r) => [r, { finished: null, good: null }]));
+  async latestScans(repositories: readonly string[]): Promise<Map<string, store.LatestScans>> {
+    type Row = stored.ScanRow & { name: string; finished_id: number | null; good_id: number | null };
+    const out = new Map<string, store.LatestScans>(
+      repositories.map((r) => [r, { finished: null, good: null }]),
+    );
     for (const row of this.#all<Row>(SQL.latestScans, JSON.stringify(repositories))) {
       const latest = out.get(row.name)!;
-      const scan = toScan(row);
+      const scan = stored.toScan(row);
       if (row.id === row.finished_id) latest.finished = scan;
       if (row.id === row.good_id) latest.good = scan;
     }
     return out;
   }
 
-  async scanHistory(repository: string, limit = 20): Promise<ScanRecord[]> {
-    return this.#all<ScanRow>(SQL.scanHistory, repository, limitOf(limit, 20)).map(toScan);
-  }
-
-  async currentTags(repository: string): Promise<string[]> {
-    const last = this.#scan(SQL.lastGood, repository);
-    return last ? this.#tagsOfScan(repository, last.image, last.id) : [];
+  async scanHistory(repository: string, limit = 20): Promise<records.ScanRecord[]> {
+    return this.#all<stored.ScanRow>(SQL.scanHistory, repository, stored.limitOf(limit, 20)).map(
+      stored.toScan,
+    );
   }
 
   async currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>> {
@@ -219,63 +178,62 @@ export class SqliteStore implements Store {
     return byRepo;
   }
 
-  async tagInfo(repository: string, tag: string): Promise<TagInfo | null> {
+  async tagInfo(repository: string, tag: string): Promise<records.TagInfo | null> {
     const last = this.#scan(SQL.lastGood, repository);
-    const r = last && this.#get<TagRow>(SQL.tagInfo, repository, last.image, tag);
-    return r ? toTagInfo(r) : null;
+    const r = last && this.#get<stored.TagRow>(SQL.tagInfo, repository, last.image, tag);
+    return r ? stored.toTagInfo(r) : null;
   }
 
-  async currentTagInfos(repository: string): Promise<({ tag: string } & TagInfo)[]> {
+  async currentTagInfos(repository: string): Promise<({ tag: string } & records.TagInfo)[]> {
     const last = this.#scan(SQL.lastGood, repository);
     if (!last) return [];
     const byTag = new Map(
-      this.#all<TagRow>(SQL.tagInfos, repository, last.image, last.id).map((r) => [r.tag, r]),
+      this.#all<stored.TagRow>(SQL.tagInfos, repository, last.image, last.id).map((r) => [r.tag, r]),
     );
-    return sortTags(byTag.keys()).map((tag) => ({ tag, ...toTagInfo(byTag.get(tag)!) }));
+    return sortTags(byTag.keys()).map((tag) => ({ tag, ...stored.toTagInfo(byTag.get(tag)!) }));
   }
 
-  async rawResponses(repository: string, scanId?: number): Promise<RawScanResponses[]> {
+  async rawResponses(repository: string, scanId?: number): Promise<store.RawScanResponses[]> {
     const id = scanId ?? null;
-    return this.#all<RawResponsesRow>(SQL.rawResponses, repository, id, id).map(toRawResponses);
+    return this.#all<stored.RawResponsesRow>(SQL.rawResponses, repository, id, id).map(stored.toRawResponses);
   }
 
   // ---------------------------------------------------------------- build times
 
-  buildTimeCache(): BuildTimeCache {
+  buildTimeCache(): store.BuildTimeCache {
     const get = this.#db.prepare(SQL.getBuildTime);
     const set = this.#db.prepare(SQL.setBuildTime);
     const groups = this.#groups;
     return {
-      async get(digest: string): Promise<BuildTime | null | undefined> {
+      async get(digest: string): Promise<records.BuildTime | null | undefined> {
         const r = get.get(digest) as { created: number | null; source: string | null } | undefined;
         if (!r) return undefined;
         if (r.created === null) return null;
-        return { digest, created: date(r.created), source: r.source ?? 'unknown' };
+        return { digest, created: stored.date(r.created), source: r.source ?? 'unknown' };
       },
-      async set(digest: string, value: BuildTime | null): Promise<void> {
-        groups.write(() => set.run(digest, value ? ms(value.created) : null, value ? value.source : null));
+      async set(digest: string, value: records.BuildTime | null): Promise<void> {
+        groups.write(() =>
+          set.run(digest, value ? stored.ms(value.created) : null, value ? value.source : null),
+        );
       },
     };
   }
 
   // ---------------------------------------------------------------- policies
 
-  async getPolicyState(policy: string): Promise<PolicyState | null> {
-    const r = this.#get<PolicyStateRow>(SQL.policyState, policy);
-    return r ? toPolicyState(r) : null;
+  async policyStates(policies: readonly string[]): Promise<Map<string, store.PolicyState>> {
+    const rows = this.#all<stored.PolicyStateRow>(SQL.policyStates, JSON.stringify(policies));
+    return new Map(rows.map((r) => [r.policy, stored.toPolicyState(r)]));
   }
 
-  async policyStates(policies: readonly string[]): Promise<Map<string, PolicyState>> {
-    const rows = this.#all<PolicyStateRow>(SQL.policyStates, JSON.stringify(policies));
-    return new Map(rows.map((r) => [r.policy, toPolicyState(r)]));
+  async selectionHistory(policy: string, limit = 20): Promise<store.SelectionRecord[]> {
+    return this.#all<stored.SelectionRow>(SQL.selectionHistory, policy, stored.limitOf(limit, 20)).map(
+      stored.toSelection,
+    );
   }
 
-  async selectionHistory(policy: string, limit = 20): Promise<SelectionRecord[]> {
-    return this.#all<SelectionRow>(SQL.selectionHistory, policy, limitOf(limit, 20)).map(toSelection);
-  }
-
-  async latestSelections(policies: readonly string[]): Promise<Map<string, SelectionRecord>> {
-    const out = new Map<string, SelectionRecord>();
+  async latestSelections(policies: readonly string[]): Promise<Map<string, store.SelectionRecord>> {
+    const out = new Map<string, store.SelectionRecord>();
     for (const p of policies) {
       const [newest] = await this.selectionHistory(p, 1);
       if (newest) out.set(p, newest);
@@ -285,37 +243,37 @@ export class SqliteStore implements Store {
 
   // ---------------------------------------------------------------- runs, decisions, events
 
-  async beginRun(at: Date, kind: RunKind): Promise<number> {
-    return this.#groups.write(() => this.#run(SQL.beginRun, ms(at), kind));
+  async beginRun(at: Date, kind: records.RunKind): Promise<number> {
+    return this.#groups.write(() => this.#run(SQL.beginRun, stored.ms(at), kind));
   }
 
-  async getRun(runId: number): Promise<RunRecord | null> {
-    const r = this.#get<RunRow>(SQL.run, runId);
-    return r ? toRun(r) : null;
+  async getRun(runId: number): Promise<store.RunRecord | null> {
+    const r = this.#get<stored.RunRow>(SQL.run, runId);
+    return r ? stored.toRun(r) : null;
   }
 
-  async decisions(filter: DecisionFilter = {}): Promise<DecisionRecord[]> {
+  async decisions(filter: store.DecisionFilter = {}): Promise<records.DecisionRecord[]> {
     const params = {
       policy: filter.policy ?? null,
       runId: filter.runId ?? null,
-      limit: limitOf(filter.limit, 100),
+      limit: stored.limitOf(filter.limit, 100),
     };
-    return this.#all<DecisionRow>(SQL.decisions, params).map(toDecision);
+    return this.#all<stored.DecisionRow>(SQL.decisions, params).map(stored.toDecision);
   }
 
-  async events(filter: EventFilter = {}): Promise<EventRecord[]> {
+  async events(filter: store.EventFilter = {}): Promise<records.EventRecord[]> {
     const params = {
       kind: filter.kind ?? null,
       policy: filter.policy ?? null,
       repository: filter.repository ?? null,
-      since: filter.since ? ms(filter.since) : null,
-      limit: limitOf(filter.limit, 100),
+      since: filter.since ? stored.ms(filter.since) : null,
+      limit: stored.limitOf(filter.limit, 100),
     };
-    return this.#all<EventRow>(SQL.events, params).map(toEvent);
+    return this.#all<stored.EventRow>(SQL.events, params).map(stored.toEvent);
   }
 
-  async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>> {
-    const out = new Map<string, EventRecord>();
+  async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, records.EventRecord>> {
+    const out = new Map<string, records.EventRecord>();
     for (const policy of policies) {
       const [newest] = await this.events({ kind, policy, limit: 1 });
       if (newest) out.set(policy, newest);
@@ -325,7 +283,7 @@ export class SqliteStore implements Store {
 
   // ---------------------------------------------------------------- batches
 
-  async write(batch: StoreWrite): Promise<void> {
+  async write(batch: store.StoreWrite): Promise<void> {
     this.#groups.write(() => writeBatch(this.#db, batch));
   }
 }
