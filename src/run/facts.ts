@@ -12,6 +12,9 @@ import type { Store, TagDigestWrite } from '../store/index.js';
 import type { Order } from '../guard/index.js';
 import { pool } from '../util/index.js';
 
+/** The store as a repository's facts read it: tags' first-seen times and digests, build times. */
+export type FactsStore = Pick<Store, 'tagInfo' | 'currentTagInfos' | 'buildTimeCache'>;
+
 export class ImageFacts {
   private readonly heads = new Map<string, Promise<ManifestHead>>();
   /** Build time by reference (tag or digest); null when the registry has none. */
@@ -25,7 +28,7 @@ export class ImageFacts {
     readonly repoKey: string,
     readonly ref: RepositoryRef,
     private readonly client: RegistryClient,
-    private readonly store: Store,
+    private readonly store: FactsStore,
   ) {}
 
   head(reference: string): Promise<ManifestHead> {

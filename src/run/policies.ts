@@ -24,7 +24,7 @@ import type {
 } from '../store/index.js';
 import type { ScanClients } from '../scan/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
-import { ImageFacts } from './facts.js';
+import { ImageFacts, type FactsStore } from './facts.js';
 import type { PolicyReport } from './report.js';
 
 export interface Candidate {
@@ -51,9 +51,16 @@ export interface PolicyOutcome {
   record: { state: PolicyState | null; events: PawlEvent[]; selection: SelectionWrite } | null;
 }
 
+/** The store as evaluating policies reads it (in batches, `FactsBook.prefetch`), and the facts below. */
+export type PolicyStore = FactsStore &
+  Pick<
+    Store,
+    'policyStates' | 'latestScans' | 'currentTagsOf' | 'getPolicyState' | 'lastFinishedScan' | 'currentTags'
+  >;
+
 export interface PolicyDeps {
   config: Config;
-  store: Store;
+  store: PolicyStore;
   clients: ScanClients;
   log: Logger;
   now: () => Date;

@@ -14,9 +14,12 @@ import { parseRepositoryRef } from './registry/reference.js';
 
 export type { Anomaly, ScanReport };
 
+/** The store as a scan uses it (docs/store.md, "Who reads and writes what"). */
+export type ScanStore = Pick<Store, 'beginScan' | 'finishScan' | 'lastGoodScan'>;
+
 export interface ScanDeps {
   client: RegistryClient;
-  store: Store;
+  store: ScanStore;
   now?: () => Date;
   log: Logger;
   signal?: AbortSignal;

@@ -138,9 +138,22 @@ export interface Overview {
   counts: Record<MarkerState, number>;
 }
 
+/** The store as the dashboard reads it: batch reads of every policy, and each one's history. */
+export type DashboardStore = Pick<
+  Store,
+  | 'policyStates'
+  | 'latestSelections'
+  | 'latestEvents'
+  | 'latestScans'
+  | 'decisions'
+  | 'getRun'
+  | 'scanHistory'
+  | 'selectionHistory'
+>;
+
 export interface DashboardSource {
   config: Config;
-  store: Store;
+  store: DashboardStore;
   dryRun: boolean;
   lastPass: ReadonlyMap<string, PassEvent>;
   repositoriesOf: ReadonlyMap<string, string[]>;
@@ -275,7 +288,7 @@ interface RunResultShape {
 
 /** The newest commit pawl made for the automation: from the store's runs (it outlives restarts). */
 async function lastCommit(
-  store: Store,
+  store: Pick<Store, 'getRun'>,
   recent: readonly DecisionRecord[],
   automation: string,
 ): Promise<{ sha: string; at: Date; kind: string } | null> {
