@@ -12,7 +12,7 @@ import tseslint from 'typescript-eslint';
 // import them, so the layers that make a record and those that read it need not import each other.
 const BASE = ['go', 'util', 'image', 'records'];
 const RUN = [...BASE, 'config', 'store', 'scan', 'select', 'write', 'guard', 'git', 'notify'];
-// The daemon sits beside run/; the CLI sits on top of everything.
+// The daemon sits above run/; the CLI sits on top of everything.
 const SERVE = [...RUN, 'run'];
 
 export const LAYERS = {
