@@ -70,7 +70,8 @@ export interface Pin {
 }
 
 /**
- * Events for `store.recordEvent` (the daemon exposes them as metrics and on the dashboard).
+ * Events the store records (`StoreWrite.events`, through `toStoreEvent`); the daemon exposes them
+ * as metrics and on the dashboard.
  * The guard knows no policy names or files in its pure steps; the caller fills `policy`
  * (and, for marker events, `file`/`line`) via the constructors in events.ts.
  */
