@@ -4,35 +4,32 @@ import tseslint from 'typescript-eslint';
 /**
  * The layer rule (docs/architecture.md): each folder of src/ may import only the folders listed
  * here, and enters each of them through its index.ts. Leaf libraries (go, util, image) import
- * nothing of pawl. Nothing imports run/ or cli/ but the folders above them (serve/, cli/).
+ * nothing of pawl; records/ only them. Nothing imports run/ or cli/ but the folders above them
+ * (serve/, cli/).
  * A folder missing from this table cannot be imported at all: add it here when you add it.
  */
-const RUN = ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'write', 'guard', 'git'];
-// The daemon sits beside run/ with the alerts it sends; it writes files and runs git only
+// The records every layer shares (src/records/) sit just above the leaf libraries: any folder may
+// import them, so the layers that make a record and those that read it need not import each other.
+const BASE = ['go', 'util', 'image', 'records'];
+const RUN = [...BASE, 'config', 'store', 'scan', 'select', 'write', 'guard', 'git', 'notify'];
+// The daemon sits above run/ with the alerts it sends; it writes files and runs git only
 // through run/. The CLI sits on top of everything, and it too leaves git to run/.
-const SERVE = ['go', 'util', 'image', 'config', 'store', 'scan', 'select', 'guard', 'run', 'notify'];
+const SERVE = [...BASE, 'config', 'store', 'scan', 'select', 'guard', 'notify', 'run'];
 
 export const LAYERS = {
   go: [],
   util: [],
   image: [],
-  config: ['go', 'util', 'image'],
-  store: ['go', 'util', 'image'],
-  scan: ['go', 'util', 'image', 'config', 'store'],
-  select: ['go', 'util', 'image', 'config'],
-  write: ['go', 'util', 'image'],
-  guard: ['go', 'util', 'image', 'config', 'store'],
-  git: ['go', 'util', 'image', 'config', 'write', 'guard'],
+  records: ['go', 'util', 'image'],
+  config: BASE,
+  store: BASE,
+  scan: [...BASE, 'config', 'store'],
+  select: [...BASE, 'config'],
+  write: BASE,
+  guard: [...BASE, 'config'],
+  git: [...BASE, 'config', 'write', 'guard'],
+  notify: [...BASE, 'config', 'guard'],
   run: RUN,
-  notify: [
-    'go',
-    'util',
-    'image',
-    'config',
-    'guard',
-    { folder: 'scan', typesOnly: true },
-    { folder: 'run', typesOnly: true },
-  ],
   serve: SERVE,
   cli: [...SERVE, 'serve', 'write'],
 };
@@ -42,7 +39,7 @@ const folders = Object.keys(LAYERS);
 /** One override per folder and depth below it: a relative import climbs `depth` levels to src/. */
 function layerRules(folder, depth) {
   const up = `^(?:\\.\\./){${depth}}`;
-  const allowed = new Map(LAYERS[folder].map((a) => (typeof a === 'string' ? [a, {}] : [a.folder, a])));
+  const allowed = new Set(LAYERS[folder]);
   const patterns = [
     {
       regex: `${up}(?!(?:${folders.join('|')})/)[^./][^/]*/`,
@@ -51,8 +48,7 @@ function layerRules(folder, depth) {
   ];
   for (const other of folders) {
     if (other === folder) continue;
-    const rule = allowed.get(other);
-    if (!rule) {
+    if (!allowed.has(other)) {
       patterns.push({
         regex: `${up}${other}/`,
         message: `${folder}/ may not import ${other}/: layers point one way (docs/architecture.md).`,
@@ -63,15 +59,6 @@ function layerRules(folder, depth) {
       regex: `${up}${other}/(?!index\\.js$)`,
       message: `enter ${other}/ through ${other}/index.ts (docs/architecture.md).`,
     });
-    if (rule.typesOnly) {
-      // A type import that matches a pattern with allowTypeImports passes every other pattern too
-      // (typescript-eslint), so this one matches the index alone: an inner file stays forbidden.
-      patterns.push({
-        regex: `${up}${other}/index\\.js$`,
-        message: `${folder}/ may import only types from ${other}/ (docs/architecture.md).`,
-        allowTypeImports: true,
-      });
-    }
   }
   return {
     files: [`src/${folder}/${'*/'.repeat(depth - 1)}*.ts`],

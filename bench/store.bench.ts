@@ -10,7 +10,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPostgres } from '../test/helpers/postgres.js';
-import { openPostgresStore, openSqliteStore, type Decision, type Store } from '../src/store/index.js';
+import type { Decision } from '../src/records/index.js';
+import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.js';
 import { diffTags } from '../src/scan/index.js';
 import { pool } from '../src/util/index.js';
 

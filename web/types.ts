@@ -1,20 +1,14 @@
 /** The shapes the page reads (src/serve/dashboard-data.ts and src/run/explain.ts; docs/dashboard.md). */
+// Types only: the bundle keeps nothing of src/records/.
+import type { Decision } from '../src/records/index.js';
+
 export type MarkerState =
   'error' | 'candidate-missing' | 'stale' | 'downgrade-blocked' | 'pinned' | 'upgrade' | 'up-to-date';
 
-export interface Marker {
-  automation: string;
-  file: string;
-  line: number;
-  setter: string;
-  policy: string;
-  current: string;
-  candidate: string | null;
-  reason: string;
-  action: 'write' | 'keep';
+/** A marker's stored decision (src/records/), with what the dashboard adds. */
+export interface Marker extends Decision {
   state: MarkerState;
   label: string;
-  detail: string;
   meaning: string;
   at: string;
   dryRun: boolean;

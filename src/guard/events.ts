@@ -1,4 +1,5 @@
 /** Guard events: from decisions and ratchet steps to the store's event records. */
+import type { PawlEvent } from '../records/index.js';
 import type { Decision, GuardEvent, Pin } from './types.js';
 
 export interface MarkerContext {
@@ -36,18 +37,12 @@ export function withPolicy(events: readonly GuardEvent[], policy: string): Guard
   return events.map((e) => ({ ...e, policy }));
 }
 
-/** The shape `store.recordEvent` takes (`PawlEvent` in src/store/types.ts). */
+/** The record the store keeps of an event (`PawlEvent`, src/records/event.ts). */
 export function toStoreEvent(
   e: GuardEvent,
   at: Date,
   repository?: string,
-): {
-  at: Date;
-  kind: GuardEvent['kind'];
-  policy?: string;
-  repository?: string;
-  detail: Record<string, unknown>;
-} {
+): PawlEvent & { kind: GuardEvent['kind'] } {
   const { kind, policy, ...detail } = e;
   return {
     at,

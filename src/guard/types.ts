@@ -1,29 +1,19 @@
 /** Shared shapes of the guard (SPEC §4): decisions, pins and the events the store records. */
 
 import type { ImageField } from '../image/index.js';
-import type { Decision as DecisionRow } from '../store/index.js';
+import type { Decision as DecisionRow, Reason } from '../records/index.js';
 
 /** The part of the image a marker sets (`:tag`, `:name`, `:digest`, or the whole reference): image/'s. */
 export type MarkerField = ImageField;
 
-export type Reason =
-  | 'no-candidate'
-  | 'up-to-date'
-  | 'pinned'
-  | 'downgrade-blocked'
-  | 'equivalent'
-  | 'undecidable'
-  | 'invalid-value'
-  | 'candidate-missing'
-  | 'upgrade'
-  | 'retarget';
+export type { Reason };
 
 /** How two values were ordered: the policy's own order, or image build times. */
 export type OrderedBy = 'policy' | 'build-time';
 
 /**
  * The guard's verdict on one marker: `action`, `reason` and `detail` are the fields of the one
- * decision record that runs report and the store keeps (store's Decision, narrowed to Reason).
+ * decision record that runs report and the store keeps (records' Decision, narrowed to Reason).
  */
 export interface Decision extends Pick<DecisionRow<Reason>, 'action' | 'reason' | 'detail'> {
   /** Which order decided (absent when no ordering was needed). */
@@ -80,7 +70,8 @@ export interface Pin {
 }
 
 /**
- * Events for `store.recordEvent` (the daemon exposes them as metrics and on the dashboard).
+ * Events the store records (`StoreWrite.events`, through `toStoreEvent`); the daemon exposes them
+ * as metrics and on the dashboard.
  * The guard knows no policy names or files in its pure steps; the caller fills `policy`
  * (and, for marker events, `file`/`line`) via the constructors in events.ts.
  */

@@ -8,8 +8,7 @@
  * keep their memory: nothing is concluded from absence.
  */
 import type { GuardEvent } from '../guard/index.js';
-import type { AutomationReport, KeptReport, RunReport } from '../run/index.js';
-import type { ScanReport } from '../scan/index.js';
+import type { AutomationReport, KeptReport, RunReport, ScanReport } from '../records/index.js';
 import type { EventObject, EventObjectKind, PawlEvent } from './event.js';
 
 /** One scan of an ImageRepository that finished (from the scanner's reports or the store). */

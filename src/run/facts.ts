@@ -7,9 +7,13 @@
  */
 import type { ImageRepository } from '../config/index.js';
 import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/index.js';
-import type { Store, TagDigestWrite, TagInfo } from '../store/index.js';
+import type { TagInfo } from '../records/index.js';
+import type { Store, TagDigestWrite } from '../store/index.js';
 import type { Order } from '../guard/index.js';
 import { pool } from '../util/index.js';
+
+/** The store as a repository's facts read it: tags' first-seen times and digests, build times. */
+export type FactsStore = Pick<Store, 'tagInfo' | 'currentTagInfos' | 'buildTimeCache'>;
 
 export class ImageFacts {
   private readonly heads = new Map<string, Promise<ManifestHead>>();
@@ -24,7 +28,7 @@ export class ImageFacts {
     readonly repoKey: string,
     readonly ref: RepositoryRef,
     private readonly client: RegistryClient,
-    private readonly store: Store,
+    private readonly store: FactsStore,
   ) {}
 
   head(reference: string): Promise<ManifestHead> {

@@ -14,18 +14,35 @@ import {
   type ImageUpdateAutomation,
   selectPolicies,
 } from '../config/index.js';
-import { isScanDue, scanRepositories, type ScanReport, type ScanClients } from '../scan/index.js';
-import type { Decision, PawlEvent, Store } from '../store/index.js';
+import {
+  isScanDue,
+  scanRepositories,
+  type ScanReport,
+  type ScanClients,
+  type ScanStore,
+} from '../scan/index.js';
+import type { Decision, PawlEvent } from '../records/index.js';
+import type { Store } from '../store/index.js';
 import { pool, type Logger } from '../util/index.js';
-import { evaluatePolicy, FactsBook, policyReport, policyWrites, type PolicyOutcome } from './policies.js';
+import {
+  evaluatePolicy,
+  FactsBook,
+  policyReport,
+  policyWrites,
+  type PolicyOutcome,
+  type PolicyStore,
+} from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
 import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';
 import { decisionEvent, toStoreEvent } from '../guard/index.js';
 
+/** The store as a pass uses it: its scans and policies, the run's record, and its batches. */
+export type PassStore = ScanStore & PolicyStore & Pick<Store, 'beginRun' | 'latestScans' | 'write' | 'flush'>;
+
 export interface PassDeps {
   config: Config;
-  store: Store;
+  store: PassStore;
   stateDir: string;
   clients: ScanClients;
   log: Logger;

@@ -19,16 +19,21 @@ import {
   TRAILER_REASON,
   TRAILER_RELEASE,
 } from '../guard/index.js';
-import { isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
+import { isScanDue, scanRepositories, type ScanClients, type ScanStore } from '../scan/index.js';
 import type { Store } from '../store/index.js';
 import { RuntimeError, UsageError, type Logger } from '../util/index.js';
 import { runAutomation } from './automation.js';
-import { evaluatePolicy, FactsBook, policyWrites, type PolicyOutcome } from './policies.js';
+import { evaluatePolicy, FactsBook, policyWrites, type PolicyOutcome, type PolicyStore } from './policies.js';
 import type { AutomationReport } from './report.js';
+
+/** The store as the people's commands (explain, rollback, release) use it. */
+export type PeopleStore = ScanStore &
+  PolicyStore &
+  Pick<Store, 'lastFinishedScan' | 'write' | 'currentTags' | 'scanHistory' | 'events'>;
 
 export interface PeopleDeps {
   config: Config;
-  store: Store;
+  store: PeopleStore;
   stateDir: string;
   clients: ScanClients;
   log: Logger;

@@ -13,11 +13,10 @@ import {
   type RatchetState,
   type GuardEvent,
 } from '../guard/index.js';
+import type { PawlEvent, ScanRecord } from '../records/index.js';
 import type {
   LatestScans,
-  PawlEvent,
   PolicyState,
-  ScanRecord,
   SelectionWrite,
   Store,
   StoreWrite,
@@ -25,7 +24,7 @@ import type {
 } from '../store/index.js';
 import type { ScanClients } from '../scan/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
-import { ImageFacts } from './facts.js';
+import { ImageFacts, type FactsStore } from './facts.js';
 import type { PolicyReport } from './report.js';
 
 export interface Candidate {
@@ -52,9 +51,16 @@ export interface PolicyOutcome {
   record: { state: PolicyState | null; events: PawlEvent[]; selection: SelectionWrite } | null;
 }
 
+/** The store as evaluating policies reads it (in batches, `FactsBook.prefetch`), and the facts below. */
+export type PolicyStore = FactsStore &
+  Pick<
+    Store,
+    'policyStates' | 'latestScans' | 'currentTagsOf' | 'getPolicyState' | 'lastFinishedScan' | 'currentTags'
+  >;
+
 export interface PolicyDeps {
   config: Config;
-  store: Store;
+  store: PolicyStore;
   clients: ScanClients;
   log: Logger;
   now: () => Date;

@@ -3,7 +3,8 @@
  * list of the same image, which tags were added and removed, and which anomalies that shows.
  * The store calls it inside the transaction that records the scan.
  */
-import { sortTags, type Anomaly, type TagDiff } from '../store/index.js';
+import type { Anomaly, TagDiff } from '../records/index.js';
+import { sortTags } from '../store/index.js';
 
 /** A count drop is an anomaly only when it is both large in proportion and in absolute terms. */
 export const COUNT_DROP_MIN_RATIO = 0.1;

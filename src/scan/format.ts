@@ -1,5 +1,5 @@
 /** Text for people: shared by `pawl scan`, `pawl tags` and (later) `pawl run`. */
-import type { Anomaly } from '../store/index.js';
+import type { Anomaly } from '../records/index.js';
 import { abbreviate } from './diff.js';
 import type { RecordedResponse } from './registry/types.js';
 

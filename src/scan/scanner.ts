@@ -5,34 +5,21 @@
  */
 import { compileRegex } from '../go/index.js';
 import { type ImageRepository, refKey } from '../config/index.js';
-import type { Store, Anomaly, ScanRecord } from '../store/index.js';
+import type { Anomaly, ScanRecord, ScanReport } from '../records/index.js';
+import type { Store } from '../store/index.js';
 import { describeAnomaly, diffTags } from './diff.js';
 import { type Logger, errorMessage } from '../util/index.js';
 import type { RecordedResponse, RegistryClient, RepositoryRef } from './registry/types.js';
 import { parseRepositoryRef } from './registry/reference.js';
 
-export type { Anomaly };
+export type { Anomaly, ScanReport };
 
-/** One entry of `repositories[]` in `pawl run --json` and `pawl scan --json` (SPEC §5). */
-export interface ScanReport {
-  /** `ns/name` of the ImageRepository. */
-  name: string;
-  image: string;
-  /** Tags of the last good scan (this one when it succeeded). */
-  tags: number;
-  /** False when suspended, or when the scan failed. */
-  scanned: boolean;
-  suspended: boolean;
-  anomalies: Anomaly[];
-  error: string | null;
-  added: string[];
-  removed: string[];
-  requests: number;
-}
+/** The store as a scan uses it (docs/store.md, "Who reads and writes what"). */
+export type ScanStore = Pick<Store, 'beginScan' | 'finishScan' | 'lastGoodScan'>;
 
 export interface ScanDeps {
   client: RegistryClient;
-  store: Store;
+  store: ScanStore;
   now?: () => Date;
   log: Logger;
   signal?: AbortSignal;

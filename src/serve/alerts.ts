@@ -20,10 +20,13 @@ import { errorMessage, type Logger } from '../util/index.js';
 import type { ServeEvents } from './events.js';
 import type { ServeMetrics } from './metrics.js';
 
+/** The store as alerts read it: the events a pass recorded. */
+export type AlertsStore = Pick<Store, 'events'>;
+
 export interface DaemonAlertsOptions {
   config: Config;
   events: ServeEvents;
-  store: Store;
+  store: AlertsStore;
   metrics: ServeMetrics;
   log: Logger;
   /** Builds the notifier (tests inject a transport or a sleep through it). */

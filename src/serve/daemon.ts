@@ -19,14 +19,8 @@ import {
 } from '../config/index.js';
 import { runPass, type RunReport } from '../run/index.js';
 import { createScanClients, isScanDue, scanRepositories, type ScanClients } from '../scan/index.js';
-import {
-  DB_FILE,
-  loadPostgres,
-  openStoreFrom,
-  type ScanRecord,
-  type Store,
-  type StoreSpec,
-} from '../store/index.js';
+import type { ScanRecord } from '../records/index.js';
+import { DB_FILE, loadPostgres, openStoreFrom, type Store, type StoreSpec } from '../store/index.js';
 import { ConfigError, errorMessage, formatProblem, type Logger, type Problem } from '../util/index.js';
 import { ServeEvents, type PassEvent } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';

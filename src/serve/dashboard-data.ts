@@ -6,7 +6,8 @@
  */
 import { refKey, type Config } from '../config/index.js';
 import { REASON_LABELS, reasonMeaning, type Reason } from '../guard/index.js';
-import type { DecisionRecord, LatestScans, ScanRecord, Store } from '../store/index.js';
+import type { Decision, DecisionRecord, ScanRecord } from '../records/index.js';
+import type { LatestScans, Store } from '../store/index.js';
 import { describeAnomaly } from '../scan/index.js';
 import type { PassEvent } from './events.js';
 
@@ -72,20 +73,11 @@ export function forgeCommitUrl(gitUrl: string, sha: string): string | null {
   return null;
 }
 
-export interface MarkerView {
-  automation: string;
-  file: string;
-  line: number;
-  setter: string;
-  policy: string;
-  current: string;
-  candidate: string | null;
-  reason: string;
-  action: 'write' | 'keep';
+/** A marker's stored decision (its `detail` is the decision's sentence), as the dashboard shows it. */
+export interface MarkerView extends Decision {
   state: MarkerState;
   label: string;
-  /** The decision's sentence, and what the reason means in general. */
-  detail: string;
+  /** What the reason means in general. */
   meaning: string;
   at: string;
   dryRun: boolean;
@@ -146,9 +138,22 @@ export interface Overview {
   counts: Record<MarkerState, number>;
 }
 
+/** The store as the dashboard reads it: batch reads of every policy, and each one's history. */
+export type DashboardStore = Pick<
+  Store,
+  | 'policyStates'
+  | 'latestSelections'
+  | 'latestEvents'
+  | 'latestScans'
+  | 'decisions'
+  | 'getRun'
+  | 'scanHistory'
+  | 'selectionHistory'
+>;
+
 export interface DashboardSource {
   config: Config;
-  store: Store;
+  store: DashboardStore;
   dryRun: boolean;
   lastPass: ReadonlyMap<string, PassEvent>;
   repositoriesOf: ReadonlyMap<string, string[]>;
@@ -283,7 +288,7 @@ interface RunResultShape {
 
 /** The newest commit pawl made for the automation: from the store's runs (it outlives restarts). */
 async function lastCommit(
-  store: Store,
+  store: Pick<Store, 'getRun'>,
   recent: readonly DecisionRecord[],
   automation: string,
 ): Promise<{ sha: string; at: Date; kind: string } | null> {

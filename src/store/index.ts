@@ -1,4 +1,5 @@
-export { openSqliteStore, openSqliteFile, SqliteStore, DB_FILE, SCHEMA_VERSION } from './sqlite.js';
+export { openSqliteStore, openSqliteFile, DB_FILE, SCHEMA_VERSION } from './sqlite/open.js';
+export { SqliteStore } from './sqlite/store.js';
 // The PostgreSQL backend is loaded on first use (`loadPostgres`): commands on SQLite never load `pg`.
 export { loadPostgres, openPostgresStore } from './open.js';
 export type { PostgresStore, PostgresStoreOptions } from './postgres/index.js';

@@ -5,8 +5,8 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redactor, UsageError } from '../util/index.js';
-import { storeOptionsFromEnv } from './options.js';
-import { DB_FILE, openSqliteFile, openSqliteStore } from './sqlite.js';
+import { envNumber, storeOptionsFromEnv } from './options.js';
+import { DB_FILE, openSqliteFile, openSqliteStore } from './sqlite/open.js';
 import { displayUrl } from './postgres/url.js';
 import type { PostgresStore, PostgresStoreOptions } from './postgres/index.js';
 import type { Store, StoreOptions } from './types.js';
@@ -114,13 +114,7 @@ function poolFromEnv(env: NodeJS.ProcessEnv = process.env): {
   statementTimeoutMs?: number;
 } {
   const out: { poolSize?: number; statementTimeoutMs?: number } = {};
-  const read = (name: string, min: number): number | undefined => {
-    const v = env[name];
-    if (v === undefined || v === '') return undefined;
-    if (!/^\d+$/.test(v) || Number(v) < min)
-      throw new UsageError(`${name} must be a whole number of at least ${min}, not "${v}"`);
-    return Number(v);
-  };
+  const read = (name: string, min: number) => envNumber(env, name, min);
   const size = read('PAWL_STORE_POOL_SIZE', 1);
   const timeout = read('PAWL_STORE_STATEMENT_TIMEOUT_MS', 100);
   if (size !== undefined) out.poolSize = size;

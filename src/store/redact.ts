@@ -3,7 +3,7 @@
  * already redacts, but nothing that can carry a credential may reach the store by mistake.
  */
 import { redactExchange } from '../util/index.js';
-import type { RecordedResponse } from './types.js';
+import type { RecordedResponse } from '../records/index.js';
 
 /** A recorded response without credentials: credential headers are left out, not masked. */
 export function redactResponse(r: RecordedResponse): RecordedResponse {

@@ -4,18 +4,14 @@ import type {
   Decision,
   DecisionRecord,
   EventRecord,
-  PolicyState,
-  RawScanResponses,
   RecordedResponse,
   RunKind,
-  RunRecord,
   ScanOutcome,
   ScanRecord,
-  ScanResult,
-  SelectionRecord,
   TagDiff,
   TagInfo,
-} from './types.js';
+} from '../records/index.js';
+import type { PolicyState, RawScanResponses, RunRecord, ScanResult, SelectionRecord } from './types.js';
 import { tagListChecksum } from './tags.js';
 
 /**

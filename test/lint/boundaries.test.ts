@@ -80,34 +80,44 @@ describe('import boundaries', () => {
       error: /serve\/ may not import cli\//,
     },
     { file: 'src/cli/commands/x.ts', code: "import { runPass } from '../../run/index.js';", error: null },
-    // notify/ may read run's report types, never run's code.
-    { file: 'src/notify/x.ts', code: "import type { RunReport } from '../run/index.js';", error: null },
+    // notify/ reads the reports from records/, below run/ and scan/, and imports neither.
+    { file: 'src/notify/x.ts', code: "import type { RunReport } from '../records/index.js';", error: null },
     {
       file: 'src/notify/x.ts',
-      code: "import { runPass } from '../run/index.js';",
-      error: /notify\/ may import only types from run\//,
+      code: "import type { RunReport } from '../run/index.js';",
+      error: /notify\/ may not import run\//,
     },
-    // …and only through run/index.ts: a type import is no way around a folder's surface, in any form.
+    {
+      file: 'src/notify/x.ts',
+      code: "import type { ScanReport } from '../scan/index.js';",
+      error: /notify\/ may not import scan\//,
+    },
+    // The shared records import only the leaf libraries; the guard reads them, not the store.
+    {
+      file: 'src/records/x.ts',
+      code: "import type { Store } from '../store/index.js';",
+      error: /records\/ may not import store\//,
+    },
+    {
+      file: 'src/guard/x.ts',
+      code: "import type { Store } from '../store/index.js';",
+      error: /guard\/ may not import store\//,
+    },
+    // A folder enters another only through its index.ts: a type import is no way around that, in any form.
     ...[
       "import type { RunReport } from '../run/report.js';",
       "import { type RunReport } from '../run/report.js';",
       "export type { RunReport } from '../run/report.js';",
-    ].map((code) => ({ file: 'src/notify/x.ts', code, error: /enter run\/ through run\/index\.ts/ })),
+    ].map((code) => ({ file: 'src/serve/x.ts', code, error: /enter run\/ through run\/index\.ts/ })),
     {
       file: 'src/notify/providers/x.ts',
-      code: "import type { ScanReport } from '../../scan/report.js';",
-      error: /enter scan\/ through scan\/index\.ts/,
+      code: "import type { ScanReport } from '../../records/report.js';",
+      error: /enter records\/ through records\/index\.ts/,
     },
     {
       file: 'src/notify/providers/x.ts',
-      code: "import type { ScanReport } from '../../scan/index.js';",
+      code: "import type { ScanReport } from '../../records/index.js';",
       error: null,
-    },
-    // A folder that may import another's code enters it through its index.ts for types too.
-    {
-      file: 'src/serve/x.ts',
-      code: "import type { RunReport } from '../run/report.js';",
-      error: /enter run\/ through run\/index\.ts/,
     },
     // Stages point forwards: configuration and the store come first.
     {
@@ -176,8 +186,8 @@ describe('import boundaries', () => {
       error: /config\/ may not import run\/: layers point one way/,
     },
     {
-      fixture: 'notify-imports-run-inner-type.ts.txt',
-      into: 'src/notify',
+      fixture: 'serve-imports-run-inner-type.ts.txt',
+      into: 'src/serve',
       error: /enter run\/ through run\/index\.ts/,
     },
   ];

@@ -22,12 +22,8 @@ import {
   type CliResult,
   type World,
 } from '../helpers/world.js';
-import {
-  openPostgresStore,
-  openSqliteStore,
-  type DecisionRecord,
-  type Store,
-} from '../../src/store/index.js';
+import type { DecisionRecord } from '../../src/records/index.js';
+import { openPostgresStore, openSqliteStore, type Store } from '../../src/store/index.js';
 import type { RunReport } from '../../src/run/report.js';
 
 const unavailable = postgresUnavailable();

@@ -20,7 +20,7 @@ import { scanRepository } from '../../src/scan/scanner.js';
 import { openSqliteStore as openStore } from '../../src/store/index.js';
 import { silentLogger } from '../../src/util/log.js';
 import type { ImageRepository } from '../../src/config/types.js';
-import type { Anomaly } from '../../src/store/index.js';
+import type { Anomaly } from '../../src/records/index.js';
 
 const SEED = 9_2026;
 /** The OCI distribution grammar for tags, written out independently of src/config/imageref.ts. */

@@ -4,7 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { tagListChecksum, type Decision, type Store, type StoreOptions } from '../../src/store/index.js';
+import type { Decision, PawlEvent } from '../../src/records/index.js';
+import { tagListChecksum, type Store, type StoreOptions } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
 import type { RecordedResponse } from '../../src/scan/registry/types.js';
 
@@ -197,8 +198,12 @@ export function storeContract(name: string, open: OpenStore): void {
         withStore(async (s) => {
           await scan(s, 'ns/app', ['1'], 0);
           assert.equal((await s.tagInfo('ns/app', '1'))!.digest, null);
-          await s.setTagDigest('ns/app', '1', 'sha256:aaa');
-          await s.setTagDigest('ns/app', '1', 'sha256:bbb');
+          await s.write({
+            tagDigests: [{ repository: 'ns/app', tag: '1', digest: 'sha256:aaa', at: at(1) }],
+          });
+          await s.write({
+            tagDigests: [{ repository: 'ns/app', tag: '1', digest: 'sha256:bbb', at: at(2) }],
+          });
           assert.equal((await s.tagInfo('ns/app', '1'))!.digest, 'sha256:bbb');
           assert.equal((await s.currentTagInfos('ns/app'))[0]!.digest, 'sha256:bbb');
         }),
@@ -232,13 +237,13 @@ export function storeContract(name: string, open: OpenStore): void {
       test(
         'a scan left running by a crashed process is marked interrupted by the next scan, hours later',
         withStore(async (s) => {
+          const scanOf = async (id: number) => (await s.scanHistory('ns/app')).find((x) => x.id === id);
           const stuck = await s.beginScan('ns/app', 'example.com/app', at(0));
           await s.beginScan('ns/app', 'example.com/app', at(30)); // another process may still be on it
-          assert.equal((await s.getScan(stuck))!.outcome, 'running');
+          assert.equal((await scanOf(stuck))!.outcome, 'running');
           await s.beginScan('ns/app', 'example.com/app', at(7 * 60));
-          assert.equal((await s.getScan(stuck))!.outcome, 'failed');
-          assert.match((await s.getScan(stuck))!.error!, /interrupted/);
-          assert.equal(await s.getScan(stuck + 1000), null);
+          assert.equal((await scanOf(stuck))!.outcome, 'failed');
+          assert.match((await scanOf(stuck))!.error!, /interrupted/);
         }),
       );
     });
@@ -366,11 +371,13 @@ export function storeContract(name: string, open: OpenStore): void {
         'policy state round-trips, selections are kept newest first',
         withStore(async (s) => {
           assert.equal(await s.getPolicyState('ns/p'), null);
-          await s.setPolicyState('ns/p', {
-            specHash: 'h1',
-            highWater: '1.2.0',
-            highWaterAt: at(1),
-            pending: null,
+          await s.write({
+            policyStates: [
+              {
+                policy: 'ns/p',
+                state: { specHash: 'h1', highWater: '1.2.0', highWaterAt: at(1), pending: null },
+              },
+            ],
           });
           const state = {
             specHash: 'h1',
@@ -378,14 +385,16 @@ export function storeContract(name: string, open: OpenStore): void {
             highWaterAt: at(1),
             pending: { candidate: '1.1.0', count: 2, firstAt: at(2), lastAt: at(3) },
           };
-          await s.setPolicyState('ns/p', state);
+          await s.write({ policyStates: [{ policy: 'ns/p', state }] });
           assert.deepEqual(await s.getPolicyState('ns/p'), state);
           const states = await s.policyStates(['ns/p', 'ns/none']);
           assert.deepEqual([...states.keys()], ['ns/p']);
           assert.deepEqual(states.get('ns/p'), state);
-          await s.recordSelection('ns/p', at(1), '1.2.0', null);
-          await s.recordSelection('ns/p', at(2), null, 'empty tag list');
-          await s.recordSelection('ns/q', at(2), 'x', null);
+          await s.write({ selections: [{ policy: 'ns/p', at: at(1), candidate: '1.2.0', error: null }] });
+          await s.write({
+            selections: [{ policy: 'ns/p', at: at(2), candidate: null, error: 'empty tag list' }],
+          });
+          await s.write({ selections: [{ policy: 'ns/q', at: at(2), candidate: 'x', error: null }] });
           const latest = await s.latestSelections(['ns/p', 'ns/q', 'ns/none']);
           assert.deepEqual(
             [...latest.entries()].map(([k, v]) => [k, v.policy, v.candidate, v.error]).sort(),
@@ -409,16 +418,19 @@ export function storeContract(name: string, open: OpenStore): void {
         'runs and decisions',
         withStore(async (s) => {
           const run = await s.beginRun(at(0), 'run');
-          await s.recordDecision(run, decision);
-          await s.recordDecision(run, {
+          await s.write({ decisions: { runId: run, decisions: [decision] } });
+          const kept: Decision = {
             ...decision,
             policy: 'ns/q',
             action: 'keep',
             reason: 'downgrade-blocked',
             candidate: null,
-          });
+          };
+          await s.write({ decisions: { runId: run, decisions: [kept] } });
           assert.equal((await s.getRun(run))!.endedAt, null);
-          await s.finishRun(run, { result: 'pushed', commit: 'abc' }, at(1));
+          await s.write({
+            finishRun: { runId: run, result: { result: 'pushed', commit: 'abc' }, endedAt: at(1) },
+          });
           const r = (await s.getRun(run))!;
           assert.deepEqual(r.result, { result: 'pushed', commit: 'abc' });
           assert.equal(r.kind, 'run');
@@ -438,20 +450,15 @@ export function storeContract(name: string, open: OpenStore): void {
       test(
         'events filter by kind, policy, repository and time',
         withStore(async (s) => {
-          await s.recordEvent({
+          const event = (e: PawlEvent) => s.write({ events: [e] });
+          await event({
             at: at(0),
             kind: 'downgrade-blocked',
             policy: 'ns/p',
             detail: { current: '2', candidate: '1' },
           });
-          await s.recordEvent({
-            at: at(5),
-            kind: 'stale-scan',
-            policy: 'ns/p',
-            repository: 'ns/r',
-            detail: {},
-          });
-          await s.recordEvent({ at: at(9), kind: 'pin', policy: 'ns/q', detail: { line: 4 } });
+          await event({ at: at(5), kind: 'stale-scan', policy: 'ns/p', repository: 'ns/r', detail: {} });
+          await event({ at: at(9), kind: 'pin', policy: 'ns/q', detail: { line: 4 } });
           assert.equal((await s.events()).length, 3);
           assert.deepEqual(
             (await s.events({ policy: 'ns/p' })).map((e) => e.kind),
@@ -465,7 +472,7 @@ export function storeContract(name: string, open: OpenStore): void {
             (await s.events({ since: at(5) })).map((e) => e.kind),
             ['pin', 'stale-scan'],
           );
-          await s.recordEvent({ at: at(7), kind: 'stale-scan', policy: 'ns/p', detail: { n: 2 } });
+          await event({ at: at(7), kind: 'stale-scan', policy: 'ns/p', detail: { n: 2 } });
           const stale = await s.latestEvents('stale-scan', ['ns/p', 'ns/q']);
           assert.deepEqual([...stale.keys()], ['ns/p']);
           assert.deepEqual([stale.get('ns/p')!.at, stale.get('ns/p')!.detail], [at(7), { n: 2 }]);

@@ -97,7 +97,7 @@ describe('SQLite: writes are committed in groups', () => {
     const dir = tempDir(t);
     const s = openSqliteStore(dir);
     const runId = await s.beginRun(at(0), 'run');
-    await s.recordEvent({ at: at(0), kind: 'stale-scan', policy: 'ns/p', detail: {} });
+    await s.write({ events: [{ at: at(0), kind: 'stale-scan', policy: 'ns/p', detail: {} }] });
     assert.equal((await s.events()).length, 1, 'the writer reads its own group');
     assert.equal(committed(dir, 'SELECT count(*) FROM events'), 0, 'not committed yet');
     await s.flush();
@@ -109,12 +109,12 @@ describe('SQLite: writes are committed in groups', () => {
   test('the group commits on its own shortly after the first write, and on close', async (t) => {
     const dir = tempDir(t);
     const s = openSqliteStore(dir);
-    await s.recordEvent({ at: at(0), kind: 'stale-scan', detail: {} });
+    await s.write({ events: [{ at: at(0), kind: 'stale-scan', detail: {} }] });
     for (let i = 0; committed(dir, 'SELECT count(*) FROM events') === 0; i++) {
       assert.ok(i < 1000, 'the group was never committed');
       await new Promise((r) => setTimeout(r, 5));
     }
-    await s.recordEvent({ at: at(1), kind: 'stale-scan', detail: {} });
+    await s.write({ events: [{ at: at(1), kind: 'stale-scan', detail: {} }] });
     await s.close();
     assert.equal(committed(dir, 'SELECT count(*) FROM events'), 2);
   });
@@ -144,7 +144,7 @@ describe('SQLite: writes are committed in groups', () => {
       script,
       `import { openSqliteStore } from ${JSON.stringify(join(process.cwd(), 'src', 'store', 'index.js'))};\n` +
         `const s = openSqliteStore(${JSON.stringify(join(dir, 'state'))});\n` +
-        `await s.recordEvent({ at: new Date(0), kind: 'stale-scan', detail: { last: true } });\n` +
+        `await s.write({ events: [{ at: new Date(0), kind: 'stale-scan', detail: { last: true } }] });\n` +
         `process.exit(0);\n`,
     );
     const r = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8' });

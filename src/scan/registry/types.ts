@@ -2,9 +2,10 @@
  * The contract between the registry client (src/scan/registry/) and its users: the scanner,
  * the guard (HEAD of candidates and high-water marks, build times) and `pawl run`.
  */
-import type { BuildTime, RecordedResponse } from '../../store/index.js';
+import type { BuildTime, RecordedResponse } from '../../records/index.js';
 
-export type { BuildTime, BuildTimeCache, RecordedResponse } from '../../store/index.js';
+export type { BuildTime, RecordedResponse } from '../../records/index.js';
+export type { BuildTimeCache } from '../../store/index.js';
 
 /** A parsed, normalised image repository reference (no tag, no digest). */
 export interface RepositoryRef {

@@ -8,7 +8,7 @@
  * migrations the same way, in its own table: `migratePostgres(client, { table: 'replica_migrations', … })`.
  */
 import type { ClientBase } from 'pg';
-import { RuntimeError } from '../../util/index.js';
+import { pendingSteps } from '../schema.js';
 
 export interface MigrationSet {
   /** The schema the tables live in (created when missing). */
@@ -45,17 +45,14 @@ export async function migratePostgres(client: ClientBase, set: MigrationSet): Pr
       `CREATE TABLE IF NOT EXISTS ${table} (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
     );
     const r = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${table}`);
-    const current = r.rows[0]?.v ?? 0;
-    if (current > set.steps.length) {
-      throw new RuntimeError(
-        `${set.what} at ${set.location} (schema ${set.schema}) has version ${current}, newer than this pawl understands (${set.steps.length}); ` +
-          `upgrade pawl (every replica), or point it at another database or schema`,
-      );
-    }
+    const pending = pendingSteps(r.rows[0]?.v ?? 0, set.steps, {
+      subject: `${set.what} at ${set.location} (schema ${set.schema}) has version`,
+      advice: 'upgrade pawl (every replica), or point it at another database or schema',
+    });
     await client.query(`SET LOCAL search_path TO ${schema}`);
-    for (let v = current + 1; v <= set.steps.length; v++) {
-      await client.query(set.steps[v - 1]!);
-      await client.query(`INSERT INTO ${table} (version) VALUES ($1)`, [v]);
+    for (const { version, sql } of pending) {
+      await client.query(sql);
+      await client.query(`INSERT INTO ${table} (version) VALUES ($1)`, [version]);
     }
     await client.query('COMMIT');
     return set.steps.length;

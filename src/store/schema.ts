@@ -1,16 +1,34 @@
 /**
- * Schema versions, applied in order; `PRAGMA user_version` records the last one applied.
- * Append new steps; never edit a released one. Times are integer milliseconds since the epoch.
+ * The store's schema, written once for both backends: only the column types differ (SQLite's
+ * INTEGER is PostgreSQL's BIGINT, both holding milliseconds and ids), so the two cannot drift and
+ * share their row conversions (rows.ts). Each backend's migrations (sqlite/migrations.ts,
+ * postgres/migrations.ts) are versions of it; append new versions, never edit a released one.
  */
-export const MIGRATIONS: readonly string[] = [
-  // 1: scans, tags, raw responses, digests, build times, policies, runs, decisions, events.
-  `
+import { RuntimeError } from '../util/index.js';
+
+/** What a backend calls the column types of the schema. */
+export interface Dialect {
+  /** An id the database assigns. */
+  id: string;
+  /** Times (ms since the epoch) and the ids that point at rows. */
+  big: string;
+  /** A 0/1 flag. */
+  flag: string;
+  /** After a table looked up only by its primary key. */
+  keyed: string;
+  /** Indexes only this backend has. */
+  indexes: string;
+}
+
+/** Version 1: scans, tags, raw responses, digests, build times, policies, runs, decisions, events. */
+export function schemaV1(d: Dialect): string {
+  return `
   CREATE TABLE scans (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          ${d.id},
     repository  TEXT    NOT NULL,
     image       TEXT    NOT NULL,
-    started_at  INTEGER NOT NULL,
-    ended_at    INTEGER,
+    started_at  ${d.big} NOT NULL,
+    ended_at    ${d.big},
     outcome     TEXT    NOT NULL DEFAULT 'running' CHECK (outcome IN ('running', 'ok', 'failed')),
     error       TEXT,
     tag_count   INTEGER,
@@ -28,65 +46,65 @@ export const MIGRATIONS: readonly string[] = [
     repository    TEXT    NOT NULL,
     image         TEXT    NOT NULL,
     tag           TEXT    NOT NULL,
-    first_seen    INTEGER NOT NULL,
-    last_seen     INTEGER NOT NULL,
-    first_scan_id INTEGER NOT NULL,
-    last_scan_id  INTEGER NOT NULL,
-    initial       INTEGER NOT NULL,
+    first_seen    ${d.big} NOT NULL,
+    last_seen     ${d.big} NOT NULL,
+    first_scan_id ${d.big} NOT NULL,
+    last_scan_id  ${d.big} NOT NULL,
+    initial       ${d.flag} NOT NULL,
     PRIMARY KEY (repository, image, tag)
-  ) WITHOUT ROWID;
+  )${d.keyed};
   CREATE INDEX tags_by_scan ON tags (repository, image, last_scan_id);
 
   CREATE TABLE tag_digests (
     repository TEXT    NOT NULL,
     tag        TEXT    NOT NULL,
     digest     TEXT    NOT NULL,
-    at         INTEGER NOT NULL,
+    at         ${d.big} NOT NULL,
     PRIMARY KEY (repository, tag)
-  ) WITHOUT ROWID;
+  )${d.keyed};
 
   CREATE TABLE raw_responses (
-    scan_id    INTEGER PRIMARY KEY REFERENCES scans (id) ON DELETE CASCADE,
+    scan_id    ${d.big} PRIMARY KEY REFERENCES scans (id) ON DELETE CASCADE,
     repository TEXT    NOT NULL,
     body       TEXT    NOT NULL,
-    truncated  INTEGER NOT NULL
+    truncated  ${d.flag} NOT NULL
   );
   CREATE INDEX raw_by_repository ON raw_responses (repository, scan_id);
 
   CREATE TABLE build_times (
     digest  TEXT PRIMARY KEY,
-    created INTEGER,
+    created ${d.big},
     source  TEXT
-  ) WITHOUT ROWID;
+  )${d.keyed};
 
   CREATE TABLE policy_state (
     policy        TEXT PRIMARY KEY,
     spec_hash     TEXT NOT NULL,
     high_water    TEXT,
-    high_water_at INTEGER,
+    high_water_at ${d.big},
     pending       TEXT
-  ) WITHOUT ROWID;
+  )${d.keyed};
 
   CREATE TABLE selections (
-    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    id        ${d.id},
     policy    TEXT    NOT NULL,
-    at        INTEGER NOT NULL,
+    at        ${d.big} NOT NULL,
     candidate TEXT,
     error     TEXT
   );
   CREATE INDEX selections_by_policy ON selections (policy, id);
 
   CREATE TABLE runs (
-    id       INTEGER PRIMARY KEY AUTOINCREMENT,
-    at       INTEGER NOT NULL,
+    id       ${d.id},
+    at       ${d.big} NOT NULL,
     kind     TEXT    NOT NULL,
-    ended_at INTEGER,
+    ended_at ${d.big},
     result   TEXT
   );
 
   CREATE TABLE decisions (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id     INTEGER NOT NULL REFERENCES runs (id),
+    id         ${d.id},
+    run_id     ${d.big} NOT NULL REFERENCES runs (id),
     automation TEXT    NOT NULL,
     file       TEXT    NOT NULL,
     line       INTEGER NOT NULL,
@@ -102,24 +120,30 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX decisions_by_run ON decisions (run_id, id);
 
   CREATE TABLE events (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
-    at         INTEGER NOT NULL,
+    id         ${d.id},
+    at         ${d.big} NOT NULL,
     kind       TEXT    NOT NULL,
     policy     TEXT,
     repository TEXT,
     detail     TEXT    NOT NULL
   );
   CREATE INDEX events_by_at ON events (at);
-  `,
-  // 2: webhook work `pawl serve` accepted and has not done yet (its queue, durable across a crash).
-  `
-  CREATE TABLE serve_work (
-    key          TEXT    PRIMARY KEY,
-    repositories TEXT    NOT NULL,
-    tags         TEXT    NOT NULL,
-    events       INTEGER NOT NULL,
-    first_at     INTEGER NOT NULL,
-    version      INTEGER NOT NULL
-  );
-  `,
-];
+  ${d.indexes}
+  `;
+}
+
+/**
+ * The steps after version `current` (version N is `steps[N-1]`), for either backend's runner.
+ * A schema newer than `steps` was migrated by a newer pawl: it is refused, nothing changed.
+ */
+export function pendingSteps(
+  current: number,
+  steps: readonly string[],
+  refusal: { subject: string; advice: string },
+): { version: number; sql: string }[] {
+  if (current > steps.length)
+    throw new RuntimeError(
+      `${refusal.subject} ${current}, newer than this pawl understands (${steps.length}); ${refusal.advice}`,
+    );
+  return steps.slice(current).map((sql, i) => ({ version: current + i + 1, sql }));
+}

@@ -1,0 +1,78 @@
+/**
+ * The `pawl run --json` and `pawl scan --json` reports (SPEC §5): run and scan write them, the
+ * CLI prints them, notify turns them into alerts. Field names are part of the contract.
+ */
+import type { Decision, Reason } from './decision.js';
+import type { Anomaly } from './scan.js';
+
+/** One entry of `repositories[]` in `pawl run --json` and `pawl scan --json` (SPEC §5). */
+export interface ScanReport {
+  /** `ns/name` of the ImageRepository. */
+  name: string;
+  image: string;
+  /** Tags of the last good scan (this one when it succeeded). */
+  tags: number;
+  /** False when suspended, or when the scan failed. */
+  scanned: boolean;
+  suspended: boolean;
+  anomalies: Anomaly[];
+  error: string | null;
+  added: string[];
+  removed: string[];
+  requests: number;
+}
+
+export interface RepositoryReport {
+  name: string;
+  tags: number;
+  scanned: boolean;
+  anomalies: Anomaly[];
+  error: string | null;
+}
+
+export interface PolicyReport {
+  name: string;
+  candidate: string | null;
+  highWater: string | null;
+  error: string | null;
+}
+
+/** One marker's decision in an automation's run: the stored Decision without the automation. */
+export type MarkerDecision = Omit<Decision<Reason | 'rollback'>, 'automation'>;
+
+/** A `changes` row: a write, under the contract's names `old` and `new`. */
+export type ChangeReport = Pick<MarkerDecision, 'file' | 'line' | 'setter' | 'policy' | 'reason'> & {
+  old: MarkerDecision['current'];
+  new: string;
+};
+
+/** A `kept` row: the decision as it is. */
+export type KeptReport = Pick<
+  MarkerDecision,
+  'file' | 'line' | 'setter' | 'policy' | 'current' | 'candidate' | 'reason' | 'detail'
+>;
+
+export type AutomationResult = 'pushed' | 'up-to-date' | 'dry-run' | 'failed';
+
+export interface AutomationReport {
+  name: string;
+  result: AutomationResult;
+  commit: string | null;
+  branch: string | null;
+  changes: ChangeReport[];
+  kept: KeptReport[];
+  error: string | null;
+  /**
+   * Files skipped on purpose (a symlink that points out of the repository), once per file;
+   * absent when there are none.
+   */
+  warnings?: { file: string; message: string }[];
+  /** Unified diff of what would be (or was) written; only with --dry-run. */
+  diff?: string;
+}
+
+export interface RunReport {
+  repositories: RepositoryReport[];
+  policies: PolicyReport[];
+  automations: AutomationReport[];
+}

@@ -1,0 +1,101 @@
+/** The PostgreSQL store's statements: many names as one array parameter (`ANY`, `unnest`), one round trip. */
+export const SQL = {
+  schemaVersion: 'SELECT max(version) AS v FROM store_migrations',
+  // A scan still "running" long after any timeout was cut off by a crash or a kill, and is
+  // marked so as the new one starts: one statement, so one round trip.
+  beginScan: `WITH interrupted AS (
+       UPDATE scans SET outcome = 'failed', ended_at = started_at, error = $1
+       WHERE repository = $2 AND outcome = 'running' AND started_at < $4)
+     INSERT INTO scans (repository, image, started_at) VALUES ($2, $3, $5) RETURNING id`,
+  // One finisher per repository at a time: the comparison with the previous good scan must see
+  // a settled list, as SQLite's single writer guarantees.
+  lockRepository:
+    "SELECT pg_advisory_xact_lock(hashtextextended('pawl:scan:' || repository, 0)) FROM scans WHERE id = $1",
+  scanForUpdate: 'SELECT * FROM scans WHERE id = $1 FOR UPDATE',
+  failScan:
+    "UPDATE scans SET outcome = 'failed', ended_at = $1, error = $2, requests = $3 WHERE id = $4 RETURNING *",
+  goodScan: `UPDATE scans SET outcome = 'ok', ended_at = $1, error = NULL, tag_count = $2, checksum = $3,
+       added = $4, removed = $5, anomalies = $6, requests = $7 WHERE id = $8 RETURNING *`,
+  moveTags: `UPDATE tags SET last_seen = $1, last_scan_id = $2
+     WHERE repository = $3 AND image = $4 AND last_scan_id = $5 AND NOT (tag = ANY($6::text[]))`,
+  addTags: `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
+     SELECT $1, $2, t, $3, $3, $4, $4, $5 FROM unnest($6::text[]) AS t
+     ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
+  putRaw: `INSERT INTO raw_responses (scan_id, repository, body, truncated) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (scan_id) DO UPDATE SET body = excluded.body, truncated = excluded.truncated`,
+  pruneRaw: `DELETE FROM raw_responses WHERE repository = $1 AND scan_id NOT IN
+     (SELECT scan_id FROM raw_responses WHERE repository = $1 ORDER BY scan_id DESC LIMIT $2)`,
+  // The previous good scan of the image and its tags, in one round trip.
+  previousGood: `WITH prev AS (
+       SELECT id FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3
+       ORDER BY id DESC LIMIT 1)
+     SELECT prev.id, t.tag FROM prev
+     LEFT JOIN tags t ON t.repository = $1 AND t.image = $2 AND t.last_scan_id = prev.id`,
+  knownRepositories: 'SELECT DISTINCT repository FROM scans',
+  lastScan: 'SELECT * FROM scans WHERE repository = $1 ORDER BY id DESC LIMIT 1',
+  latestScans: `(SELECT DISTINCT ON (repository) 'finished' AS which, * FROM scans
+       WHERE repository = ANY($1::text[]) AND outcome <> 'running' ORDER BY repository, id DESC)
+     UNION ALL
+     (SELECT DISTINCT ON (repository) 'good' AS which, * FROM scans
+       WHERE repository = ANY($1::text[]) AND outcome = 'ok' ORDER BY repository, id DESC)`,
+  scanHistory: 'SELECT * FROM scans WHERE repository = $1 ORDER BY id DESC LIMIT $2',
+  currentTagsOf: `WITH good AS (
+       SELECT DISTINCT ON (repository) repository, image, id FROM scans
+       WHERE repository = ANY($1::text[]) AND outcome = 'ok' ORDER BY repository, id DESC)
+     SELECT t.repository, t.tag FROM tags t
+     JOIN good g ON t.repository = g.repository AND t.image = g.image AND t.last_scan_id = g.id`,
+  tagInfo: `WITH good AS (
+       SELECT image FROM scans WHERE repository = $1 AND outcome = 'ok' ORDER BY id DESC LIMIT 1)
+     SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
+     JOIN good g ON t.image = g.image
+     LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
+     WHERE t.repository = $1 AND t.tag = $2`,
+  tagInfos: `WITH good AS (
+       SELECT image, id FROM scans WHERE repository = $1 AND outcome = 'ok' ORDER BY id DESC LIMIT 1)
+     SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
+     JOIN good g ON t.image = g.image AND t.last_scan_id = g.id
+     LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
+     WHERE t.repository = $1`,
+  rawResponses: `SELECT r.scan_id, r.body, r.truncated, s.started_at, s.outcome FROM raw_responses r
+     JOIN scans s ON s.id = r.scan_id
+     WHERE r.repository = $1 AND ($2::bigint IS NULL OR r.scan_id = $2) ORDER BY r.scan_id DESC`,
+  getBuildTime: 'SELECT created, source FROM build_times WHERE digest = $1',
+  setBuildTime: `INSERT INTO build_times (digest, created, source) VALUES ($1, $2, $3)
+     ON CONFLICT (digest) DO UPDATE SET created = excluded.created, source = excluded.source`,
+  policyStates: 'SELECT * FROM policy_state WHERE policy = ANY($1::text[])',
+  selectionHistory: 'SELECT * FROM selections WHERE policy = $1 ORDER BY id DESC LIMIT $2',
+  latestSelections:
+    'SELECT DISTINCT ON (policy) * FROM selections WHERE policy = ANY($1::text[]) ORDER BY policy, id DESC',
+  beginRun: 'INSERT INTO runs (at, kind) VALUES ($1, $2) RETURNING id',
+  run: 'SELECT * FROM runs WHERE id = $1',
+  decisions: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id
+     WHERE ($1::text IS NULL OR d.policy = $1) AND ($2::bigint IS NULL OR d.run_id = $2)
+     ORDER BY d.id DESC LIMIT $3`,
+  events: `SELECT * FROM events WHERE ($1::text IS NULL OR kind = $1) AND ($2::text IS NULL OR policy = $2)
+       AND ($3::text IS NULL OR repository = $3) AND ($4::bigint IS NULL OR at >= $4)
+     ORDER BY id DESC LIMIT $5`,
+  latestEvents: `SELECT DISTINCT ON (policy) * FROM events WHERE kind = $1 AND policy = ANY($2::text[])
+     ORDER BY policy, id DESC`,
+  // The batch (write.ts): one statement per kind of record, arrays through `unnest`.
+  setTagDigests: `INSERT INTO tag_digests (repository, tag, digest, at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+     ON CONFLICT (repository, tag) DO UPDATE SET digest = excluded.digest, at = excluded.at`,
+  setPolicyStates: `INSERT INTO policy_state (policy, spec_hash, high_water, high_water_at, pending)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+     ON CONFLICT (policy) DO UPDATE SET spec_hash = excluded.spec_hash, high_water = excluded.high_water,
+       high_water_at = excluded.high_water_at, pending = excluded.pending`,
+  recordSelections: `INSERT INTO selections (policy, at, candidate, error)
+     SELECT policy, at, candidate, error
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS x(policy, at, candidate, error, n)
+     ORDER BY n`,
+  recordDecisions: `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
+     SELECT $1, automation, file, line, setter, policy, current, candidate, reason, detail, action
+     FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+       WITH ORDINALITY AS x(automation, file, line, setter, policy, current, candidate, reason, detail, action, n)
+     ORDER BY n`,
+  recordEvents: `INSERT INTO events (at, kind, policy, repository, detail)
+     SELECT at, kind, policy, repository, detail
+     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS x(at, kind, policy, repository, detail, n)
+     ORDER BY n`,
+  finishRun: 'UPDATE runs SET ended_at = $1, result = $2 WHERE id = $3',
+} as const;

@@ -1,0 +1,82 @@
+/** A batch of writes on PostgreSQL (`Store.write`): one statement per kind of record, in one transaction. */
+import type { Decision } from '../../records/index.js';
+import { ms, pendingJson } from '../rows.js';
+import type { StoreWrite } from '../types.js';
+import type { Q } from './session.js';
+import { SQL } from './sql.js';
+
+/** Whether a batch writes anything: an empty one needs no transaction. */
+export function isEmpty(batch: StoreWrite): boolean {
+  return (
+    !batch.tagDigests?.length &&
+    !batch.policyStates?.length &&
+    !batch.selections?.length &&
+    !batch.decisions?.decisions.length &&
+    !batch.events?.length &&
+    !batch.finishRun
+  );
+}
+
+/** Applies `batch` in the order `StoreWrite` names, on the connection holding its transaction. */
+export async function writeBatch(c: Q, batch: StoreWrite): Promise<void> {
+  const digests = batch.tagDigests ?? [];
+  if (digests.length > 0) {
+    // The last word on a tag wins, as one upsert after another would have it.
+    const rows = [...new Map(digests.map((d) => [`${d.repository}\n${d.tag}`, d])).values()];
+    await c.query(SQL.setTagDigests, [
+      rows.map((d) => d.repository),
+      rows.map((d) => d.tag),
+      rows.map((d) => d.digest),
+      rows.map((d) => ms(d.at)),
+    ]);
+  }
+  const states = batch.policyStates ?? [];
+  if (states.length > 0) {
+    const rows = [...new Map(states.map((s) => [s.policy, s])).values()];
+    await c.query(SQL.setPolicyStates, [
+      rows.map((s) => s.policy),
+      rows.map((s) => s.state.specHash),
+      rows.map((s) => s.state.highWater),
+      rows.map((s) => (s.state.highWaterAt ? ms(s.state.highWaterAt) : null)),
+      rows.map((s) => pendingJson(s.state)),
+    ]);
+  }
+  const selections = batch.selections ?? [];
+  if (selections.length > 0) {
+    await c.query(SQL.recordSelections, [
+      selections.map((s) => s.policy),
+      selections.map((s) => ms(s.at)),
+      selections.map((s) => s.candidate),
+      selections.map((s) => s.error),
+    ]);
+  }
+  const ds = batch.decisions?.decisions ?? [];
+  if (ds.length > 0) {
+    const col = <K extends keyof Decision>(k: K) => ds.map((d) => d[k]);
+    await c.query(SQL.recordDecisions, [
+      batch.decisions!.runId,
+      col('automation'),
+      col('file'),
+      col('line'),
+      col('setter'),
+      col('policy'),
+      col('current'),
+      col('candidate'),
+      col('reason'),
+      col('detail'),
+      col('action'),
+    ]);
+  }
+  const es = batch.events ?? [];
+  if (es.length > 0) {
+    await c.query(SQL.recordEvents, [
+      es.map((e) => ms(e.at)),
+      es.map((e) => e.kind),
+      es.map((e) => e.policy ?? null),
+      es.map((e) => e.repository ?? null),
+      es.map((e) => JSON.stringify(e.detail ?? {})),
+    ]);
+  }
+  const f = batch.finishRun;
+  if (f) await c.query(SQL.finishRun, [ms(f.endedAt), JSON.stringify(f.result ?? null), f.runId]);
+}

@@ -1,0 +1,77 @@
+/**
+ * The SQLite store's statements. Statements are cached by their text (open.ts), and `pluck()`
+ * changes a statement's mode: each text here is used one way only.
+ */
+export const SQL = {
+  interruptScans: `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = ?
+     WHERE repository = ? AND outcome = 'running' AND started_at < ?`,
+  beginScan: 'INSERT INTO scans (repository, image, started_at) VALUES (?, ?, ?)',
+  scan: 'SELECT * FROM scans WHERE id = ?',
+  failScan: "UPDATE scans SET outcome = 'failed', ended_at = ?, error = ?, requests = ? WHERE id = ?",
+  goodScan: `UPDATE scans SET outcome = 'ok', ended_at = ?, error = NULL, tag_count = ?, checksum = ?,
+       added = ?, removed = ?, anomalies = ?, requests = ? WHERE id = ?`,
+  moveTags: `UPDATE tags SET last_seen = ?, last_scan_id = ?
+     WHERE repository = ? AND image = ? AND last_scan_id = ? AND tag NOT IN (SELECT value FROM json_each(?))`,
+  addTags: `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
+     SELECT ?, ?, value, ?, ?, ?, ?, ? FROM json_each(?) WHERE true
+     ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
+  putRaw: 'INSERT OR REPLACE INTO raw_responses (scan_id, repository, body, truncated) VALUES (?, ?, ?, ?)',
+  pruneRaw: `DELETE FROM raw_responses WHERE repository = ? AND scan_id NOT IN
+     (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT ?)`,
+  previousGood:
+    "SELECT id FROM scans WHERE repository = ? AND image = ? AND outcome = 'ok' AND id < ? ORDER BY id DESC LIMIT 1",
+  /** Plucked. */
+  tagsOfScan: 'SELECT tag FROM tags WHERE repository = ? AND image = ? AND last_scan_id = ?',
+  lastScan: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT 1',
+  lastGood: "SELECT * FROM scans WHERE repository = ? AND outcome = 'ok' ORDER BY id DESC LIMIT 1",
+  /** Plucked. */
+  knownRepositories: 'SELECT DISTINCT repository FROM scans ORDER BY repository',
+  // One statement for the whole list: a pass asks for 500 repositories at once, and a call
+  // into SQLite costs more than the index lookups it makes.
+  latestScans: `WITH wanted AS (
+       SELECT value AS name,
+         (SELECT id FROM scans WHERE repository = value AND outcome != 'running' ORDER BY id DESC LIMIT 1) AS finished_id,
+         (SELECT id FROM scans WHERE repository = value AND outcome = 'ok' ORDER BY id DESC LIMIT 1) AS good_id
+       FROM json_each(?))
+     SELECT wanted.name, wanted.finished_id, wanted.good_id, s.* FROM wanted
+     JOIN scans s ON s.id = wanted.finished_id OR s.id = wanted.good_id`,
+  scanHistory: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT ?',
+  currentTagsOf: `WITH good AS (
+       SELECT value AS name,
+         (SELECT id FROM scans WHERE repository = value AND outcome = 'ok' ORDER BY id DESC LIMIT 1) AS id
+       FROM json_each(?))
+     SELECT good.name, t.tag FROM good
+     JOIN scans s ON s.id = good.id
+     JOIN tags t ON t.repository = s.repository AND t.image = s.image AND t.last_scan_id = s.id`,
+  tagInfo: `SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
+     LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
+     WHERE t.repository = ? AND t.image = ? AND t.tag = ?`,
+  tagInfos: `SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
+     LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
+     WHERE t.repository = ? AND t.image = ? AND t.last_scan_id = ?`,
+  rawResponses: `SELECT r.scan_id, r.body, r.truncated, s.started_at, s.outcome FROM raw_responses r
+     JOIN scans s ON s.id = r.scan_id
+     WHERE r.repository = ? AND (? IS NULL OR r.scan_id = ?) ORDER BY r.scan_id DESC`,
+  setTagDigest: `INSERT INTO tag_digests (repository, tag, digest, at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (repository, tag) DO UPDATE SET digest = excluded.digest, at = excluded.at`,
+  getBuildTime: 'SELECT created, source FROM build_times WHERE digest = ?',
+  setBuildTime: 'INSERT OR REPLACE INTO build_times (digest, created, source) VALUES (?, ?, ?)',
+  policyStates: 'SELECT p.* FROM json_each(?) j JOIN policy_state p ON p.policy = j.value',
+  setPolicyState: `INSERT INTO policy_state (policy, spec_hash, high_water, high_water_at, pending) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (policy) DO UPDATE SET spec_hash = excluded.spec_hash, high_water = excluded.high_water,
+       high_water_at = excluded.high_water_at, pending = excluded.pending`,
+  recordSelection: 'INSERT INTO selections (policy, at, candidate, error) VALUES (?, ?, ?, ?)',
+  selectionHistory: 'SELECT * FROM selections WHERE policy = ? ORDER BY id DESC LIMIT ?',
+  beginRun: 'INSERT INTO runs (at, kind) VALUES (?, ?)',
+  recordDecision: `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  finishRun: 'UPDATE runs SET ended_at = ?, result = ? WHERE id = ?',
+  run: 'SELECT * FROM runs WHERE id = ?',
+  decisions: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id
+     WHERE (@policy IS NULL OR d.policy = @policy) AND (@runId IS NULL OR d.run_id = @runId)
+     ORDER BY d.id DESC LIMIT @limit`,
+  recordEvent: 'INSERT INTO events (at, kind, policy, repository, detail) VALUES (?, ?, ?, ?, ?)',
+  events: `SELECT * FROM events WHERE (@kind IS NULL OR kind = @kind) AND (@policy IS NULL OR policy = @policy)
+       AND (@repository IS NULL OR repository = @repository) AND (@since IS NULL OR at >= @since)
+     ORDER BY id DESC LIMIT @limit`,
+} as const;

@@ -1,0 +1,307 @@
+/** The SQLite store: one file in the state directory, for one host (better-sqlite3, synchronous underneath). */
+import type Database from 'better-sqlite3';
+import type * as records from '../../records/index.js';
+import {
+  goodScan,
+  goodTags,
+  rawToKeep,
+  runningScan,
+  failedScanColumns,
+  type PreviousScan,
+} from '../finish.js';
+import { SingleReads } from '../base.js';
+import { rawBounds } from '../options.js';
+import * as stored from '../rows.js';
+import { sortTags } from '../tags.js';
+import type * as store from '../types.js';
+import type { WriteGroups } from './group.js';
+import { SqliteWorkQueue } from './queue.js';
+import { SQL } from './sql.js';
+import { writeBatch } from './write.js';
+
+type Db = Database.Database;
+
+/**
+ * The SQLite store. Every method runs synchronously inside and resolves at once, so a method's
+ * statements never interleave with another caller's. Writes are grouped (group.ts): each is a
+ * savepoint in a transaction committed a few milliseconds later.
+ */
+export class SqliteStore extends SingleReads implements store.Store, store.WorkQueueStore {
+  readonly kind = 'sqlite' as const;
+  readonly #db: Db;
+  readonly #groups: WriteGroups;
+  readonly #raw: { kept: number; bytes: number };
+  readonly #queue: SqliteWorkQueue;
+
+  /** Use openSqliteStore. */
+  constructor(
+    db: Db,
+    groups: WriteGroups,
+    readonly location: string,
+    options: store.StoreOptions = {},
+  ) {
+    super();
+    this.#db = db;
+    this.#groups = groups;
+    this.#raw = rawBounds(options);
+    this.#queue = new SqliteWorkQueue(db, groups);
+  }
+
+  #get<R>(sql: string, ...params: unknown[]): R | undefined {
+    return this.#db.prepare(sql).get(...params) as R | undefined;
+  }
+
+  #all<R>(sql: string, ...params: unknown[]): R[] {
+    return this.#db.prepare(sql).all(...params) as R[];
+  }
+
+  #run(sql: string, ...params: unknown[]): number {
+    return Number(this.#db.prepare(sql).run(...params).lastInsertRowid);
+  }
+
+  async flush(): Promise<void> {
+    this.#groups.flush();
+  }
+
+  async close(): Promise<void> {
+    this.#groups.close();
+  }
+
+  async schemaVersion(): Promise<number> {
+    return this.#db.pragma('user_version', { simple: true }) as number;
+  }
+
+  // ---------------------------------------------------------------- scans
+
+  async beginScan(repository: string, image: string, at: Date): Promise<number> {
+    return this.#groups.write(() => {
+      // A scan still "running" long after any timeout was cut off by a crash or a kill.
+      this.#run(
+        SQL.interruptScans,
+        stored.INTERRUPTED,
+        repository,
+        stored.ms(at) - stored.STALE_RUNNING_SCAN_MS,
+      );
+      return this.#run(SQL.beginScan, repository, image, stored.ms(at));
+    });
+  }
+
+  async finishScan(
+    id: number,
+    result: store.ScanResult,
+    compare: records.CompareTags,
+  ): Promise<records.ScanRecord> {
+    return this.#groups.write((): records.ScanRecord => {
+      const row = runningScan(id, this.#get<stored.ScanRow>(SQL.scan, id));
+      const { repository, image } = row;
+      const tags = goodTags(id, result);
+      if (tags === null) this.#run(SQL.failScan, ...failedScanColumns(result), id);
+      else {
+        const good = goodScan(row, tags, this.#previousGood(row), result, compare);
+        this.#run(SQL.goodScan, ...good.columns, id);
+        if (good.previous !== null)
+          this.#run(
+            SQL.moveTags,
+            good.at,
+            id,
+            repository,
+            image,
+            good.previous,
+            JSON.stringify(good.removed),
+          );
+        if (good.added.length > 0)
+          this.#run(
+            SQL.addTags,
+            repository,
+            image,
+            good.at,
+            good.at,
+            id,
+            id,
+            good.initial,
+            JSON.stringify(good.added),
+          );
+      }
+      const raw = rawToKeep(result, this.#raw);
+      if (raw) {
+        this.#run(SQL.putRaw, id, repository, raw.body, raw.truncated);
+        this.#run(SQL.pruneRaw, repository, repository, this.#raw.kept);
+      }
+      return stored.toScan(this.#get<stored.ScanRow>(SQL.scan, id)!);
+    });
+  }
+
+  #previousGood(row: stored.ScanRow): PreviousScan | null {
+    const prev = this.#get<{ id: number }>(SQL.previousGood, row.repository, row.image, row.id);
+    return prev ? { id: prev.id, tags: this.#tagsOfScan(row.repository, row.image, prev.id) } : null;
+  }
+
+  #tagsOfScan(repository: string, image: string, scanId: number): string[] {
+    return sortTags(this.#db.prepare(SQL.tagsOfScan).pluck().all(repository, image, scanId) as string[]);
+  }
+
+  #scan(sql: string, repository: string): records.ScanRecord | null {
+    const r = this.#get<stored.ScanRow>(sql, repository);
+    return r ? stored.toScan(r) : null;
+  }
+
+  async knownRepositories(): Promise<string[]> {
+    return this.#db.prepare(SQL.knownRepositories).pluck().all() as string[];
+  }
+
+  async lastScan(repository: string): Promise<records.ScanRecord | null> {
+    return this.#scan(SQL.lastScan, repository);
+  }
+
+  async latestScans(repositories: readonly string[]): Promise<Map<string, store.LatestScans>> {
+    type Row = stored.ScanRow & { name: string; finished_id: number | null; good_id: number | null };
+    const out = new Map<string, store.LatestScans>(
+      repositories.map((r) => [r, { finished: null, good: null }]),
+    );
+    for (const row of this.#all<Row>(SQL.latestScans, JSON.stringify(repositories))) {
+      const latest = out.get(row.name)!;
+      const scan = stored.toScan(row);
+      if (row.id === row.finished_id) latest.finished = scan;
+      if (row.id === row.good_id) latest.good = scan;
+    }
+    return out;
+  }
+
+  async scanHistory(repository: string, limit = 20): Promise<records.ScanRecord[]> {
+    return this.#all<stored.ScanRow>(SQL.scanHistory, repository, stored.limitOf(limit, 20)).map(
+      stored.toScan,
+    );
+  }
+
+  async currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>> {
+    const rows = this.#all<{ name: string; tag: string }>(SQL.currentTagsOf, JSON.stringify(repositories));
+    const byRepo = new Map<string, string[]>(repositories.map((r) => [r, []]));
+    for (const r of rows) byRepo.get(r.name)!.push(r.tag);
+    for (const [r, tags] of byRepo) byRepo.set(r, sortTags(tags));
+    return byRepo;
+  }
+
+  async tagInfo(repository: string, tag: string): Promise<records.TagInfo | null> {
+    const last = this.#scan(SQL.lastGood, repository);
+    const r = last && this.#get<stored.TagRow>(SQL.tagInfo, repository, last.image, tag);
+    return r ? stored.toTagInfo(r) : null;
+  }
+
+  async currentTagInfos(repository: string): Promise<({ tag: string } & records.TagInfo)[]> {
+    const last = this.#scan(SQL.lastGood, repository);
+    if (!last) return [];
+    const byTag = new Map(
+      this.#all<stored.TagRow>(SQL.tagInfos, repository, last.image, last.id).map((r) => [r.tag, r]),
+    );
+    return sortTags(byTag.keys()).map((tag) => ({ tag, ...stored.toTagInfo(byTag.get(tag)!) }));
+  }
+
+  async rawResponses(repository: string, scanId?: number): Promise<store.RawScanResponses[]> {
+    const id = scanId ?? null;
+    return this.#all<stored.RawResponsesRow>(SQL.rawResponses, repository, id, id).map(stored.toRawResponses);
+  }
+
+  // ---------------------------------------------------------------- build times
+
+  buildTimeCache(): store.BuildTimeCache {
+    const get = this.#db.prepare(SQL.getBuildTime);
+    const set = this.#db.prepare(SQL.setBuildTime);
+    const groups = this.#groups;
+    return {
+      async get(digest: string): Promise<records.BuildTime | null | undefined> {
+        const r = get.get(digest) as { created: number | null; source: string | null } | undefined;
+        if (!r) return undefined;
+        if (r.created === null) return null;
+        return { digest, created: stored.date(r.created), source: r.source ?? 'unknown' };
+      },
+      async set(digest: string, value: records.BuildTime | null): Promise<void> {
+        groups.write(() =>
+          set.run(digest, value ? stored.ms(value.created) : null, value ? value.source : null),
+        );
+      },
+    };
+  }
+
+  // ---------------------------------------------------------------- policies
+
+  async policyStates(policies: readonly string[]): Promise<Map<string, store.PolicyState>> {
+    const rows = this.#all<stored.PolicyStateRow>(SQL.policyStates, JSON.stringify(policies));
+    return new Map(rows.map((r) => [r.policy, stored.toPolicyState(r)]));
+  }
+
+  async selectionHistory(policy: string, limit = 20): Promise<store.SelectionRecord[]> {
+    return this.#all<stored.SelectionRow>(SQL.selectionHistory, policy, stored.limitOf(limit, 20)).map(
+      stored.toSelection,
+    );
+  }
+
+  async latestSelections(policies: readonly string[]): Promise<Map<string, store.SelectionRecord>> {
+    const out = new Map<string, store.SelectionRecord>();
+    for (const p of policies) {
+      const [newest] = await this.selectionHistory(p, 1);
+      if (newest) out.set(p, newest);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- runs, decisions, events
+
+  async beginRun(at: Date, kind: records.RunKind): Promise<number> {
+    return this.#groups.write(() => this.#run(SQL.beginRun, stored.ms(at), kind));
+  }
+
+  async getRun(runId: number): Promise<store.RunRecord | null> {
+    const r = this.#get<stored.RunRow>(SQL.run, runId);
+    return r ? stored.toRun(r) : null;
+  }
+
+  async decisions(filter: store.DecisionFilter = {}): Promise<records.DecisionRecord[]> {
+    const params = {
+      policy: filter.policy ?? null,
+      runId: filter.runId ?? null,
+      limit: stored.limitOf(filter.limit, 100),
+    };
+    return this.#all<stored.DecisionRow>(SQL.decisions, params).map(stored.toDecision);
+  }
+
+  async events(filter: store.EventFilter = {}): Promise<records.EventRecord[]> {
+    const params = {
+      kind: filter.kind ?? null,
+      policy: filter.policy ?? null,
+      repository: filter.repository ?? null,
+      since: filter.since ? stored.ms(filter.since) : null,
+      limit: stored.limitOf(filter.limit, 100),
+    };
+    return this.#all<stored.EventRow>(SQL.events, params).map(stored.toEvent);
+  }
+
+  async latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, records.EventRecord>> {
+    const out = new Map<string, records.EventRecord>();
+    for (const policy of policies) {
+      const [newest] = await this.events({ kind, policy, limit: 1 });
+      if (newest) out.set(policy, newest);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- batches
+
+  async write(batch: store.StoreWrite): Promise<void> {
+    this.#groups.write(() => writeBatch(this.#db, batch));
+  }
+
+  // ---------------------------------------------------------------- the daemon's work queue
+
+  putQueuedWork(items: readonly store.QueuedWork[]): Promise<void> {
+    return this.#queue.put(items);
+  }
+  deleteQueuedWork(key: string): Promise<void> {
+    return this.#queue.delete(key);
+  }
+  queuedWork(): Promise<store.QueuedWork[]> {
+    return this.#queue.all();
+  }
+  interruptRunningScans(): Promise<number[]> {
+    return this.#queue.interruptRunningScans();
+  }
+}

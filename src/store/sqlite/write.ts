@@ -1,0 +1,46 @@
+/** A batch of writes on SQLite (`Store.write`), one statement a record, inside one savepoint. */
+import type Database from 'better-sqlite3';
+import { ms, pendingJson } from '../rows.js';
+import type { StoreWrite } from '../types.js';
+import { SQL } from './sql.js';
+
+/** Applies `batch` in the order `StoreWrite` names; the caller holds the transaction. */
+export function writeBatch(db: Database.Database, batch: StoreWrite): void {
+  for (const d of batch.tagDigests ?? [])
+    db.prepare(SQL.setTagDigest).run(d.repository, d.tag, d.digest, ms(d.at));
+  for (const { policy, state } of batch.policyStates ?? [])
+    db.prepare(SQL.setPolicyState).run(
+      policy,
+      state.specHash,
+      state.highWater,
+      state.highWaterAt ? ms(state.highWaterAt) : null,
+      pendingJson(state),
+    );
+  for (const s of batch.selections ?? [])
+    db.prepare(SQL.recordSelection).run(s.policy, ms(s.at), s.candidate, s.error);
+  const runId = batch.decisions?.runId;
+  for (const d of batch.decisions?.decisions ?? [])
+    db.prepare(SQL.recordDecision).run(
+      runId,
+      d.automation,
+      d.file,
+      d.line,
+      d.setter,
+      d.policy,
+      d.current,
+      d.candidate,
+      d.reason,
+      d.detail,
+      d.action,
+    );
+  for (const e of batch.events ?? [])
+    db.prepare(SQL.recordEvent).run(
+      ms(e.at),
+      e.kind,
+      e.policy ?? null,
+      e.repository ?? null,
+      JSON.stringify(e.detail ?? {}),
+    );
+  const f = batch.finishRun;
+  if (f) db.prepare(SQL.finishRun).run(ms(f.endedAt), JSON.stringify(f.result ?? null), f.runId);
+}
