@@ -8,7 +8,10 @@ import { AdminAuth, prepareDashboard } from './dashboard.js';
 import { adminApp, listen, parseListen, receiverApp, type ReceiverServerOptions } from './http.js';
 import { errorMessage, UsageError } from '../util/index.js';
 
-export { Daemon, automationJob, repositoryJob, type ServeOptions, type ReloadOutcome } from './daemon.js';
+export { Daemon, type ServeOptions } from './daemon.js';
+export { automationJob, repositoryJob } from './jobs/index.js';
+export type { ReloadOutcome } from './source/index.js';
+export type { DaemonView } from './view.js';
 export { ServeEvents, type PassEvent, type ScanEvent } from './events.js';
 export { ServeMetrics } from './metrics.js';
 export {
@@ -72,10 +75,10 @@ export async function startServer(opts: StartOptions): Promise<Server> {
   const daemon = await Daemon.start(opts);
   const apps: FastifyInstance[] = [];
   try {
-    const hooks = receiverApp(daemon, opts.receivers);
+    const hooks = receiverApp(daemon.view, opts.receivers);
     apps.push(hooks);
     const listenAt = await listen(hooks, listenAddr);
-    const admin = adminApp(daemon, dashboard);
+    const admin = adminApp(daemon.view, dashboard);
     apps.push(admin);
     const adminAt = await listen(admin, adminAddr);
     daemon.log.info({ listen: listenAt, admin: adminAt }, 'listening');
