@@ -1,6 +1,8 @@
 /**
- * `pawl serve`: the daemon (daemon.ts), its scheduler core (scheduler.ts), the webhook route and
- * admin endpoints (http.ts, api.ts), metrics and the in-process event seam (events.ts).
+ * `pawl serve`: the daemon's composition root (daemon.ts), its configuration source (source/),
+ * one job module per kind (jobs/), the scheduler core (scheduler.ts), the webhook route and the
+ * admin endpoints (http.ts, api.ts) over a read-only view (view.ts), metrics and the in-process
+ * event seam (events.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { Daemon, type ServeOptions } from './daemon.js';
