@@ -201,6 +201,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       automations: automationReports,
     };
   } catch (err) {
+    // The automations stop at the failed selection; none goes on working after the pass ends.
+    await runs.catch(() => undefined);
     // What was decided before the failure is still kept; the run stays unfinished.
     await store
       .write({
