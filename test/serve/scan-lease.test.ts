@@ -8,7 +8,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pushTags } from '../helpers/push.js';
 import { eventually } from '../helpers/serve.js';
-import { silentLogger } from '../../src/util/log.js';
 import {
   automationJob,
   repositoryJob,
@@ -18,7 +17,7 @@ import {
   type Server,
 } from '../../src/serve/index.js';
 import { LocalCoordinator, type Lease } from '../../src/serve/cluster/index.js';
-import { startServeWorld, type ServeWorld } from './fixtures.js';
+import { inProcess, startServeWorld, type ServeWorld } from './fixtures.js';
 
 const REPOSITORY = 'flux-system/app';
 
@@ -53,17 +52,7 @@ describe('reconcile through, with the repository held by another replica', () =>
   before(async () => {
     sw = await startServeWorld();
     await pushTags(sw.world.registry.url, 'team/app', ['1.0.0', '1.1.0']);
-    server = await startServer({
-      configPaths: [sw.world.configDir],
-      stateDir: sw.world.stateDir,
-      log: silentLogger,
-      listen: '127.0.0.1:0',
-      adminListen: '127.0.0.1:0',
-      watch: false,
-      startSpreadMs: 0,
-      clock: hurried,
-      coordinator,
-    });
+    server = await startServer({ ...inProcess(sw), clock: hurried, coordinator });
     server.daemon.events.onReport((e) => passes.push(e));
   });
   after(async () => {
