@@ -4,18 +4,16 @@
  * (jobs/), and stops them in order. Everything that touches the process (signals, exit) is the
  * CLI's; what each part does is in its own file (docs/architecture.md).
  */
-import { join } from 'node:path';
 import type { LoadOptions } from '../config/index.js';
-import { DB_FILE, loadPostgres, openStoreFrom, type Store, type StoreSpec } from '../store/index.js';
+import type { Store, StoreSpec } from '../store/index.js';
 import { Slots, type Logger } from '../util/index.js';
 import { ServeEvents } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { ServeMetrics } from './metrics.js';
 import { Scheduler, systemClock, type Clock, type JobSpec } from './scheduler.js';
-import { loadPostgresCoordinator, LocalCoordinator, type Coordinator } from './cluster/index.js';
-import { acquireServeLock, type ServeLock } from './lock.js';
+import type { Coordinator } from './cluster/index.js';
 import { configUnready } from './readiness.js';
-import { interruptedScans, workQueueOf } from './resume.js';
+import { openShared, type Shared } from './open.js';
 import {
   Configuration,
   FileSource,
@@ -79,14 +77,9 @@ export interface ServeOptions {
   cluster?: { leaseTtlMs?: number; heartbeatMs?: number; replicaId?: string };
 }
 
-/** What `start` opened before the daemon exists: closed again, in reverse, when a later step fails. */
-interface Opened {
-  store: Store;
-  coordinator: Coordinator;
-  lock: ServeLock | null;
+/** What `start` opened (open.ts), and the metrics. */
+interface Opened extends Shared {
   metrics: ServeMetrics;
-  /** Scans a dead process left running (marked interrupted at start): their repositories are due now. */
-  interrupted: ReadonlySet<number>;
 }
 
 export class Daemon {
@@ -226,26 +219,7 @@ export class Daemon {
       ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}),
     });
     const first = await loadFirst(source, { log: opts.log, metrics }, opts.strict === true);
-    const spec = opts.storeSpec ?? { kind: 'state-dir', stateDir: opts.stateDir };
-    // Replicas share a PostgreSQL database through their coordinator; a SQLite file is for one daemon.
-    const lock =
-      spec.kind === 'postgres'
-        ? null
-        : await acquireServeLock(spec.kind === 'sqlite' ? spec.file : join(spec.stateDir, DB_FILE), opts.log);
-    let store: Store | null = null;
-    let coordinator: Coordinator | null = null;
-    try {
-      store = await (opts.openStore?.() ?? openStoreFrom({ kind: 'state-dir', stateDir: opts.stateDir }));
-      coordinator = opts.coordinator ?? (await coordinatorFor(opts, spec, store));
-      await coordinator.start();
-    } catch (err) {
-      await coordinator?.close().catch(() => undefined);
-      await store?.close().catch(() => undefined);
-      await lock?.release();
-      throw err;
-    }
-    // Only the daemon holding the store file's lock knows no live process is running them.
-    const interrupted = lock ? await interruptedScans(store, opts.log) : new Set<number>();
+    const { store, coordinator, lock, interrupted } = await openShared(opts);
     const daemon = new Daemon(opts, { store, coordinator, lock, metrics, interrupted }, source, first);
     daemon.#configuration.announceStart();
     daemon.#subscribe();
@@ -369,34 +343,4 @@ export class Daemon {
     })();
     return this.#stopping;
   }
-}
-
-/**
- * One process on SQLite does everything; replicas on PostgreSQL coordinate in that database.
- * `pg` is loaded only then, as the store loads it.
- */
-async function coordinatorFor(
-  opts: ServeOptions,
-  spec: StoreSpec | { kind: 'state-dir' },
-  store: Store,
-): Promise<Coordinator> {
-  if (spec.kind !== 'postgres') return new LocalCoordinator(undefined, workQueueOf(store));
-  const password = opts.storePassword ?? spec.password;
-  const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
-  const [{ postgresClientConfig }, { connectPostgresCoordinator }] = await Promise.all([
-    loadPostgres(),
-    loadPostgresCoordinator(),
-  ]);
-  // The store's URL, password and schema, on connections of its own: a busy store pool must
-  // never delay a heartbeat.
-  const base = postgresClientConfig({
-    url: spec.url,
-    ...(password !== undefined ? { password } : {}),
-    ...(schema !== undefined ? { schema } : {}),
-  });
-  return connectPostgresCoordinator(base, {
-    log: opts.log,
-    ...(opts.clock ? { clock: opts.clock } : {}),
-    ...opts.cluster,
-  });
 }
