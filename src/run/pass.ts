@@ -22,7 +22,7 @@ import {
   type ScanStore,
 } from '../scan/index.js';
 import type { Decision, PawlEvent } from '../records/index.js';
-import type { Store } from '../store/index.js';
+import type { LatestScans, Store } from '../store/index.js';
 import { pool, type Logger } from '../util/index.js';
 import {
   evaluatePolicy,
@@ -47,6 +47,40 @@ export interface PassDeps {
   clients: ScanClients;
   log: Logger;
   now?: () => Date;
+  /** Who scans what the pass needs first: `pawl run` itself (directScans), the daemon its jobs. */
+  scans: ScanPort;
+}
+
+/** A repository the pass needs scanned before it selects; `since`: a webhook named it then (ms). */
+export interface ScanWanted {
+  repository: ImageRepository;
+  since: number | null;
+}
+
+/**
+ * Reconcile through: how a pass gets the scans it decided it needs. The pass decides which
+ * (runPass, the one place); the port only runs them. It returns the reports of the scans it ran
+ * for this pass; a repository it returns none for was scanned elsewhere (the daemon's repository
+ * job, another replica), and the pass reads what that scan stored.
+ */
+export interface ScanPort {
+  ensureScanned(wanted: readonly ScanWanted[], signal?: AbortSignal): Promise<ScanReport[]>;
+}
+
+/** `pawl run`: the pass scans the repositories itself, eight at once. */
+export function directScans(
+  deps: Pick<PassDeps, 'clients' | 'store' | 'log'> & { now?: () => Date },
+): ScanPort {
+  const { clients, store, log } = deps;
+  const now = deps.now ?? (() => new Date());
+  return {
+    ensureScanned: (wanted) =>
+      scanRepositories(
+        wanted.map((w) => w.repository),
+        { client: (r) => clients.client(r), reference: (r) => clients.reference(r), store, log, now },
+        { concurrency: 8 },
+      ),
+  };
 }
 
 export interface PassOptions {
@@ -58,6 +92,13 @@ export interface PassOptions {
   onProgress?: (what: string) => void;
   /** Aborted: nothing more is pushed (a daemon replica that lost its lease on the automation). */
   signal?: AbortSignal;
+  /**
+   * Repositories (`ns/name`) webhooks named, with when the first of them arrived (ms): scanned
+   * before this pass even when not due.
+   */
+  rescan?: ReadonlyMap<string, number>;
+  /** Scans (ids) a dead process left running: their repositories are due now. */
+  interrupted?: ReadonlySet<number>;
 }
 
 const byName = <T extends { metadata: { namespace: string; name: string } }>(a: T, b: T) =>
@@ -88,17 +129,26 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   // workspace lock) and only then waits for the candidates, so Git and the registry overlap.
   const selection = (async () => {
     const before = await store.latestScans(repos.map((r) => refKey(r.metadata)));
-    const latest = (r: ImageRepository) => before.get(refKey(r.metadata)) ?? { finished: null, good: null };
-    const due = repos.filter(
-      (r) => !r.spec.suspend && (opts.refresh || isScanDue(r, latest(r).finished, now())),
-    );
+    // The one rule of what a pass scans first: due (or its last scan interrupted), asked for
+    // (--refresh), or named by a webhook.
+    const due = repos.filter((r) => {
+      const name = refKey(r.metadata);
+      if (r.spec.suspend) return false;
+      if (opts.refresh || opts.rescan?.has(name)) return true;
+      const last = before.get(name)?.finished ?? null;
+      return isScanDue(r, last, now()) || opts.interrupted?.has(last?.id ?? -1) === true;
+    });
     opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
-    const scanned = await scanRepositories(
-      due,
-      { client: (r) => deps.clients.client(r), reference: (r) => deps.clients.reference(r), store, log, now },
-      { concurrency: 8 },
+    const scanned = await deps.scans.ensureScanned(
+      due.map((r) => ({ repository: r, since: opts.rescan?.get(refKey(r.metadata)) ?? null })),
+      opts.signal,
     );
     const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
+    // Scanned elsewhere (the daemon's repository jobs): what that scan stored is the latest now.
+    const elsewhere = due.map((r) => refKey(r.metadata)).filter((n) => !scannedByName.has(n));
+    const after = elsewhere.length > 0 ? await store.latestScans(elsewhere) : new Map<string, LatestScans>();
+    const latest = (r: ImageRepository) =>
+      after.get(refKey(r.metadata)) ?? before.get(refKey(r.metadata)) ?? { finished: null, good: null };
     const repositories: RepositoryReport[] = repos.map((r) => {
       const name = refKey(r.metadata);
       const s = scannedByName.get(name);
@@ -168,6 +218,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       automations: automationReports,
     };
   } catch (err) {
+    // The automations stop at the failed selection; none goes on working after the pass ends.
+    await runs.catch(() => undefined);
     // What was decided before the failure is still kept; the run stays unfinished.
     await store
       .write({

@@ -3,19 +3,20 @@
  * what `pawl tags --history`, `pawl explain` and `pawl run --json` show, per object, plus the
  * scheduler's view of each job. Nothing here writes.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { KIND_NAMES, configMapOf, refKey } from '../config/index.js';
 import { explain } from '../run/index.js';
 import { errorMessage, formatProblem } from '../util/index.js';
-import { automationJob, repositoryJob, type Daemon } from './daemon.js';
+import { automationJob, repositoryJob } from './jobs/index.js';
 import type { JobStatus } from './scheduler.js';
+import type { DaemonView } from './view.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-export function jobView(s: JobStatus | null, daemon?: Daemon): Record<string, unknown> | null {
+export function jobView(s: JobStatus | null, daemon?: DaemonView): Record<string, unknown> | null {
   if (!s) return null;
   return {
-    ...(daemon ? { owner: daemon.coordinator.owns(s.key), skipped: daemon.skipped.get(s.key) ?? null } : {}),
+    ...(daemon ? { owner: daemon.coordinator.owns(s.key), skipped: daemon.skipped(s.key) } : {}),
     suspended: s.suspended,
     running: s.running,
     queued: s.queued,
@@ -51,7 +52,7 @@ function notFound(reply: FastifyReply, what: string): FastifyReply {
 }
 
 /** This replica and the others it sees, and the leases it holds (docs/api.md, docs/replicas.md). */
-export function replicasView(daemon: Daemon): Record<string, unknown> {
+export function replicasView(daemon: DaemonView): Record<string, unknown> {
   const c = daemon.coordinator;
   const now = Date.now();
   const age = (d: Date) => Math.max(0, (now - d.getTime()) / 1000);
@@ -84,14 +85,19 @@ export function replicasView(daemon: Daemon): Record<string, unknown> {
   };
 }
 
-export function registerApi(app: FastifyInstance, daemon: Daemon): void {
+interface Routes {
+  daemon: DaemonView;
+}
+
+/** The replicas, and this daemon's status: its configuration, its last reload, its jobs. */
+const replicaRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
   app.get('/api/v1/replicas', async () => replicasView(daemon));
 
   app.get('/api/v1/status', async () => {
     const { config, loadedAt } = daemon.current;
     const objects: Record<string, number> = {};
     for (const kind of KIND_NAMES) objects[kind] = config[configMapOf(kind)].size;
-    const jobs = daemon.scheduler.statuses();
+    const jobs = daemon.jobs();
     const r = daemon.lastReload;
     return {
       startedAt: daemon.startedAt.toISOString(),
@@ -105,7 +111,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
         claims: daemon.coordinator.claims().length,
       },
       config: {
-        paths: daemon.opts.configPaths,
+        paths: daemon.configPaths,
         loadedAt: loadedAt.toISOString(),
         objects,
         lastReload: {
@@ -134,7 +140,10 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
       },
     };
   });
+};
 
+/** ImageRepositories: their last scans, and what `pawl tags` shows. */
+const repositoryRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
   app.get('/api/v1/repositories', async () => {
     const repos = [...daemon.current.config.imageRepositories.values()];
     const latest = await daemon.store.latestScans(repos.map((r) => refKey(r.metadata)));
@@ -157,7 +166,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
               error: last.error,
             }
           : null,
-        job: jobView(daemon.scheduler.status(repositoryJob(name)), daemon),
+        job: jobView(daemon.job(repositoryJob(name)), daemon),
       };
     });
   });
@@ -196,7 +205,10 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
       })),
     };
   });
+};
 
+/** ImagePolicies: their candidate and high water, and what `pawl explain` shows. */
+const policyRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
   app.get('/api/v1/policies', async () => {
     const policies = [...daemon.current.config.imagePolicies.values()];
     const names = policies.map((p) => refKey(p.metadata));
@@ -229,7 +241,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
     if (!policy) return notFound(reply, `ImagePolicy ${name}`);
     try {
       return await explain(
-        { config, store: daemon.store, stateDir: daemon.opts.stateDir, clients, log: daemon.log },
+        { config, store: daemon.store, stateDir: daemon.stateDir, clients, log: daemon.log },
         policy,
         { candidates: limitOf(req.query, 10, 200) },
       );
@@ -237,7 +249,10 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
       return reply.code(500).send({ error: errorMessage(err) });
     }
   });
+};
 
+/** ImageUpdateAutomations: their last pass, with its `pawl run --json` report. */
+const automationRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
   app.get('/api/v1/automations', async () =>
     [...daemon.current.config.automations.values()].map((a) => {
       const name = refKey(a.metadata);
@@ -260,7 +275,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
               error: ar?.error ?? null,
             }
           : null,
-        job: jobView(daemon.scheduler.status(automationJob(name)), daemon),
+        job: jobView(daemon.job(automationJob(name)), daemon),
       };
     }),
   );
@@ -272,7 +287,7 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
     const last = daemon.lastPass.get(name);
     return {
       name,
-      job: jobView(daemon.scheduler.status(automationJob(name)), daemon),
+      job: jobView(daemon.job(automationJob(name)), daemon),
       lastPass: last
         ? {
             startedAt: last.startedAt.toISOString(),
@@ -285,7 +300,10 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
         : null,
     };
   });
+};
 
+/** The store's events, filtered. */
+const eventRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
   app.get('/api/v1/events', async (req) => {
     const q = req.query as { kind?: string; policy?: string; repository?: string };
     const events = await daemon.store.events({
@@ -296,4 +314,10 @@ export function registerApi(app: FastifyInstance, daemon: Daemon): void {
     });
     return events.map((e) => ({ ...e, at: e.at.toISOString() }));
   });
+};
+
+/** The API's routes, one small plugin per kind of object (after the dashboard's hooks). */
+export function registerApi(app: FastifyInstance, daemon: DaemonView): void {
+  for (const routes of [replicaRoutes, repositoryRoutes, policyRoutes, automationRoutes, eventRoutes])
+    void app.register(routes, { daemon });
 }

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorMessage } from '../util/index.js';
-import type { Daemon } from './daemon.js';
+import type { DaemonView } from './view.js';
 import { overview, timeline, type DashboardSource } from './dashboard-data.js';
 
 /**
@@ -161,7 +161,7 @@ export async function prepareDashboard(opts: DashboardOptions = {}): Promise<Das
   return { webDir, assets: await loadAssets(webDir), auth: opts.auth ?? null };
 }
 
-function source(daemon: Daemon): DashboardSource {
+function source(daemon: DaemonView): DashboardSource {
   return {
     config: daemon.current.config,
     store: daemon.store,
@@ -173,7 +173,7 @@ function source(daemon: Daemon): DashboardSource {
 }
 
 /** Admin-listener hooks and routes; call before the API routes are registered. */
-export function registerDashboard(app: FastifyInstance, daemon: Daemon, setup: DashboardSetup): void {
+export function registerDashboard(app: FastifyInstance, daemon: DaemonView, setup: DashboardSetup): void {
   const { auth, webDir, assets } = setup;
   if (!assets.has('index.html'))
     daemon.log.warn(

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import type { Daemon } from './daemon.js';
+import type { DaemonView, ListenerView } from './view.js';
 import { registerApi } from './api.js';
 import { registerDashboard, type DashboardSetup } from './dashboard.js';
 import { UploadLimits } from './hook-limits.js';
@@ -49,7 +49,7 @@ export const RECEIVER_LIMITS = {
   headersTimeoutMs: 10_000,
 } as const satisfies Required<ReceiverServerOptions>;
 
-export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): FastifyInstance {
+export function receiverApp(daemon: ListenerView, opts: ReceiverServerOptions = {}): FastifyInstance {
   const limits = { ...RECEIVER_LIMITS, ...opts };
   const replays = new ReplayGuard();
   const app = Fastify({
@@ -166,7 +166,7 @@ export function receiverApp(daemon: Daemon, opts: ReceiverServerOptions = {}): F
   return app;
 }
 
-export function adminApp(daemon: Daemon, dashboard?: DashboardSetup): FastifyInstance {
+export function adminApp(daemon: DaemonView, dashboard?: DashboardSetup): FastifyInstance {
   // The dashboard's event streams never go idle: closing the listener ends them.
   const app = Fastify({ logger: false, forceCloseConnections: true });
   if (dashboard) registerDashboard(app, daemon, dashboard);

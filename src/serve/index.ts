@@ -1,6 +1,8 @@
 /**
- * `pawl serve`: the daemon (daemon.ts), its scheduler core (scheduler.ts), the webhook route and
- * admin endpoints (http.ts, api.ts), metrics and the in-process event seam (events.ts).
+ * `pawl serve`: the daemon's composition root (daemon.ts), its configuration source (source/),
+ * one job module per kind (jobs/), the scheduler core (scheduler.ts), the webhook route and the
+ * admin endpoints (http.ts, api.ts) over a read-only view (view.ts), metrics and the in-process
+ * event seam (events.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { Daemon, type ServeOptions } from './daemon.js';
@@ -8,7 +10,10 @@ import { AdminAuth, prepareDashboard } from './dashboard.js';
 import { adminApp, listen, parseListen, receiverApp, type ReceiverServerOptions } from './http.js';
 import { errorMessage, UsageError } from '../util/index.js';
 
-export { Daemon, automationJob, repositoryJob, type ServeOptions, type ReloadOutcome } from './daemon.js';
+export { Daemon, type ServeOptions } from './daemon.js';
+export { automationJob, repositoryJob } from './jobs/index.js';
+export type { ReloadOutcome } from './source/index.js';
+export type { DaemonView } from './view.js';
 export { ServeEvents, type PassEvent, type ScanEvent } from './events.js';
 export { ServeMetrics } from './metrics.js';
 export {
@@ -72,10 +77,10 @@ export async function startServer(opts: StartOptions): Promise<Server> {
   const daemon = await Daemon.start(opts);
   const apps: FastifyInstance[] = [];
   try {
-    const hooks = receiverApp(daemon, opts.receivers);
+    const hooks = receiverApp(daemon.view, opts.receivers);
     apps.push(hooks);
     const listenAt = await listen(hooks, listenAddr);
-    const admin = adminApp(daemon, dashboard);
+    const admin = adminApp(daemon.view, dashboard);
     apps.push(admin);
     const adminAt = await listen(admin, adminAddr);
     daemon.log.info({ listen: listenAt, admin: adminAt }, 'listening');

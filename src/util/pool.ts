@@ -10,3 +10,26 @@ export async function pool<T>(
   };
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }
+
+/**
+ * A counting semaphore: at most `size` calls of `run` in flight at once, the others waiting in
+ * arrival order. The daemon's scans and passes each share one (a job waits here, not in a timer).
+ */
+export class Slots {
+  #free: number;
+  readonly #queue: (() => void)[] = [];
+  constructor(size: number) {
+    this.#free = Math.max(1, size);
+  }
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((r) => this.#queue.push(r));
+    try {
+      return await fn();
+    } finally {
+      const next = this.#queue.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
+}

@@ -2,6 +2,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { freePort } from '../helpers/registry.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
+import type { StartOptions } from '../../src/serve/index.js';
+import { silentLogger } from '../../src/util/log.js';
 
 export const TOKEN = 'registry-notify-token-0123456789';
 export const RECEIVER = { namespace: 'flux-system', name: 'registry' };
@@ -110,4 +112,17 @@ export async function postEvent(url: string, tag: string, token = TOKEN): Promis
   });
   await res.text();
   return res.status;
+}
+
+/** `startServer` in-process on the world: loopback listeners, no file watch, everything due at once. */
+export function inProcess(sw: ServeWorld): StartOptions {
+  return {
+    configPaths: [sw.world.configDir],
+    stateDir: sw.world.stateDir,
+    log: silentLogger,
+    listen: '127.0.0.1:0',
+    adminListen: '127.0.0.1:0',
+    watch: false,
+    startSpreadMs: 0,
+  };
 }

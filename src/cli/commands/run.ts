@@ -5,7 +5,7 @@ import { table } from '../table.js';
 import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
 import { openCommandStore } from '../store.js';
 import { createScanClients, anomalyKinds } from '../../scan/index.js';
-import { runPass, passExitCode, type RunReport } from '../../run/index.js';
+import { directScans, runPass, passExitCode, type RunReport } from '../../run/index.js';
 import { REASON_LABELS, type Reason } from '../../guard/index.js';
 
 interface RunOptions {
@@ -40,7 +40,14 @@ export function register(program: Command): void {
       try {
         const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
         const report = await runPass(
-          { config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log },
+          {
+            config,
+            store,
+            stateDir: ctx.options.stateDir,
+            clients,
+            log: ctx.log,
+            scans: directScans({ clients, store, log: ctx.log }),
+          },
           {
             dryRun: opts.dryRun === true,
             refresh: opts.refresh === true,

@@ -1,0 +1,176 @@
+/**
+ * The ImageUpdateAutomation job: one pass under the automation's lease, in one of the pass
+ * slots, folding in the webhooks queued for it. Reconcile through is runPass's: it asks the
+ * scan port (the repository jobs) for the repositories it needs first, under their leases.
+ */
+import { refKey, selectPolicies, type Config, type ImageUpdateAutomation } from '../../config/index.js';
+import { runPass, type RunReport, type ScanPort } from '../../run/index.js';
+import type { Slots } from '../../util/index.js';
+import type { PassEvent } from '../events.js';
+import type { JobSpec, RunContext } from '../scheduler.js';
+import type { Claimed } from './leases.js';
+import { automationJob, type JobContext } from './types.js';
+import { carryPending, mergePending, unlistedTags, type Pending } from './work.js';
+
+export interface AutomationJobContext extends JobContext {
+  /** Passes running at once (each runs git). */
+  slots: Slots;
+  /** How the pass gets its scans: the repository jobs. */
+  scans: ScanPort;
+  stateDir: string;
+  dryRun: boolean;
+  /** Outer bound of one pass, ms. */
+  timeoutMs: number;
+  /** Scans a dead process left running: the pass scans their repositories first. */
+  interrupted: ReadonlySet<number>;
+}
+
+export class AutomationJobs {
+  readonly #pending = new Map<string, Pending>();
+  /** Last pass of each automation, for the API and the dashboard. */
+  readonly #lastPass = new Map<string, PassEvent>();
+
+  constructor(private readonly ctx: AutomationJobContext) {}
+
+  get lastPass(): ReadonlyMap<string, PassEvent> {
+    return this.#lastPass;
+  }
+
+  spec(a: ImageUpdateAutomation, config: Config, repositoriesOf: Map<string, string[]>): JobSpec {
+    const { ctx } = this;
+    const name = refKey(a.metadata);
+    const key = automationJob(name);
+    const policies = selectPolicies(config, a).map((p) => [refKey(p.metadata), p.spec]);
+    const git = config.gitRepositories.get(refKey(a.spec.sourceRef));
+    return {
+      key,
+      interval: a.spec.interval,
+      timeout: ctx.timeoutMs,
+      suspended: a.spec.suspend,
+      fingerprint: JSON.stringify([a.spec, policies, git?.spec ?? null, repositoriesOf.get(name) ?? []]),
+      // Waiting for one of the pass slots does not count against the timeout.
+      gate: (fn) => ctx.slots.run(fn),
+      admit: () => ctx.leases.admit(key),
+      // Runs inside its pass slot: webhooks that arrived while it waited are folded in.
+      // Stopping: a pass still waiting for its slot does not start (its webhooks stay queued).
+      run: async (run) => {
+        if (ctx.stopping()) return;
+        await ctx.leases.run(key, run, (claimed) => this.#pass(name, run, claimed));
+      },
+    };
+  }
+
+  /** A removed automation: nothing of it is kept. */
+  forget(name: string): void {
+    this.#lastPass.delete(name);
+    this.#pending.delete(name);
+  }
+
+  async #pass(name: string, run: RunContext, claimed: Claimed): Promise<void> {
+    const { ctx } = this;
+    const { signal } = claimed;
+    if (signal.aborted) throw signal.reason;
+    if (ctx.stopping()) return;
+    const { config, clients } = ctx.config();
+    const automation = config.automations.get(name);
+    if (!automation) return;
+    const work = await claimed.take();
+    const pending = mergePending(this.#pending.get(name), work);
+    this.#pending.delete(name);
+    const started = performance.now();
+    const startedAt = new Date(ctx.clock.now());
+    const report = await runPass(
+      {
+        config,
+        store: ctx.store,
+        stateDir: ctx.stateDir,
+        clients,
+        log: ctx.log,
+        now: () => new Date(ctx.clock.now()),
+        scans: ctx.scans,
+      },
+      {
+        automations: [automation],
+        signal,
+        interrupted: ctx.interrupted,
+        ...(ctx.dryRun ? { dryRun: true } : {}),
+        ...(pending ? { rescan: new Map([...pending.repositories].map((r) => [r, pending.firstAt])) } : {}),
+      },
+    );
+    const event: PassEvent = {
+      automation: name,
+      trigger: run.trigger,
+      webhooks: pending?.count ?? 0,
+      startedAt,
+      endedAt: new Date(ctx.clock.now()),
+      dryRun: ctx.dryRun,
+      report,
+    };
+    const ar = report.automations[0];
+    await this.#observe(event, started, pending);
+    this.#lastPass.set(name, event);
+    if (ar && ar.result !== 'failed') await claimed.done(work);
+    if (pending && ar && ar.result !== 'failed') {
+      const unlisted = await unlistedTags(ctx.store, pending.tags);
+      if (unlisted.length > 0 || unsettled(report)) this.#settleRetry(name, pending, unlisted);
+    }
+    ctx.log.info(
+      {
+        automation: name,
+        result: ar?.result ?? 'failed',
+        trigger: run.trigger,
+        webhooks: event.webhooks,
+        changes: ar?.changes.length ?? 0,
+        commit: ar?.commit ?? undefined,
+        ms: Math.round(performance.now() - started),
+      },
+      'pass',
+    );
+    ctx.events.emitReport(event);
+    if (ar?.result === 'failed') throw new Error(ar.error ?? 'the pass failed');
+  }
+
+  /** The pass's metrics: its report, the stale episodes it opened, its duration and latency. */
+  async #observe(event: PassEvent, started: number, pending: Pending | undefined): Promise<void> {
+    const { metrics, store, clock } = this.ctx;
+    const ar = event.report.automations[0];
+    metrics.observeReport(event.report);
+    for (const e of await store.events({ kind: 'stale-scan', since: event.startedAt, limit: 1000 }))
+      if (e.policy) metrics.staleEpisodes.inc({ policy: e.policy });
+    metrics.passDuration.observe(
+      { kind: 'automation', outcome: ar?.result ?? 'failed' },
+      (performance.now() - started) / 1000,
+    );
+    if (ar?.result === 'pushed' && pending)
+      metrics.webhookToPush.observe((clock.now() - pending.firstAt) / 1000);
+  }
+
+  /** The pass again by the settle rule, with the same webhooks (and their arrival time). */
+  #settleRetry(name: string, pending: Pending, unlisted: string[]): void {
+    const { ctx } = this;
+    const words = unlisted.length > 0 ? { unlisted } : {};
+    const again = ctx.settle.later(pending.retries, () => {
+      this.#pending.set(name, carryPending(this.#pending.get(name), pending));
+      void ctx.runs.request(automationJob(name));
+    });
+    if (!again) {
+      ctx.log.info(
+        { automation: name, ...words },
+        'the pushed tag is still not readable; the next interval retries',
+      );
+      return;
+    }
+    ctx.log.debug(
+      { automation: name, retry: pending.retries + 1, ...words },
+      'the pushed tag is not readable yet; running the pass again shortly',
+    );
+  }
+}
+
+/** A pass that found no candidate, or a candidate the registry does not answer for yet. */
+function unsettled(report: RunReport): boolean {
+  return (
+    report.policies.some((p) => p.error !== null) ||
+    report.automations.some((a) => a.kept.some((k) => k.reason === 'candidate-missing'))
+  );
+}

@@ -1,0 +1,187 @@
+/**
+ * The ImageRepository job: one scan under the repository's lease, with the webhook work queued
+ * for it (a repository no automation uses), and the scans a pass asks for (reconcile through):
+ * through this job, so a scan already running here is joined and never doubled, and always
+ * under its lease.
+ */
+import { refKey, type ImageRepository } from '../../config/index.js';
+import type { ScanPort, ScanWanted } from '../../run/index.js';
+import { isScanDue, scanRepositories, type ScanReport } from '../../scan/index.js';
+import type { ScanRecord } from '../../records/index.js';
+import { errorMessage, type Slots } from '../../util/index.js';
+import type { JobSpec, RunContext } from '../scheduler.js';
+import type { Claimed } from './leases.js';
+import { repositoryJob, type JobContext } from './types.js';
+import { unlistedTags } from './work.js';
+
+/** Waits for a repository scan another replica is running, before a pass goes on without it. */
+const SCAN_WAIT_ATTEMPTS = 20;
+
+export interface RepositoryJobContext extends JobContext {
+  /** Scans running at once across all repositories. */
+  slots: Slots;
+  /** Scans a dead process left running (marked interrupted at start): their repositories are due now. */
+  interrupted: ReadonlySet<number>;
+}
+
+export class RepositoryJobs implements ScanPort {
+  #lastScans = new Map<string, ScanRecord | null>();
+  /** Scans re-run because a webhook's tag was not listed yet, by repository. */
+  readonly #rescans = new Map<string, number>();
+
+  constructor(private readonly ctx: RepositoryJobContext) {}
+
+  /**
+   * The last finished scan of every repository, read in one batch before jobs are (re)applied:
+   * the scheduler's `firstDelay` is synchronous. A store that cannot answer makes them due now.
+   */
+  async readLastScans(): Promise<void> {
+    const names = [...this.ctx.config().config.imageRepositories.keys()];
+    try {
+      const latest = await this.ctx.store.latestScans(names);
+      this.#lastScans = new Map(names.map((n) => [n, latest.get(n)?.finished ?? null]));
+    } catch (err) {
+      this.ctx.log.warn(
+        { err: errorMessage(err) },
+        'cannot read the last scans; every repository is due now',
+      );
+      this.#lastScans = new Map();
+    }
+  }
+
+  spec(repo: ImageRepository): JobSpec {
+    const { ctx } = this;
+    const name = refKey(repo.metadata);
+    const key = repositoryJob(name);
+    return {
+      key,
+      interval: repo.spec.interval,
+      // The scanner enforces spec.timeout itself; the scheduler's bound also covers waiting for a slot.
+      timeout: repo.spec.timeout * 2 + 5_000,
+      suspended: repo.spec.suspend,
+      fingerprint: JSON.stringify([
+        repo.spec,
+        this.#secretsFingerprint(repo.metadata.namespace, [repo.spec.secretRef, repo.spec.certSecretRef]),
+      ]),
+      // A repository scanned recently (before a restart) is due when its interval is up, not now.
+      firstDelay: () => {
+        const current = ctx.config().config.imageRepositories.get(name) ?? repo;
+        const last = this.#lastScans.get(name);
+        if (!last || last.image !== current.spec.image || ctx.interrupted.has(last.id)) return 0;
+        return last.startedAt.getTime() + current.spec.interval - ctx.clock.now();
+      },
+      admit: () => ctx.leases.admit(key),
+      run: (run) => ctx.leases.run(key, run, (claimed) => this.#scan(name, run, claimed)),
+    };
+  }
+
+  #secretsFingerprint(namespace: string, names: (string | undefined)[]): string[] {
+    return names.map((n) => {
+      const s = n === undefined ? undefined : this.ctx.config().config.secrets.get(`${namespace}/${n}`);
+      return s ? JSON.stringify(Object.entries(s.data).map(([k, v]) => [k, v.toString('base64')])) : '';
+    });
+  }
+
+  async #scan(name: string, run: RunContext, claimed: Claimed): Promise<void> {
+    const { ctx } = this;
+    const { config, clients } = ctx.config();
+    const repo = config.imageRepositories.get(name);
+    if (!repo) return;
+    // Webhooks for a repository no automation uses: this scan is what they asked for.
+    const work = await claimed.take();
+    const started = performance.now();
+    const [report] = await ctx.slots.run(() =>
+      scanRepositories(
+        [repo],
+        {
+          client: (r) => clients.client(r),
+          reference: (r) => clients.reference(r),
+          store: ctx.store,
+          log: ctx.log,
+          now: () => new Date(ctx.clock.now()),
+          signal: claimed.signal,
+        },
+        { concurrency: 1 },
+      ),
+    );
+    if (!report) return;
+    if (!report.error) {
+      // The webhook's tag not listed yet: the work stays queued and this scan runs again shortly.
+      const unlisted = work ? await unlistedTags(ctx.store, work.tags) : [];
+      if (unlisted.length === 0 || !this.#rescanSoon(name, unlisted)) {
+        this.#rescans.delete(name);
+        await claimed.done(work);
+      }
+    }
+    ctx.metrics.observeScan(report);
+    ctx.metrics.passDuration.observe(
+      { kind: 'scan', outcome: report.error ? 'failed' : 'ok' },
+      (performance.now() - started) / 1000,
+    );
+    ctx.events.emitScan({ trigger: run.trigger, at: new Date(ctx.clock.now()), report });
+    if (report.error) throw new Error(report.error);
+  }
+
+  /** Schedules the scan again by the settle rule; false once its retries are spent. */
+  #rescanSoon(name: string, unlisted: string[]): boolean {
+    const retries = this.#rescans.get(name) ?? 0;
+    const again = this.ctx.settle.later(retries, () => void this.ctx.runs.request(repositoryJob(name)));
+    if (!again) {
+      this.ctx.log.info(
+        { repository: name, unlisted },
+        'the pushed tag is still not listed; the next interval scans again',
+      );
+      return false;
+    }
+    this.#rescans.set(name, retries + 1);
+    return true;
+  }
+
+  /** A removed repository: nothing of it is kept. */
+  forget(name: string): void {
+    this.#rescans.delete(name);
+  }
+
+  /**
+   * The pass's scan port. The scans are this job's runs, and the scan events its own: the pass
+   * reads what they stored, so none is returned.
+   */
+  async ensureScanned(wanted: readonly ScanWanted[], signal?: AbortSignal): Promise<ScanReport[]> {
+    await Promise.all(wanted.map((w) => this.#scanFor(refKey(w.repository.metadata), w.since, signal)));
+    if (signal?.aborted) throw signal.reason;
+    return [];
+  }
+
+  /**
+   * One repository scanned for a pass, through its job. When another replica holds that job,
+   * the pass waits for its scan to land in the shared store, a while, then goes on with what is
+   * stored (it never scans outside the lease). `since`: a webhook named the repository, so only
+   * a scan that started after the event will do; otherwise one that makes it no longer due.
+   */
+  async #scanFor(name: string, since: number | null, signal: AbortSignal | undefined): Promise<void> {
+    const { ctx } = this;
+    const key = repositoryJob(name);
+    for (let attempt = 0; ; attempt++) {
+      const current = since === null ? ctx.runs.running(key) : null;
+      await (current ?? ctx.runs.request(key));
+      if (ctx.leases.skipped(key) !== 'held' || signal?.aborted) return;
+      if (attempt >= SCAN_WAIT_ATTEMPTS) {
+        ctx.log.debug(
+          { job: key },
+          'another replica holds this repository; the pass uses its last stored scan',
+        );
+        return;
+      }
+      const repo = ctx.config().config.imageRepositories.get(name);
+      if (!repo) return;
+      const last = (await ctx.store.latestScans([name])).get(name)?.finished ?? null;
+      if (
+        since !== null
+          ? (last?.startedAt.getTime() ?? 0) >= since
+          : !isScanDue(repo, last, new Date(ctx.clock.now()))
+      )
+        return;
+      await new Promise((r) => ctx.clock.setTimeout(() => r(undefined), Math.min(2000, 100 * 2 ** attempt)));
+    }
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * What the daemon opens before its parts exist, and closes again in reverse when a step fails:
+ * the lock of a SQLite state directory, the store, and the coordinator it shares work through
+ * (a LocalCoordinator on SQLite, a PostgresCoordinator on the same PostgreSQL database).
+ */
+import { join } from 'node:path';
+import { DB_FILE, loadPostgres, openStoreFrom, type Store, type StoreSpec } from '../store/index.js';
+import { loadPostgresCoordinator, LocalCoordinator, type Coordinator } from './cluster/index.js';
+import type { ServeOptions } from './daemon.js';
+import { acquireServeLock, type ServeLock } from './lock.js';
+import { interruptedScans, workQueueOf } from './resume.js';
+
+export interface Shared {
+  store: Store;
+  coordinator: Coordinator;
+  lock: ServeLock | null;
+  /** Scans a dead process left running (marked interrupted at start): their repositories are due now. */
+  interrupted: ReadonlySet<number>;
+}
+
+export async function openShared(opts: ServeOptions): Promise<Shared> {
+  const spec = opts.storeSpec ?? { kind: 'state-dir', stateDir: opts.stateDir };
+  // Replicas share a PostgreSQL database through their coordinator; a SQLite file is for one daemon.
+  const lock =
+    spec.kind === 'postgres'
+      ? null
+      : await acquireServeLock(spec.kind === 'sqlite' ? spec.file : join(spec.stateDir, DB_FILE), opts.log);
+  let store: Store | null = null;
+  let coordinator: Coordinator | null = null;
+  try {
+    store = await (opts.openStore?.() ?? openStoreFrom({ kind: 'state-dir', stateDir: opts.stateDir }));
+    coordinator = opts.coordinator ?? (await coordinatorFor(opts, spec, store));
+    await coordinator.start();
+  } catch (err) {
+    await coordinator?.close().catch(() => undefined);
+    await store?.close().catch(() => undefined);
+    await lock?.release();
+    throw err;
+  }
+  // Only the daemon holding the store file's lock knows no live process is running them.
+  const interrupted = lock ? await interruptedScans(store, opts.log) : new Set<number>();
+  return { store, coordinator, lock, interrupted };
+}
+
+/**
+ * One process on SQLite does everything; replicas on PostgreSQL coordinate in that database.
+ * `pg` is loaded only then, as the store loads it.
+ */
+async function coordinatorFor(
+  opts: ServeOptions,
+  spec: StoreSpec | { kind: 'state-dir' },
+  store: Store,
+): Promise<Coordinator> {
+  if (spec.kind !== 'postgres') return new LocalCoordinator(undefined, workQueueOf(store));
+  const password = opts.storePassword ?? spec.password;
+  const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
+  const [{ postgresClientConfig }, { connectPostgresCoordinator }] = await Promise.all([
+    loadPostgres(),
+    loadPostgresCoordinator(),
+  ]);
+  // The store's URL, password and schema, on connections of its own: a busy store pool must
+  // never delay a heartbeat.
+  const base = postgresClientConfig({
+    url: spec.url,
+    ...(password !== undefined ? { password } : {}),
+    ...(schema !== undefined ? { schema } : {}),
+  });
+  return connectPostgresCoordinator(base, {
+    log: opts.log,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...opts.cluster,
+  });
+}

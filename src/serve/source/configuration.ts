@@ -1,0 +1,201 @@
+/**
+ * The running configuration, whatever its source: what the daemon derives from a read (the
+ * registry clients, the Receiver routes, which automations depend on which repositories), the
+ * start rule (serve the valid objects; `--strict` refuses), and the reload rule (all or
+ * nothing, one at a time).
+ */
+import { refKey, selectPolicies } from '../../config/index.js';
+import { createScanClients } from '../../scan/index.js';
+import { ConfigError, formatProblem, type Logger, type Problem } from '../../util/index.js';
+import { countResponses, type ServeMetrics } from '../metrics.js';
+import type { Clock } from '../scheduler.js';
+import { buildRoutes } from '../webhooks.js';
+import type { ConfigRead, ConfigSource, Unreadable } from './types.js';
+import type { Config, SkippedObject } from '../../config/index.js';
+import type { ScanClients } from '../../scan/index.js';
+import type { ReceiverRoutes } from '../receivers/index.js';
+
+export interface LoadedConfig {
+  config: Config;
+  clients: ScanClients;
+  routes: ReceiverRoutes;
+  /** `ns/name` of a repository → keys of the automations that depend on it. */
+  dependents: Map<string, string[]>;
+  /** automation `ns/name` → its repositories' `ns/name`. */
+  repositoriesOf: Map<string, string[]>;
+  loadedAt: Date;
+  /** Everything the loader said, warnings and errors. */
+  warnings: Problem[];
+  /** The errors, with one more per object skipped because it needs an invalid one; empty when valid. */
+  errors: Problem[];
+  /** The objects left out (invalid, or needing one that is): readiness looks at them. */
+  skipped: SkippedObject[];
+}
+
+export interface ReloadOutcome {
+  applied: boolean;
+  reason: string;
+  at: Date;
+  problems: Problem[];
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+/** What a new configuration changed in the daemon's jobs (the scheduler's keys). */
+export type Applied = Pick<ReloadOutcome, 'added' | 'removed' | 'changed'>;
+
+/** The loader's warnings, then its errors and the objects skipped for needing an invalid one. */
+function allProblems(loaded: ConfigRead): Problem[] {
+  return [...loaded.warnings.filter((p) => p.severity === 'warning'), ...loaded.errors];
+}
+
+export interface ConfigurationDeps {
+  log: Logger;
+  metrics: ServeMetrics;
+}
+
+/** A read, with what the daemon derives from it; unreadable stays so. */
+async function derive(source: ConfigSource, deps: ConfigurationDeps): Promise<LoadedConfig | Unreadable> {
+  const read = await source.read();
+  if ('problems' in read) return read;
+  const { config } = read;
+  const dependents = new Map<string, string[]>();
+  const repositoriesOf = new Map<string, string[]>();
+  for (const a of config.automations.values()) {
+    const name = refKey(a.metadata);
+    const repos = [
+      ...new Set(selectPolicies(config, a).map((p) => refKey(p.spec.imageRepositoryRef))),
+    ].sort();
+    repositoriesOf.set(name, repos);
+    for (const r of repos) dependents.set(r, [...(dependents.get(r) ?? []), name]);
+  }
+  return {
+    ...read,
+    clients: createScanClients(config, {
+      log: deps.log,
+      extra: { onResponse: countResponses(deps.metrics) },
+    }),
+    routes: buildRoutes(config, deps.log),
+    dependents,
+    repositoriesOf,
+    loadedAt: new Date(),
+  };
+}
+
+/**
+ * The first read. An invalid object is skipped with what needs it and the rest runs (one bad
+ * object must not stop a fleet's automation); with `strict`, or when nothing could be read at
+ * all, throws ConfigError (exit 2).
+ */
+export async function loadFirst(
+  source: ConfigSource,
+  deps: ConfigurationDeps,
+  strict: boolean,
+): Promise<LoadedConfig> {
+  const loaded = await derive(source, deps);
+  if ('problems' in loaded) throw new ConfigError(loaded.problems);
+  if (strict && loaded.errors.length > 0) throw new ConfigError(allProblems(loaded));
+  return loaded;
+}
+
+export interface ConfigurationOptions extends ConfigurationDeps {
+  clock: Clock;
+  /** Puts a configuration that just became the current one into effect (jobs, alerts). */
+  apply: (loaded: LoadedConfig) => Promise<Applied>;
+  stopping: () => boolean;
+}
+
+export class Configuration {
+  #current: LoadedConfig;
+  #lastReload: ReloadOutcome;
+  #reloading: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly source: ConfigSource,
+    first: LoadedConfig,
+    private readonly opts: ConfigurationOptions,
+  ) {
+    this.#current = first;
+    this.#lastReload = {
+      applied: true,
+      reason: 'start',
+      at: first.loadedAt,
+      problems: allProblems(first),
+      added: [],
+      removed: [],
+      changed: [],
+    };
+  }
+
+  get current(): LoadedConfig {
+    return this.#current;
+  }
+
+  get lastReload(): ReloadOutcome {
+    return this.#lastReload;
+  }
+
+  /** Says what the start skipped: every problem, and that the valid objects are served. */
+  announceStart(): void {
+    const { log, metrics } = this.opts;
+    const loaded = this.#current;
+    metrics.configErrors.set(loaded.errors.length);
+    for (const p of allProblems(loaded)) {
+      if (p.severity === 'error') log.error(formatProblem(p));
+      else log.warn(formatProblem(p));
+    }
+    if (loaded.errors.length > 0)
+      log.error(
+        { problems: loaded.errors.length },
+        'invalid objects skipped: serving the valid ones; fix them and the next reload applies (pawl validate names the same)',
+      );
+  }
+
+  /**
+   * Reads the configuration again. A valid one replaces the running one (added objects start,
+   * removed ones stop, changed ones get a new schedule); an invalid one is refused with the same
+   * file:line problems as `pawl validate`, and the running one stays. One reload at a time.
+   */
+  reload(reason: string): Promise<ReloadOutcome> {
+    const next = this.#reloading.then(() => this.#reloadNow(reason));
+    this.#reloading = next.catch(() => undefined);
+    return next;
+  }
+
+  async #reloadNow(reason: string): Promise<ReloadOutcome> {
+    const { log, metrics, clock } = this.opts;
+    const at = new Date(clock.now());
+    if (this.opts.stopping()) {
+      return { applied: false, reason, at, problems: [], added: [], removed: [], changed: [] };
+    }
+    const read = await derive(this.source, this.opts);
+    // All or nothing, unlike the start: a daemon keeps the configuration it runs rather than
+    // swapping in one that lost objects; the refusal says what `pawl validate` says.
+    const loaded = 'problems' in read || read.errors.length === 0 ? read : { problems: allProblems(read) };
+    if ('problems' in loaded) {
+      for (const p of loaded.problems.filter((x) => x.severity === 'error'))
+        log.error({ reload: reason }, formatProblem(p));
+      log.error({ reload: reason }, 'configuration refused; the running configuration stays');
+      metrics.reloads.inc({ outcome: 'refused' });
+      this.#lastReload = {
+        applied: false,
+        reason,
+        at,
+        problems: loaded.problems,
+        added: [],
+        removed: [],
+        changed: [],
+      };
+      return this.#lastReload;
+    }
+    for (const w of loaded.warnings) log.warn({ reload: reason }, formatProblem(w));
+    this.#current = loaded;
+    const { added, removed, changed } = await this.opts.apply(loaded);
+    metrics.reloads.inc({ outcome: 'applied' });
+    metrics.configErrors.set(0);
+    log.info({ reload: reason, added, removed, changed }, 'configuration applied');
+    this.#lastReload = { applied: true, reason, at, problems: loaded.warnings, added, removed, changed };
+    return this.#lastReload;
+  }
+}

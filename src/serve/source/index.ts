@@ -1,0 +1,11 @@
+/** The daemon's configuration: where it is read (a ConfigSource), and the running one. */
+export type { ConfigRead, ConfigSource, Unreadable } from './types.js';
+export { FileSource, type FileSourceOptions } from './files.js';
+export {
+  Configuration,
+  loadFirst,
+  type Applied,
+  type ConfigurationOptions,
+  type LoadedConfig,
+  type ReloadOutcome,
+} from './configuration.js';

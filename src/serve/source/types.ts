@@ -1,0 +1,37 @@
+/**
+ * Where the daemon's configuration comes from. Today the files and folders given with
+ * `--config` (files.ts); the Kubernetes API is meant to be a second implementation. A source
+ * only reads and watches: what the daemon derives from a read, and the all-or-nothing rule of a
+ * reload, are the same whatever the source (configuration.ts).
+ */
+import type { Config, SkippedObject } from '../../config/index.js';
+import type { Problem } from '../../util/index.js';
+
+/** One read of every object: the valid ones, and what was wrong with the others. */
+export interface ConfigRead {
+  config: Config;
+  /** Everything the reader said, warnings and errors. */
+  warnings: Problem[];
+  /** The errors, with one more per object skipped because it needs an invalid one; empty when valid. */
+  errors: Problem[];
+  /** The objects left out (invalid, or needing one that is): readiness looks at them. */
+  skipped: SkippedObject[];
+}
+
+/** Nothing could be read at all (a path that vanished, none given, an unreachable API). */
+export interface Unreadable {
+  problems: Problem[];
+}
+
+export interface ConfigSource {
+  /** What it reads, in the user's words (the `--config` paths): for the status page. */
+  readonly paths: readonly string[];
+  /** Reads every object; never throws (an unreadable source answers `Unreadable`). */
+  read(): Promise<ConfigRead | Unreadable>;
+  /**
+   * From now until `close`, calls `onChange` (debounced) when what it reads may have changed.
+   * What it cannot watch it logs, and a reload by SIGHUP still works.
+   */
+  watch(onChange: (reason: string) => void): Promise<void>;
+  close(): void;
+}
