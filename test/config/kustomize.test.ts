@@ -41,7 +41,11 @@ const built = (name: string, kind = 'Deployment'): SourceDoc =>
   one('<built>', DEPLOYMENT(name).replace('kind: Deployment', `kind: ${kind}`));
 
 describe('a built object is mapped to the resource it came from', () => {
-  const base = one('/repo/base/deployment.yaml', DEPLOYMENT('app'));
+  // After a comment and another document: the object's own line is not the file's first.
+  const base = docs(
+    '/repo/base/deployment.yaml',
+    `# the app\nkind: ConfigMap\nmetadata:\n  name: other\n---\n${DEPLOYMENT('app')}`,
+  )[1]!;
   const service = one(
     '/repo/base/service.yaml',
     'apiVersion: v1\nkind: Service\nmetadata:\n  name: app\n  labels:\n    tier: web\nspec:\n  ports: []\n',
@@ -50,8 +54,8 @@ describe('a built object is mapped to the resource it came from', () => {
   test('the same name: the resource file, and the line of each field in it', () => {
     const m = mapBuiltDocument(built('app'), KFILE, [service, base], []);
     assert.equal(m.file, '/repo/base/deployment.yaml');
-    assert.equal(m.line, 1);
-    assert.equal(m.lineOf(['spec', 'template', 'spec', 'containers', 0, 'image']), 13);
+    assert.equal(m.line, 6);
+    assert.equal(m.lineOf(['spec', 'template', 'spec', 'containers', 0, 'image']), 18);
     assert.equal(m.fileOf?.(['spec', 'replicas']), '/repo/base/deployment.yaml');
     assert.equal(m.via, '/repo/overlays/prod');
   });

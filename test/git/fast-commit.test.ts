@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit } from '../../src/git/commit.js';
-import { commitFast } from '../../src/git/fast-commit.js';
+import { blobId, commitFast, identPart, quotePath } from '../../src/git/fast-commit.js';
 import { silentLogger } from '../../src/util/log.js';
 import { gitRepository, tempDir } from './fixtures.js';
 
@@ -22,6 +22,49 @@ const setupEnv = {
   GIT_COMMITTER_NAME: 'Setup',
   GIT_COMMITTER_EMAIL: 'setup@example.com',
 };
+
+describe("fast-import's inputs, as git writes them", () => {
+  test("paths C-style quoted (fast-import's syntax): quote, backslash, newline, control and non-ASCII bytes", () => {
+    const table: [string, string][] = [
+      ['apps/a.yaml', '"apps/a.yaml"'],
+      ['with space/a.yaml', '"with space/a.yaml"'],
+      ['say "hi".yaml', '"say \\"hi\\".yaml"'],
+      ['back\\slash', '"back\\\\slash"'],
+      ['new\nline', '"new\\nline"'],
+      ['tab\there', '"tab\\011here"'],
+      ['del\u007f', '"del\\177"'],
+      ['é', '"\\303\\251"'],
+    ];
+    for (const [path, quoted] of table) assert.equal(quotePath(path), quoted, JSON.stringify(path));
+  });
+
+  test("names and emails trimmed of the characters git's ident.c trims; <, > and newlines dropped", () => {
+    const table: [string, string][] = [
+      ['Flux Bot', 'Flux Bot'],
+      ['  "Flux Bot".  ', 'Flux Bot'],
+      ["'Flux', ", 'Flux'],
+      [';:Flux\\', 'Flux'],
+      ['<fluxbot@example.com>', 'fluxbot@example.com'],
+      ['Fl<u>x\nBot', 'FluxBot'],
+      ['Dr. Flux', 'Dr. Flux'],
+      ['..', ''],
+    ];
+    for (const [raw, stored] of table) assert.equal(identPart(raw), stored, JSON.stringify(raw));
+  });
+
+  test('blob ids as git hash-object computes them, SHA-1 and SHA-256 repositories', () => {
+    assert.equal(blobId(Buffer.from(''), 40), 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391');
+    assert.equal(blobId(Buffer.from('hello\n'), 40), 'ce013625030ba8dba906f756967f9e9ca394464a');
+    assert.equal(
+      blobId(Buffer.from(''), 64),
+      '473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813',
+    );
+    assert.equal(
+      blobId(Buffer.from('hello\n'), 64),
+      '2cf8d83d9ee29543b34a87727421fdecb7e3f3a183d337639025de576db9ebb4',
+    );
+  });
+});
 
 describe('fast-import commits only what git would commit', () => {
   let server: GitServer;
@@ -126,6 +169,21 @@ describe('fast-import commits only what git would commit', () => {
     const sha = await commit(ws, { message: 'crlf\n', author, files: ['apps/a.yaml'] });
     assert.ok(sha);
     assert.equal((await entry(ws, sha, 'apps/a.yaml'))[1], 'image: a:4\n');
+  });
+
+  test('a name git would refuse as empty is refused, as git commit refuses it', async () => {
+    const ws = await workspace();
+    await writeFile(join(ws.dir, 'apps/a.yaml'), 'image: a:6\n');
+    const head = ws.head;
+    await assert.rejects(
+      commit(ws, {
+        message: 'x\n',
+        author: { name: '..', email: 'dots@example.com' },
+        files: ['apps/a.yaml'],
+      }),
+      /name consists only of disallowed characters/,
+    );
+    assert.equal((await out(ws, ['rev-parse', 'HEAD'])).trim(), head);
   });
 
   test('HEAD moved by someone else meanwhile is not moved back over: the commit fails, their commit stays', async () => {

@@ -13,6 +13,7 @@ import {
   cloudCredentialSource,
   defaultCloudDeps,
   gcpAccessToken,
+  parseIni,
   providerHostProblem,
 } from '../../src/scan/registry/cloud/index.js';
 import { ecrRegion } from '../../src/image/index.js';
@@ -262,5 +263,211 @@ describe('provider gcp: lifetimes', () => {
       'https://www.googleapis.com/auth/cloud-platform,https://www.googleapis.com/auth/userinfo.email',
     );
     assert.equal(r.calls[0]!.headers['metadata-flavor'], 'Google');
+  });
+});
+
+describe("AWS's shared files", () => {
+  test('the INI dialect: sections, key = value, comments, keys in any case, values as written', () => {
+    const ini = parseIni(
+      [
+        '# a comment',
+        '; another',
+        '[default]',
+        '# aws_access_key_id = commented out',
+        '; region = commented out',
+        'aws_access_key_id = AKIA1',
+        'AWS_Secret_Access_Key=s3cr=t ',
+        '  [ profile dev ]  ',
+        'role_arn = arn:aws:iam::1:role/r',
+        'region =',
+        'orphan',
+        '',
+      ].join('\r\n'),
+    );
+    assert.deepEqual(Object.fromEntries(ini), {
+      default: { aws_access_key_id: 'AKIA1', aws_secret_access_key: 's3cr=t' },
+      'profile dev': { role_arn: 'arn:aws:iam::1:role/r', region: '' },
+    });
+    assert.deepEqual(Object.fromEntries(parseIni('key = before any section\n[a]\nk = v\n')), {
+      a: { k: 'v' },
+    });
+  });
+
+  /** Deps whose files are the given texts (any other path does not exist). */
+  const withFiles = (
+    files: Record<string, string>,
+    env: Record<string, string>,
+    fetch: typeof globalThis.fetch,
+  ) =>
+    defaultCloudDeps({
+      env: { AWS_EC2_METADATA_DISABLED: 'true', ...env },
+      homedir: '/home/u',
+      readFile: async (p) =>
+        p in files ? files[p]! : Promise.reject(Object.assign(new Error(`no ${p}`), { code: 'ENOENT' })),
+      now: () => NOW,
+      fetch,
+    });
+  const ECR_HOST = '123456789012.dkr.ecr.eu-west-1.amazonaws.com';
+
+  test('~/.aws/credentials over ~/.aws/config for the same profile; [profile NAME] in config, [NAME] in credentials', async () => {
+    const r = recording(() => ({ body: ecrAnswer(NOW / 1000 + 43200) }));
+    const deps = withFiles(
+      {
+        '/home/u/.aws/credentials':
+          '[dev]\naws_access_key_id = AKIAFROMCREDENTIALS\naws_secret_access_key = a\n',
+        '/home/u/.aws/config':
+          '[profile dev]\naws_access_key_id = AKIAFROMCONFIG\naws_secret_access_key = b\n[profile ops]\naws_access_key_id = AKIAOPS\naws_secret_access_key = c\n[default]\naws_access_key_id = AKIADEFAULT\naws_secret_access_key = d\n',
+      },
+      { AWS_PROFILE: 'dev' },
+      r.fetch,
+    );
+    const c = await cloudCredentialSource('aws', deps)(ECR_HOST, `https://${ECR_HOST}`);
+    assert.match(r.calls[0]!.headers.authorization!, /Credential=AKIAFROMCREDENTIALS\//);
+    assert.match(c.source, /AWS profile "dev"/);
+    for (const [profile, key] of [
+      ['ops', 'AKIAOPS'],
+      [undefined, 'AKIADEFAULT'],
+    ] as const) {
+      const again = recording(() => ({ body: ecrAnswer(NOW / 1000 + 43200) }));
+      const d = withFiles(
+        {
+          '/home/u/.aws/config':
+            '[profile ops]\naws_access_key_id = AKIAOPS\naws_secret_access_key = c\n[default]\naws_access_key_id = AKIADEFAULT\naws_secret_access_key = d\n',
+        },
+        profile ? { AWS_PROFILE: profile } : {},
+        again.fetch,
+      );
+      await cloudCredentialSource('aws', d)(ECR_HOST, `https://${ECR_HOST}`);
+      assert.match(again.calls[0]!.headers.authorization!, new RegExp(`Credential=${key}/`));
+    }
+  });
+
+  test('an STS error names its code and message, XML entities decoded once', async () => {
+    const r = recording(() => ({
+      status: 403,
+      body: '<ErrorResponse><Error><Code>AccessDenied</Code><Message>not &lt;allowed&gt; for &quot;r&quot; &amp;amp; more</Message></Error></ErrorResponse>',
+    }));
+    const deps = withFiles(
+      { '/token': 'projected' },
+      { AWS_ROLE_ARN: 'arn:aws:iam::1:role/r', AWS_WEB_IDENTITY_TOKEN_FILE: '/token' },
+      r.fetch,
+    );
+    await assert.rejects(
+      cloudCredentialSource('aws', deps)(ECR_HOST, `https://${ECR_HOST}`),
+      (err: Error) =>
+        err.message.includes('HTTP 403 AccessDenied: not <allowed> for "r" &amp; more') &&
+        err.message.includes('https://sts.eu-west-1.amazonaws.com'),
+    );
+  });
+
+  test('EC2 instance metadata at AWS_EC2_METADATA_SERVICE_ENDPOINT, a trailing slash dropped; the first role listed', async () => {
+    const r = recording((url) => {
+      if (url.pathname === '/latest/api/token') return { body: ' imds-token\n' };
+      if (url.pathname === '/latest/meta-data/iam/security-credentials/')
+        return { body: 'node-role\nother-role\n' };
+      if (url.pathname === '/latest/meta-data/iam/security-credentials/node-role')
+        return {
+          body: JSON.stringify({
+            AccessKeyId: 'ASIAIMDS',
+            SecretAccessKey: 's',
+            Token: 't',
+            Expiration: '2026-11-30T16:00:00Z',
+          }),
+        };
+      return { body: ecrAnswer(NOW / 1000 + 43200) };
+    });
+    const deps = defaultCloudDeps({
+      env: { AWS_EC2_METADATA_SERVICE_ENDPOINT: 'http://169.254.169.254/' },
+      homedir: '/nonexistent',
+      now: () => NOW,
+      fetch: r.fetch,
+    });
+    await cloudCredentialSource('aws', deps)(ECR_HOST, `https://${ECR_HOST}`);
+    assert.deepEqual(
+      r.calls.map((c) => c.url),
+      [
+        'http://169.254.169.254/latest/api/token',
+        'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+        'http://169.254.169.254/latest/meta-data/iam/security-credentials/node-role',
+        'https://api.ecr.eu-west-1.amazonaws.com/',
+      ],
+    );
+    assert.equal(r.calls[0]!.headers['x-aws-ec2-metadata-token-ttl-seconds'], '21600');
+    assert.equal(r.calls[1]!.headers['x-aws-ec2-metadata-token'], 'imds-token');
+    assert.match(r.calls[3]!.headers.authorization!, /Credential=ASIAIMDS\//);
+    assert.equal(r.calls[3]!.headers['x-amz-security-token'], 't');
+  });
+});
+
+describe('overridden endpoints, written as the SDKs accept them', () => {
+  test('AZURE_AUTHORITY_HOST with or without a trailing slash; the tenant encoded', async () => {
+    for (const authority of ['https://login.example.test', 'https://login.example.test/']) {
+      const r = recording(() => ({ body: JSON.stringify({ access_token: 'e', expires_in: 60 }) }));
+      await azureAccessToken(
+        defaultCloudDeps({
+          env: {
+            AZURE_TENANT_ID: 'a/b',
+            AZURE_CLIENT_ID: 'c',
+            AZURE_CLIENT_SECRET: 's',
+            AZURE_AUTHORITY_HOST: authority,
+          },
+          homedir: '/nonexistent',
+          now: () => NOW,
+          fetch: r.fetch,
+        }),
+        'r.azurecr.io',
+      );
+      assert.equal(r.calls[0]!.url, 'https://login.example.test/a%2Fb/oauth2/v2.0/token');
+    }
+  });
+
+  test('GCE_METADATA_HOST as a bare host or as a URL', async () => {
+    for (const [host, origin] of [
+      ['169.254.169.254', 'http://169.254.169.254'],
+      ['metadata.test:8080', 'http://metadata.test:8080'],
+      ['http://127.0.0.1:9/', 'http://127.0.0.1:9'],
+    ]) {
+      const r = recording(() => ({ body: JSON.stringify({ access_token: 'ya29', expires_in: 60 }) }));
+      await gcpAccessToken(
+        defaultCloudDeps({
+          env: { GCE_METADATA_HOST: host! },
+          homedir: '/nonexistent',
+          now: () => NOW,
+          fetch: r.fetch,
+        }),
+      );
+      assert.equal(
+        new URL(r.calls[0]!.url).origin + new URL(r.calls[0]!.url).pathname,
+        `${origin}/computeMetadata/v1/instance/service-accounts/default/token`,
+      );
+    }
+  });
+
+  test("gcloud's application_default_credentials.json under CLOUDSDK_CONFIG, else ~/.config/gcloud", async () => {
+    const adc = JSON.stringify({
+      type: 'authorized_user',
+      client_id: 'i',
+      client_secret: 's',
+      refresh_token: 'r',
+    });
+    for (const [env, path] of [
+      [{}, '/home/u/.config/gcloud/application_default_credentials.json'],
+      [{ CLOUDSDK_CONFIG: '/etc/gcloud' }, '/etc/gcloud/application_default_credentials.json'],
+    ] as const) {
+      const r = recording(() => ({ body: JSON.stringify({ access_token: 'ya29.u', expires_in: 60 }) }));
+      const t = await gcpAccessToken(
+        defaultCloudDeps({
+          env,
+          homedir: '/home/u',
+          readFile: async (p) =>
+            p === path ? adc : Promise.reject(Object.assign(new Error('x'), { code: 'ENOENT' })),
+          now: () => NOW,
+          fetch: r.fetch,
+        }),
+      );
+      assert.equal(t.token, 'ya29.u');
+      assert.equal(r.calls[0]!.url, 'https://oauth2.googleapis.com/token');
+      assert.equal(new URLSearchParams(r.calls[0]!.body).get('grant_type'), 'refresh_token');
+    }
   });
 });

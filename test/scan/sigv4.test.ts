@@ -198,6 +198,13 @@ describe('SigV4 canonical forms beyond the suite, checked by the reference imple
     assert.match(steps.headers.authorization!, /SignedHeaders=host;x-alpha;x-amz-date;x-zeta,/);
   });
 
+  test('each path segment is encoded again, as every service but S3 wants it', () => {
+    const target = '/example%20space/%E1%88%B4/a~b';
+    const steps = sign(target);
+    assert.equal(steps.canonicalRequest.split('\n')[1], '/example%2520space/%25E1%2588%25B4/a~b');
+    assert.equal(accepted(target, steps), undefined);
+  });
+
   test('a session token is sent and signed as x-amz-security-token', () => {
     const steps = sign('/', {}, { ...CREDS, sessionToken: 'session-token-1' });
     assert.equal(steps.headers['x-amz-security-token'], 'session-token-1');
