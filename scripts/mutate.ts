@@ -209,6 +209,8 @@ async function main(): Promise<void> {
           await writeFile(file, original);
         }
       }
+      // Interrupted: the test run was killed, which says nothing about the mutation.
+      if (cleaned) return;
       results.push(r);
       const tag = TAGS[r.outcome];
       process.stdout.write(
