@@ -1,5 +1,5 @@
 /**
- * `npm run mutate [-- --area NAME …] [--list] [--timeout SECONDS]`: plants each bug of
+ * `npm run mutate [-- --area NAME …] [--match TEXT] [--list] [--timeout SECONDS]`: plants each bug of
  * scripts/mutations.ts, one at a time, and runs the test files that should catch it. A bug the
  * tests do not fail on is "missed"; a snippet that no longer occurs exactly once in its file is
  * "stale" (the code moved on: update the entry). Prints every result, then caught/missed per
@@ -25,20 +25,25 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
 interface Options {
   areas: string[];
+  /** Only the mutations whose description contains one of these. */
+  match: string[];
   list: boolean;
   timeoutMs: number;
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { areas: [], list: false, timeoutMs: 600_000 };
+  const o: Options = { areas: [], match: [], list: false, timeoutMs: 600_000 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--area') o.areas.push(...(argv[++i] ?? '').split(',').filter(Boolean));
     else if (a.startsWith('--area=')) o.areas.push(...a.slice('--area='.length).split(',').filter(Boolean));
+    else if (a === '--match') o.match.push(argv[++i] ?? '');
     else if (a === '--list') o.list = true;
     else if (a === '--timeout') o.timeoutMs = Number(argv[++i]) * 1000;
     else {
-      process.stderr.write(`mutate: unknown argument ${a}; use --area NAME, --list, --timeout SECONDS\n`);
+      process.stderr.write(
+        `mutate: unknown argument ${a}; use --area NAME, --match TEXT, --list, --timeout SECONDS\n`,
+      );
       process.exit(2);
     }
   }
@@ -154,7 +159,11 @@ interface Result {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  const selected = MUTATIONS.filter((m) => o.areas.length === 0 || o.areas.includes(m.area));
+  const selected = MUTATIONS.filter(
+    (m) =>
+      (o.areas.length === 0 || o.areas.includes(m.area)) &&
+      (o.match.length === 0 || o.match.some((t) => m.description.includes(t))),
+  );
   if (o.list) {
     for (const m of selected) process.stdout.write(`${m.area}\t${m.file}\t${m.description}\n`);
     return;

@@ -595,6 +595,14 @@ const fastCommit: Mutation[] = [
   {
     area: 'fast-commit',
     file: FAST,
+    find: "if (identPart(input.committer.name) === '' || identPart(input.committer.email) === '') return undefined;",
+    replace: '',
+    description: 'a committer name git refuses committed anyway',
+    tests: FAST_TESTS,
+  },
+  {
+    area: 'fast-commit',
+    file: FAST,
     find: ".replace(/[<>\\n]/g, '')",
     replace: '',
     description: "'<', '>' and newlines kept in names and emails",

@@ -153,14 +153,21 @@ describe('fast-import commits only what git would commit', () => {
     assert.deepEqual(await ws.status(), []);
   });
 
-  test('a file not tracked yet is added; a deleted one is deleted', async () => {
+  test('a file not tracked yet is added', async () => {
     const ws = await workspace();
     await writeFile(join(ws.dir, 'apps/new.yaml'), 'image: n:1\n');
-    await unlink(join(ws.dir, 'apps/b.yaml'));
-    const sha = await commit(ws, { message: 'new\n', author, files: ['apps/new.yaml', 'apps/b.yaml'] });
+    const sha = await commit(ws, { message: 'new\n', author, files: ['apps/new.yaml'] });
     assert.ok(sha);
     assert.deepEqual(await entry(ws, sha, 'apps/new.yaml'), ['100644', 'image: n:1\n']);
+  });
+
+  test('a deleted file is deleted', async () => {
+    const ws = await workspace();
+    await unlink(join(ws.dir, 'apps/b.yaml'));
+    const sha = await commit(ws, { message: 'gone\n', author, files: ['apps/b.yaml'] });
+    assert.ok(sha);
     assert.equal(await out(ws, ['ls-tree', sha, '--', 'apps/b.yaml']), '');
+    assert.deepEqual(await entry(ws, sha, 'apps/a.yaml'), ['100644', 'image: a:1\n']);
   });
 
   test('a .gitattributes in a subdirectory applies: git commits, converting CRLF', async () => {
@@ -171,18 +178,20 @@ describe('fast-import commits only what git would commit', () => {
     assert.equal((await entry(ws, sha, 'apps/a.yaml'))[1], 'image: a:4\n');
   });
 
-  test('a name git would refuse as empty is refused, as git commit refuses it', async () => {
+  test('an author or committer name git would refuse as empty is refused, as git commit refuses it', async () => {
     const ws = await workspace();
     await writeFile(join(ws.dir, 'apps/a.yaml'), 'image: a:6\n');
     const head = ws.head;
-    await assert.rejects(
-      commit(ws, {
-        message: 'x\n',
-        author: { name: '..', email: 'dots@example.com' },
-        files: ['apps/a.yaml'],
-      }),
-      /name consists only of disallowed characters/,
-    );
+    const dots = { name: '..', email: 'dots@example.com' };
+    for (const who of [
+      { author: dots, committer: author },
+      { author, committer: dots },
+    ]) {
+      await assert.rejects(
+        commit(ws, { message: 'x\n', ...who, files: ['apps/a.yaml'] }),
+        /name consists only of disallowed characters/,
+      );
+    }
     assert.equal((await out(ws, ['rev-parse', 'HEAD'])).trim(), head);
   });
 
