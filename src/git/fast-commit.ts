@@ -7,12 +7,12 @@
  *
  * Used only where it is the same commit: no signing (fast-import cannot sign), no
  * `.gitattributes` anywhere (git's clean filters and end-of-line conversion would change the
- * blobs), and every file already tracked as a regular file. Otherwise `commitFast` answers
- * `undefined` and the caller commits with `git commit`.
+ * blobs), and every file tracked as a regular file and still one, of the same mode. Otherwise
+ * `commitFast` answers `undefined` and the caller commits with `git commit`.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Workspace } from './workspace.js';
 
@@ -147,6 +147,12 @@ export async function commitFast(
   for (const path of [...new Set(files)].sort()) {
     const entry = index.get(path);
     if (!entry) return undefined;
+    // What `git add` would stage must still be a regular file of the mode the index has. A file
+    // replaced by a symlink is committed as a symlink (120000, its target as the blob), a changed
+    // executable bit as the new mode, a deleted file as deleted: `git commit` does all three,
+    // where reading through the link and keeping the index's mode would not.
+    const st = await lstat(join(ws.dir, path)).catch(() => undefined);
+    if (!st?.isFile() || (st.mode & 0o100 ? '100755' : '100644') !== entry.mode) return undefined;
     const content = await readFile(join(ws.dir, path));
     if (blobId(content, entry.id.length) !== entry.id) changed.push({ path, mode: entry.mode, content });
   }

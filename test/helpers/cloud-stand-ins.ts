@@ -2,14 +2,15 @@
  * Local stand-ins, on 127.0.0.1, for the token endpoints of AWS (STS, ECR, ECR Public, EC2 and
  * ECS metadata), Google (OAuth2 token endpoint, GCE metadata server) and Azure (Entra ID token
  * endpoint, instance metadata, ACR's /oauth2/exchange). Each answers in the cloud's documented
- * wire format, checks what a real one checks (signatures, grant fields, secrets, headers), and
+ * wire format, checks what a real one checks (signatures — SigV4 with its own implementation of
+ * the specification, test/helpers/sigv4-reference.ts —, grant fields, secrets, headers), and
  * records every request so the tests can assert what pawl sent. They are not the cloud: see
  * docs/registries.md for what was and was not tried against the real services.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { signRequest, type AwsCredentials } from '../../src/scan/registry/cloud/sigv4.js';
+import { sigv4Problem } from './sigv4-reference.js';
 
 export interface Recorded {
   method: string;
@@ -78,54 +79,8 @@ export interface AwsStandInOptions {
   now: () => number;
 }
 
-/** Checks a SigV4 `authorization` header by signing the received request again with the known secret. */
-export function sigv4Problem(
-  req: Recorded,
-  url: URL,
-  keys: Record<string, string>,
-  service: string,
-  region: string,
-): string | undefined {
-  const auth = req.headers.authorization ?? '';
-  const m =
-    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
-      auth,
-    );
-  if (!m) return 'no SigV4 authorization header';
-  const [, keyId, , gotRegion, gotService, signed] = m;
-  if (gotRegion !== region || gotService !== service)
-    return `scope ${gotRegion}/${gotService}, expected ${region}/${service}`;
-  const secret = keys[keyId!];
-  if (!secret) return `unknown access key ${keyId}`;
-  const date = req.headers['x-amz-date'];
-  if (!date) return 'no x-amz-date';
-  const names = signed!.split(';');
-  if (!names.includes('host') || !names.includes('x-amz-date')) return 'host and x-amz-date must be signed';
-  const headers: Record<string, string> = {};
-  for (const n of names)
-    if (n !== 'host' && n !== 'x-amz-date' && n !== 'x-amz-security-token') headers[n] = req.headers[n] ?? '';
-  const when = new Date(
-    Date.UTC(
-      +date.slice(0, 4),
-      +date.slice(4, 6) - 1,
-      +date.slice(6, 8),
-      +date.slice(9, 11),
-      +date.slice(11, 13),
-      +date.slice(13, 15),
-    ),
-  );
-  const creds: AwsCredentials = {
-    accessKeyId: keyId!,
-    secretAccessKey: secret,
-    ...(req.headers['x-amz-security-token'] ? { sessionToken: req.headers['x-amz-security-token'] } : {}),
-    source: 'stand-in',
-  };
-  const again = signRequest(
-    { method: req.method, url, headers, body: req.body, region, service, now: when },
-    creds,
-  );
-  return again.authorization === auth ? undefined : 'signature does not match';
-}
+/** A recorded request as the SigV4 reference reads it. */
+const wire = (r: Recorded) => ({ method: r.method, target: r.path, headers: r.headers, body: r.body });
 
 const stsXml = (action: string, c: AwsStandInOptions['issued'], expires: number): string =>
   `<${action}Response xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><${action}Result><Credentials>` +
@@ -151,7 +106,6 @@ export async function startAwsStandIn(o: AwsStandInOptions): Promise<StandIn & {
   });
   let origin = '';
   const s = await startStandIn((req, res) => {
-    const url = new URL(req.path, origin);
     if (req.path === '/' && req.method === 'POST' && req.headers['x-amz-target']) {
       const target = req.headers['x-amz-target'];
       const isPublic = target === 'SpencerFrontendService.GetAuthorizationToken';
@@ -160,13 +114,12 @@ export async function startAwsStandIn(o: AwsStandInOptions): Promise<StandIn & {
       if (req.headers['content-type'] !== 'application/x-amz-json-1.1')
         return send(res, 400, JSON.stringify({ __type: 'SerializationException' }));
       const region = /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(req.headers.authorization ?? '')?.[1] ?? '';
-      const problem = sigv4Problem(
-        req,
-        url,
-        keys(),
-        isPublic ? 'ecr-public' : 'ecr',
-        isPublic ? 'us-east-1' : region,
-      );
+      const problem = sigv4Problem(wire(req), {
+        keys: keys(),
+        service: isPublic ? 'ecr-public' : 'ecr',
+        region: isPublic ? 'us-east-1' : region,
+        now: o.now(),
+      });
       if (problem)
         return send(
           res,
@@ -200,7 +153,7 @@ export async function startAwsStandIn(o: AwsStandInOptions): Promise<StandIn & {
       }
       if (f.get('Action') === 'AssumeRole') {
         const region = /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(req.headers.authorization ?? '')?.[1] ?? '';
-        const problem = sigv4Problem(req, url, o.keys, 'sts', region);
+        const problem = sigv4Problem(wire(req), { keys: o.keys, service: 'sts', region, now: o.now() });
         if (problem) return send(res, 403, stsError('SignatureDoesNotMatch', problem), 'text/xml');
         return send(res, 200, stsXml('AssumeRole', o.issued, expires), 'text/xml');
       }
@@ -302,6 +255,7 @@ export async function startGoogleStandIn(o: {
           typeof claims.iat !== 'number' ||
           typeof claims.exp !== 'number' ||
           claims.exp <= now ||
+          claims.iat > now + 60 ||
           claims.exp - claims.iat > 3600
         )
           return bad('invalid_grant', 'Invalid JWT: Token must be a short-lived token (60 minutes)');

@@ -184,11 +184,14 @@ describe('cloud providers against the real registry', () => {
     await client.listTags(ref);
     await client.listTags(ref);
     assert.equal(calls, 1);
-    clock += 12 * 3600_000 - 6 * 60_000; // six minutes before expiry: still good
+    const expiry = clock + 12 * 3600_000;
+    clock = expiry - 5 * 60_000 - 1; // a millisecond short of five minutes before: still good
     await client.listTags(ref);
     assert.equal(calls, 1);
-    clock += 2 * 60_000; // four minutes before: renewed
+    clock = expiry - 5 * 60_000; // five minutes before: renewed, once
     assert.deepEqual((await client.listTags(ref)).tags, ['v1', 'v2']);
     assert.equal(calls, 2);
+    await client.listTags(ref);
+    assert.equal(calls, 2, 'the renewed credentials are kept until five minutes before their own expiry');
   });
 });

@@ -395,6 +395,38 @@ describe('trees', () => {
     assert.equal((await stat(join(root, 'a.yaml'))).ino, before.ino);
     assert.equal(await readFile(join(root, 'a.link'), 'utf8'), `image: a:2 ${M('ns:p')}\n`);
   });
+
+  test('a file that cannot be written is named, left out of filesWritten, and the others are written', async () => {
+    // Two names of one file (a hard link): the first write changes the second name's text, which is
+    // then no longer what pawl read, so its write is refused — the one failure a test can cause
+    // between the read and the write without root.
+    const root = await tempTree({
+      'a.yaml': `image: a:1 ${M('ns:p')}\n`,
+      'c.yaml': `image: c:1 ${M('ns:q')}\n`,
+    });
+    await link(join(root, 'a.yaml'), join(root, 'b.yaml'));
+    const res = await applySetters(
+      root,
+      '.',
+      new Map([
+        ['ns:p', parseImage('a:2')],
+        ['ns:q', parseImage('c:2')],
+      ]),
+    );
+    assert.deepEqual(res.filesWritten, ['a.yaml', 'c.yaml']);
+    assert.deepEqual(
+      res.errors.map((e) => [e.file, e.message]),
+      [
+        [
+          'b.yaml',
+          'cannot write: it changed since pawl read it, so pawl left it as it is; run the command again',
+        ],
+      ],
+    );
+    assert.equal(res.changes.length, 3);
+    assert.equal(await readFile(join(root, 'b.yaml'), 'utf8'), `image: a:2 ${M('ns:p')}\n`);
+    assert.equal(await readFile(join(root, 'c.yaml'), 'utf8'), `image: c:2 ${M('ns:q')}\n`);
+  });
 });
 
 describe('rewriteFileSync writes only what changed', () => {
@@ -407,6 +439,8 @@ describe('rewriteFileSync writes only what changed', () => {
     ['two changes, same length', 'a: 1.0\nz: é\nb: 1.0\n', 'a: 2.0\nz: é\nb: 2.0\n'],
     ['multi-byte characters before and after', 'é😀: v1 # ü\r\n', 'é😀: v2 # ü\r\n'],
     ['a change next to an astral character', 'k: 😀1\n', 'k: 😁1\n'],
+    // U+1F600 and U+1F200 share their low surrogate: the common suffix must not start inside a pair.
+    ['astral characters that differ only in the high surrogate', 'k: 😀\n', 'k: 🈀\n'],
     ['a change from ASCII to a multi-byte character', 'k: a\nz\n', 'k: é\nz\n'],
     ['everything', 'old\n', 'new text\n'],
     ['to empty', 'abc', ''],
@@ -420,7 +454,7 @@ describe('rewriteFileSync writes only what changed', () => {
   }
 
   test('generated edits: the file always ends as the new text', async () => {
-    const alphabet = ['a', 'b', '1', '.', ':', ' ', '\n', '\r\n', 'é', '€', '😀', '😁'];
+    const alphabet = ['a', 'b', '1', '.', ':', ' ', '\n', '\r\n', 'é', '€', '😀', '😁', '🈀'];
     let seed = 7;
     const rand = (n: number): number => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;

@@ -290,7 +290,6 @@ const CASES: TypeCase[] = [
   },
 ];
 
-const NESTED = Buffer.from('['.repeat(100_000) + ']'.repeat(100_000));
 const NOT_UTF8 = Buffer.concat([
   Buffer.from('{"events":"'),
   Buffer.from([0xff, 0xfe, 0xc3]),
@@ -339,7 +338,6 @@ describe('verifyWebhook: every type', () => {
         const bodies: [string, Buffer][] = [
           ['not JSON', Buffer.from('{"events": [')],
           ['the wrong shape', json(c.wrongShape)],
-          [`nested deeper than ${MAX_JSON_DEPTH}`, NESTED],
           ['not UTF-8', NOT_UTF8],
           ['empty', Buffer.alloc(0)],
         ];
@@ -349,6 +347,22 @@ describe('verifyWebhook: every type', () => {
             assert.equal(v.status, 400, JSON.stringify(v));
           });
         }
+        test(`a body nested ${MAX_JSON_DEPTH} levels deep is read; one level deeper is 400`, () => {
+          // The event itself with one more field, arrays nested inside its outer object: at the
+          // limit the event must still be accepted, one above it refused for its depth alone.
+          const nested = (levels: number): Buffer =>
+            Buffer.from(
+              c.body
+                .toString('utf8')
+                .replace(/^\s*\{/, `{"pawlNested":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)},`),
+            );
+          const at = nested(MAX_JSON_DEPTH);
+          assert.equal(verify(c.type, c.sign(at, TOKEN), at).status, 202);
+          const over = nested(MAX_JSON_DEPTH + 1);
+          const v = verify(c.type, c.sign(over, TOKEN), over);
+          assert.equal(v.status, 400);
+          assert.match(JSON.stringify(v), new RegExp(`nested deeper than ${MAX_JSON_DEPTH} levels`));
+        });
       }
 
       test('a replayed event is verified again and gives the same verdict (the daemon coalesces it)', () => {

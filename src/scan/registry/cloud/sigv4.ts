@@ -51,8 +51,16 @@ export function amzDate(d: Date): string {
     .replace(/\.\d{3}/, '');
 }
 
-/** The request's headers with the SigV4 `authorization` header (and date, token) added. */
-export function signRequest(input: SignInput, creds: AwsCredentials): Record<string, string> {
+/** The steps of one signature, apart, so that each can be checked against AWS's published vectors. */
+export interface SignatureSteps {
+  canonicalRequest: string;
+  stringToSign: string;
+  signature: string;
+  /** The request's headers with the SigV4 `authorization` header (and date, token) added. */
+  headers: Record<string, string>;
+}
+
+export function signatureSteps(input: SignInput, creds: AwsCredentials): SignatureSteps {
   const date = amzDate(input.now);
   const day = date.slice(0, 8);
   const headers: Record<string, string> = { ...input.headers, host: input.url.host, 'x-amz-date': date };
@@ -77,7 +85,17 @@ export function signRequest(input: SignInput, creds: AwsCredentials): Record<str
   const kSigning = hmac(hmac(hmac(kDate, input.region), input.service), 'aws4_request');
   const signature = createHmac('sha256', kSigning).update(stringToSign, 'utf8').digest('hex');
   return {
-    ...headers,
-    authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`,
+    canonicalRequest,
+    stringToSign,
+    signature,
+    headers: {
+      ...headers,
+      authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`,
+    },
   };
+}
+
+/** The request's headers with the SigV4 `authorization` header (and date, token) added. */
+export function signRequest(input: SignInput, creds: AwsCredentials): Record<string, string> {
+  return signatureSteps(input, creds).headers;
 }
