@@ -4,7 +4,7 @@
  * start rule (serve the valid objects; `--strict` refuses), and the reload rule (all or
  * nothing, one at a time).
  */
-import { refKey, selectPolicies } from '../../config/index.js';
+import { configMapOf, KIND_NAMES, refKey, selectPolicies } from '../../config/index.js';
 import { createScanClients } from '../../scan/index.js';
 import { ConfigError, formatProblem, type Logger, type Problem } from '../../util/index.js';
 import { countResponses, type ServeMetrics } from '../metrics.js';
@@ -45,9 +45,60 @@ export interface ReloadOutcome {
 /** What a new configuration changed in the daemon's jobs (the scheduler's keys). */
 export type Applied = Pick<ReloadOutcome, 'added' | 'removed' | 'changed'>;
 
+/** How many of pawl's objects each file of a configuration holds. */
+function objectsByFile(config: Config): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const kind of KIND_NAMES)
+    for (const o of config[configMapOf(kind)].values()) {
+      const { file } = o.source;
+      out.set(file, (out.get(file) ?? 0) + 1);
+    }
+  return out;
+}
+
+/**
+ * Why a valid-looking reload must not be taken all the same: it would remove every object the
+ * daemon runs, or it reads nothing from a file that held objects and is still there — an empty,
+ * truncated or garbage file (a checkout caught half-way, a ConfigMap cut short) would otherwise
+ * stop automations in silence. A file deleted on purpose takes its objects with it, unless it
+ * was the last one. Empty when the reload may go ahead.
+ */
+export function shrinkProblems(current: Config, next: Config, holds?: (file: string) => boolean): Problem[] {
+  const before = objectsByFile(current);
+  const after = objectsByFile(next);
+  const had = [...before.values()].reduce((a, b) => a + b, 0);
+  if (had > 0 && after.size === 0)
+    return [
+      {
+        location: { file: [...before.keys()].sort().join(', ') },
+        severity: 'error',
+        message:
+          `the configuration now holds no object pawl knows, where the running one has ${had}: refused, ` +
+          'since an empty or truncated file would stop every automation. Fix the files; to run nothing, stop pawl serve',
+      },
+    ];
+  const problems: Problem[] = [];
+  if (!holds) return problems;
+  for (const [file, n] of [...before].sort(([a], [b]) => a.localeCompare(b)))
+    if (!after.has(file) && holds(file))
+      problems.push({
+        location: { file },
+        severity: 'error',
+        message:
+          `this file held ${n} object${n === 1 ? '' : 's'} and now yields none pawl can read: refused ` +
+          '(truncated or half-written?). Fix it, or delete it to remove its objects',
+      });
+  return problems;
+}
+
 /** The loader's warnings, then its errors and the objects skipped for needing an invalid one. */
 function allProblems(loaded: ConfigRead): Problem[] {
   return [...loaded.warnings.filter((p) => p.severity === 'warning'), ...loaded.errors];
+}
+
+/** A read refused for what it lost, or the read itself. */
+function shrunk(read: LoadedConfig, problems: Problem[]): LoadedConfig | Unreadable {
+  return problems.length > 0 ? { problems: [...problems, ...read.warnings] } : read;
 }
 
 export interface ConfigurationDeps {
@@ -172,7 +223,15 @@ export class Configuration {
     const read = await derive(this.source, this.opts);
     // All or nothing, unlike the start: a daemon keeps the configuration it runs rather than
     // swapping in one that lost objects; the refusal says what `pawl validate` says.
-    const loaded = 'problems' in read || read.errors.length === 0 ? read : { problems: allProblems(read) };
+    const loaded =
+      'problems' in read
+        ? read
+        : read.errors.length > 0
+          ? { problems: allProblems(read) }
+          : shrunk(
+              read,
+              shrinkProblems(this.#current.config, read.config, this.source.holds?.bind(this.source)),
+            );
     if ('problems' in loaded) {
       for (const p of loaded.problems.filter((x) => x.severity === 'error'))
         log.error({ reload: reason }, formatProblem(p));

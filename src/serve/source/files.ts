@@ -2,7 +2,7 @@
  * The configuration in files (`--config`, SPEC §3): read with the same loader as `pawl run` and
  * `pawl validate`, watched through the directories that hold them.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { dependencyProblems, loadConfig, type LoadOptions } from '../../config/index.js';
@@ -80,6 +80,10 @@ export class FileSource implements ConfigSource {
         );
       }
     }
+  }
+
+  holds(file: string): boolean {
+    return existsSync(file);
   }
 
   close(): void {

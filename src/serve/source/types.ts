@@ -34,4 +34,10 @@ export interface ConfigSource {
    */
   watch(onChange: (reason: string) => void): Promise<void>;
   close(): void;
+  /**
+   * Whether a file the running configuration read objects from is still there: a file that
+   * is, yet yields none of them now, was truncated or half-written (configuration.ts refuses
+   * the reload). A source without files leaves it out.
+   */
+  holds?(file: string): boolean;
 }
