@@ -9,6 +9,7 @@ import { REASON_LABELS, reasonMeaning, type Reason } from '../guard/index.js';
 import type { Decision, DecisionRecord, ScanRecord } from '../records/index.js';
 import type { LatestScans, Store } from '../store/index.js';
 import { describeAnomaly } from '../scan/index.js';
+import type { Problem } from '../util/index.js';
 import type { PassEvent } from './events.js';
 
 /** The states a marked line is shown in, worst first (the attention list's order). */
@@ -157,7 +158,27 @@ export interface DashboardSource {
   dryRun: boolean;
   lastPass: ReadonlyMap<string, PassEvent>;
   repositoriesOf: ReadonlyMap<string, string[]>;
+  /**
+   * The configuration's problems: the errors of the running one (objects skipped), or — when
+   * the last reload was refused — why, while the one before keeps running.
+   */
+  configuration?: { refused: boolean; at: Date; problems: readonly Problem[] };
   now: Date;
+}
+
+/** Configuration problems come first: they explain whatever else is missing from the page. */
+function configurationAttention(c: DashboardSource['configuration']): AttentionItem[] {
+  if (!c) return [];
+  const errors = c.problems.filter((p) => p.severity === 'error');
+  const items: AttentionItem[] = errors.map((p) => ({
+    state: 'error',
+    title: `${c.refused ? 'Configuration change refused' : 'Configuration'}: ${p.location.file}${p.location.line !== undefined ? `:${p.location.line}` : ''}`,
+    why: `${p.object ? `${p.object}: ` : ''}${p.message}`,
+    href: '#/',
+  }));
+  if (c.refused && items.length > 0)
+    items[0]!.why += ` (refused at ${c.at.toISOString()}; the configuration before it keeps running)`;
+  return items;
 }
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
@@ -424,7 +445,7 @@ export async function overview(src: DashboardSource): Promise<Overview> {
       a.file.localeCompare(b.file) ||
       a.line - b.line,
   );
-  const attention: AttentionItem[] = [];
+  const attention: AttentionItem[] = configurationAttention(src.configuration);
   for (const r of repositories)
     if (r.lastScan?.outcome === 'failed')
       attention.push({
@@ -458,6 +479,7 @@ export async function overview(src: DashboardSource): Promise<Overview> {
         why: m.detail,
         href: `#/policy/${m.policy}`,
       });
+  // Stable: the configuration's items stay first among the errors.
   attention.sort((a, b) => MARKER_STATES.indexOf(a.state) - MARKER_STATES.indexOf(b.state));
   const counts = Object.fromEntries(MARKER_STATES.map((s) => [s, 0])) as Record<MarkerState, number>;
   for (const m of markers) counts[m.state]++;

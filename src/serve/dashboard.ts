@@ -168,6 +168,11 @@ function source(daemon: DaemonView): DashboardSource {
     dryRun: daemon.dryRun,
     lastPass: daemon.lastPass,
     repositoriesOf: daemon.current.repositoriesOf,
+    configuration: {
+      refused: !daemon.lastReload.applied,
+      at: daemon.lastReload.at,
+      problems: daemon.lastReload.applied ? daemon.current.errors : daemon.lastReload.problems,
+    },
     now: new Date(),
   };
 }

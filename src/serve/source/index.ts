@@ -4,6 +4,7 @@ export { FileSource, type FileSourceOptions } from './files.js';
 export {
   Configuration,
   loadFirst,
+  shrinkProblems,
   type Applied,
   type ConfigurationOptions,
   type LoadedConfig,
