@@ -42,7 +42,14 @@ export async function startKube(): Promise<TestKube> {
   const down = async (): Promise<void> => {
     await exec('bash', [script, 'down', dir], { env: env() });
   };
-  await up();
+  try {
+    await up();
+  } catch (err) {
+    // Started halfway (the CRDs failed to apply): stop what did start.
+    await down().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     dir,
     kubeconfig,
