@@ -217,7 +217,9 @@ export async function loadObjects(objects: readonly unknown[], opts: LoadOptions
   }
   await addOutsideSecrets(loaded, sink, opts.secrets ?? {});
   problems.push(
-    ...checkReferences(config, loaded, sink.invalid, sink.encrypted, (ref) => whereLooked(ref, opts.secrets ?? {})),
+    ...checkReferences(config, loaded, sink.invalid, sink.encrypted, (ref) =>
+      whereLooked(ref, opts.secrets ?? {}),
+    ),
     ...checkHookPaths(config, loaded),
   );
   const skipped = skipInvalid(config, loaded, problems);
