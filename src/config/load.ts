@@ -209,13 +209,14 @@ export async function loadObjects(objects: readonly unknown[], opts: LoadOptions
   const config = emptyConfig();
   const problems: Problem[] = [];
   const loaded: Loaded[] = [];
+  const limits: SizeLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const sink: Sink = { config, problems, loaded, invalid: new Set(), encrypted: new Set() };
   for (const value of objects) {
     const meta = (value as { metadata?: { namespace?: unknown; name?: unknown } } | null)?.metadata;
     const file = `${typeof meta?.namespace === 'string' ? meta.namespace : 'default'}/${typeof meta?.name === 'string' ? meta.name : '?'}`;
     loadDocument({ file, line: 0, value, lineOf: () => 0 }, sink);
   }
-  await addOutsideSecrets(loaded, sink, opts.secrets ?? {});
+  await addOutsideSecrets(loaded, sink, opts.secrets ?? {}, limits);
   problems.push(
     ...checkReferences(config, loaded, sink.invalid, sink.encrypted, (ref) =>
       whereLooked(ref, opts.secrets ?? {}),
