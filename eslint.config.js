@@ -14,7 +14,7 @@ const BASE = ['go', 'util', 'image', 'records'];
 const RUN = [...BASE, 'config', 'store', 'scan', 'select', 'write', 'guard', 'git', 'notify'];
 // The daemon sits above run/ with the alerts it sends; it writes files and runs git only
 // through run/. The CLI sits on top of everything, and it too leaves git to run/.
-const SERVE = [...BASE, 'config', 'store', 'scan', 'select', 'guard', 'notify', 'run'];
+const SERVE = [...BASE, 'config', 'store', 'scan', 'select', 'guard', 'notify', 'run', 'kube'];
 
 export const LAYERS = {
   go: [],
@@ -30,6 +30,9 @@ export const LAYERS = {
   git: [...BASE, 'config', 'write', 'guard'],
   notify: [...BASE, 'config', 'guard'],
   run: RUN,
+  // Kubernetes mode: the API server's objects become config/'s Config; status is computed from
+  // the scan and run reports (records/), and written back. The daemon wires it.
+  kube: [...BASE, 'config'],
   serve: SERVE,
   cli: [...SERVE, 'serve', 'write'],
 };

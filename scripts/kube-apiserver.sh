@@ -8,7 +8,8 @@
 #                                        free loopback ports (a token file, every request
 #                                        allowed), apply Flux's CRDs and pawl's, write
 #                                        DIR/kubeconfig; returns once the server answers
-#   scripts/kube-apiserver.sh down DIR   stop both (DIR/*.pid)
+#   scripts/kube-apiserver.sh down DIR   stop both (DIR/*.pid); `up DIR` again restarts them on
+#                                        the same ports, token and etcd data
 #
 # PAWL_KUBE_VERSION (default v1.37.2) picks k8s.io/kubernetes; PAWL_KUBE_CACHE the cache folder.
 # kube-apiserver's go.mod replaces its staging modules (k8s.io/api, …) with folders of its own
@@ -87,15 +88,26 @@ up() {
   build
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
+  # Up again on a DIR that was up before is a restart: the same etcd data, token, ports and
+  # certificate, as a real API server keeps its address across a restart.
   local token
-  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-  echo "$token,pawl-test,pawl-test,system:masters" >"$dir/tokens.csv"
+  if [ -f "$dir/tokens.csv" ]; then
+    token=$(cut -d, -f1 "$dir/tokens.csv")
+  else
+    token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    echo "$token,pawl-test,pawl-test,system:masters" >"$dir/tokens.csv"
+  fi
   [ -f "$dir/sa.key" ] || openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
   openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
   local client peer api
-  client=$(free_port)
-  peer=$(free_port)
-  api=$(free_port)
+  if [ -f "$dir/ports" ]; then
+    read -r client peer api <"$dir/ports"
+  else
+    client=$(free_port)
+    peer=$(free_port)
+    api=$(free_port)
+    echo "$client $peer $api" >"$dir/ports"
+  fi
   "$BIN/etcd" --name pawl-test --data-dir "$dir/etcd" \
     --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
     --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \

@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh image
 [ -d node_modules/tsx ] || npm ci --no-audit --no-fund
+# Kubernetes mode's tests run against a real API server, built once into a cache (~10 min of CPU).
+bash scripts/kube-apiserver.sh build
 npm run typecheck
 npm run format:check
 npm run lint

@@ -8,6 +8,7 @@ export {
   loadConfigOrThrow,
   loadedNothing,
   objectCount,
+  loadObjects,
   type LoadOptions,
   type LoadResult,
 } from './load.js';

@@ -201,6 +201,33 @@ export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promi
 }
 
 /**
+ * `loadConfig` over objects read from a Kubernetes API server instead of files: each object's
+ * location is its `namespace/name`. The same schemas, defaults, reference checks and problems;
+ * one broken object is left out with its problem, and what needs it with it.
+ */
+export async function loadObjects(objects: readonly unknown[], opts: LoadOptions = {}): Promise<LoadResult> {
+  const config = emptyConfig();
+  const problems: Problem[] = [];
+  const loaded: Loaded[] = [];
+  const limits: SizeLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const sink: Sink = { config, problems, loaded, invalid: new Set(), encrypted: new Set() };
+  for (const value of objects) {
+    const meta = (value as { metadata?: { namespace?: unknown; name?: unknown } } | null)?.metadata;
+    const file = `${typeof meta?.namespace === 'string' ? meta.namespace : 'default'}/${typeof meta?.name === 'string' ? meta.name : '?'}`;
+    loadDocument({ file, line: 0, value, lineOf: () => 0 }, sink);
+  }
+  await addOutsideSecrets(loaded, sink, opts.secrets ?? {}, limits);
+  problems.push(
+    ...checkReferences(config, loaded, sink.invalid, sink.encrypted, (ref) =>
+      whereLooked(ref, opts.secrets ?? {}),
+    ),
+    ...checkHookPaths(config, loaded),
+  );
+  const skipped = skipInvalid(config, loaded, problems);
+  return { config, problems: sortProblems(problems), skipped };
+}
+
+/**
  * Secrets that objects name and the `-c` files do not hold (or hold only SOPS-encrypted) are
  * taken from `--secrets-dir` or the environment, and then checked like any other Secret.
  */

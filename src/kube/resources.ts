@@ -1,0 +1,45 @@
+import type { Resource } from './client.js';
+
+/** Where the status writer finds each of the three image kinds, Flux's v1 and pawl's own. */
+export const RESOURCES = {
+  flux: {
+    ImageRepository: {
+      group: 'image.toolkit.fluxcd.io',
+      version: 'v1',
+      plural: 'imagerepositories',
+      kind: 'ImageRepository',
+    },
+    ImagePolicy: {
+      group: 'image.toolkit.fluxcd.io',
+      version: 'v1',
+      plural: 'imagepolicies',
+      kind: 'ImagePolicy',
+    },
+    ImageUpdateAutomation: {
+      group: 'image.toolkit.fluxcd.io',
+      version: 'v1',
+      plural: 'imageupdateautomations',
+      kind: 'ImageUpdateAutomation',
+    },
+  },
+  pawl: {
+    ImageRepository: {
+      group: 'image.pawl.dev',
+      version: 'v1alpha1',
+      plural: 'imagerepositories',
+      kind: 'ImageRepository',
+    },
+    ImagePolicy: {
+      group: 'image.pawl.dev',
+      version: 'v1alpha1',
+      plural: 'imagepolicies',
+      kind: 'ImagePolicy',
+    },
+    ImageUpdateAutomation: {
+      group: 'image.pawl.dev',
+      version: 'v1alpha1',
+      plural: 'imageupdateautomations',
+      kind: 'ImageUpdateAutomation',
+    },
+  },
+} as const satisfies Record<string, Record<string, Resource>>;
