@@ -25,7 +25,9 @@ CRDS=${PAWL_FLUX_CRDS:-$here/../shared/conformance/flux/crds}
 
 build() {
   if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ]; then return 0; fi
-  command -v go >/dev/null || { echo "kube-apiserver.sh: Go is needed to build the API server" >&2; exit 1; }
+  # Go is on this machine kind at /usr/local/go, not always on a non-login shell's PATH.
+  command -v go >/dev/null || PATH=$PATH:/usr/local/go/bin
+  command -v go >/dev/null || { echo "kube-apiserver.sh: Go 1.26 or later is needed to build the API server" >&2; exit 1; }
   export GOMODCACHE=${GOMODCACHE:-$(dirname "$CACHE")/gomod} GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
   local src=$CACHE/src staging=v0.${K8S#v1.}
   mkdir -p "$src/etcd" "$BIN"
