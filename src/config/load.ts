@@ -314,12 +314,9 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
     }
     return;
   }
+  // Only a Secret that something names is worth a word (checkReferences says it is encrypted):
+  // a fleet holds dozens of encrypted Secrets for other controllers.
   if (kind === 'Secret' && raw.sops !== null && typeof raw.sops === 'object') {
-    problem(
-      [],
-      'is SOPS-encrypted; pawl cannot read it and skips it (give pawl a decrypted copy if it needs this Secret)',
-      'warning',
-    );
     sink.encrypted.add(`${ns}/${name}`);
     return;
   }
