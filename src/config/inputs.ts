@@ -10,7 +10,7 @@
  *   `-c clusters/production` reads what Flux applies for that cluster;
  * - Flux `postBuild.substitute` values applied to what lies under that Kustomization's path.
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { redactUrl, type Problem } from '../util/index.js';
 import { newWalkState, walkConfigPaths } from './files.js';
@@ -173,7 +173,7 @@ export async function readInputs(
   paths: string[],
   kustomize: KustomizeBuild,
   limits: SizeLimits,
-): Promise<{ inputs: InputText[]; problems: Problem[] }> {
+): Promise<{ inputs: InputText[]; problems: Problem[]; unread: UnreadTree }> {
   if (paths.length === 0) await walkConfigPaths(paths); // the usage error for no -c at all
   const problems: Problem[] = [];
   const state = newWalkState();
@@ -409,7 +409,95 @@ export async function readInputs(
       mapDoc: (doc) => mapBuiltDocument(doc, kfile, resources, patches),
     });
   }
-  return { inputs, problems };
+  // What was read, and the trees it was read from, for "a file defines it but is not applied".
+  const read = new Set<string>();
+  for (const input of all) {
+    if (input.kind === 'file') read.add(input.real);
+    for (const f of [...(input.resources ?? []), ...(input.patches ?? [])])
+      read.add(await realpath(f).catch(() => resolve(f)));
+  }
+  const trees = new Set<string>();
+  for (const p of paths) {
+    const real = await realpath(p);
+    const st = await stat(real);
+    const dir = st.isDirectory() ? real : dirname(real);
+    trees.add((await gitRoot(dir, roots)) ?? dir);
+  }
+  const built = new Set(all.filter((i) => i.kind === 'kustomization').map((i) => i.real));
+  return { inputs, problems, unread: { trees: [...trees], read, built } };
+}
+
+/** What `readInputs` read, for finding objects defined in files it did not read. */
+export interface UnreadTree {
+  /** The Git work trees (else directories) of the `-c` paths. */
+  trees: string[];
+  /** Canonical paths of every file read, on its own or through a build. */
+  read: Set<string>;
+  /** Canonical paths of the kustomization directories built. */
+  built: Set<string>;
+}
+
+/** An object of pawl's named by something, that no file read defines. */
+export interface Wanted {
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+const DEFINES = /^kind:\s*["']?(GitRepository|Secret)\b/m;
+
+/**
+ * For each wanted object that a YAML file of the trees defines although it was not read, that
+ * file and how to have it applied: Flux applies a directory's kustomization.yaml and only what
+ * it lists, so the file (or its directory) must be listed there. Keyed `Kind/ns/name`.
+ */
+export async function findUnread(
+  tree: UnreadTree,
+  wanted: readonly Wanted[],
+  limits: SizeLimits,
+): Promise<Map<string, { file: string; include: string }>> {
+  const out = new Map<string, { file: string; include: string }>();
+  const keys = new Set(wanted.map((w) => `${w.kind}/${w.namespace}/${w.name}`));
+  if (keys.size === 0) return out;
+  const visit = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!e.name.startsWith('.') && e.name !== 'node_modules') await visit(full);
+        continue;
+      }
+      if (!e.isFile() || !/\.ya?ml$/i.test(e.name) || tree.read.has(full)) continue;
+      // The size limits hold here too: an oversized file is no answer, just left out.
+      const read = await readBounded(full, limits.fileBytes).catch(() => undefined);
+      if (read === undefined || 'tooBig' in read) continue;
+      const text = cutOversizedDocuments(read.text, limits.documentBytes).text;
+      if (!DEFINES.test(text)) continue;
+      for (const doc of parseDocuments(full, text).docs) {
+        const kind = valueAt(doc.value, ['kind']);
+        const key = `${String(kind)}/${objectKey(doc.value)}`;
+        if (!keys.has(key) || out.has(key)) continue;
+        out.set(key, { file: full, include: await howToInclude(full, tree) });
+      }
+    }
+  };
+  for (const root of tree.trees) await visit(root);
+  return out;
+}
+
+/** Where to list `file` so that Flux applies it: the nearest kustomization above it that was built. */
+async function howToInclude(file: string, tree: UnreadTree): Promise<string> {
+  let child = file;
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const kfile = await kustomizationFile(dir);
+    if (kfile && (tree.built.has(dir) || tree.read.has(kfile))) {
+      return `list ${relative(dir, child)} under resources: in ${kfile}`;
+    }
+    if (tree.trees.includes(dir) || dirname(dir) === dir) break;
+    child = dir;
+  }
+  return `pass -c ${file} too, or list it in a kustomization.yaml that Flux applies`;
 }
 
 /**

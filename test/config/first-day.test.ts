@@ -12,7 +12,10 @@ import { loadConfig } from '../../src/config/load.js';
 import { formatProblem } from '../../src/util/errors.js';
 import { writeTree } from '../helpers/fleet.js';
 
-async function tree(t: { after: (fn: () => Promise<void>) => void }, files: Record<string, string>): Promise<string> {
+async function tree(
+  t: { after: (fn: () => Promise<void>) => void },
+  files: Record<string, string>,
+): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-first-day-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await writeTree(dir, files, (s) => s);
@@ -35,7 +38,11 @@ spec:
   url: ${url}
 `;
 
-const fluxKustomization = (name: string, path: string, source = 'flux-system'): string => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+const fluxKustomization = (
+  name: string,
+  path: string,
+  source = 'flux-system',
+): string => `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata:
   name: ${name}
@@ -108,12 +115,15 @@ test('item 1: a Flux Kustomization whose path is an unlisted subdirectory of a b
     'clusters/prod/apps/automation.yaml': automation('./clusters/prod/apps'),
   });
   const { config, problems } = await loadConfig([join(dir, 'clusters/prod')]);
-  assert.deepEqual(said(problems, dir).filter((p) => !p.includes('warning')), []);
+  assert.deepEqual(
+    said(problems, dir).filter((p) => !p.includes('warning')),
+    [],
+  );
   assert.deepEqual([...config.automations.keys()], ['flux-system/images']);
   assert.deepEqual([...config.imagePolicies.keys()], ['flux-system/web']);
 });
 
-test("item 2: a Flux Kustomization of another GitRepository is not read from this work tree, and that is said", async (t) => {
+test('item 2: a Flux Kustomization of another GitRepository is not read from this work tree, and that is said', async (t) => {
   const dir = await tree(t, {
     'clusters/production/flux-system/gotk-sync.yaml': `${gitRepository('flux-system', URL)}---\n${fluxKustomization('flux-system', './clusters/production')}`,
     'clusters/production/tenants.yaml': `${gitRepository('tenants', 'https://github.com/org/tenants')}---\n${fluxKustomization('tenants', './clusters/staging', 'tenants')}`,
@@ -125,7 +135,10 @@ test("item 2: a Flux Kustomization of another GitRepository is not read from thi
   const { config, problems } = await loadConfig([join(dir, 'clusters/production')]);
   const out = said(problems, dir);
   assert.ok(!out.some((p) => p.includes('defined twice')), out.join('\n'));
-  assert.deepEqual(config.imagePolicies.get('flux-system/web')?.spec.policy, { strategy: 'semver', range: '>=1.0.0' });
+  assert.deepEqual(config.imagePolicies.get('flux-system/web')?.spec.policy, {
+    strategy: 'semver',
+    range: '>=1.0.0',
+  });
   const note = out.find((p) => p.includes('Kustomization flux-system/tenants'));
   assert.ok(note, out.join('\n'));
   assert.match(
@@ -145,7 +158,9 @@ test('item 3: a GitRepository not found, defined by a file that Flux does not ap
     'clusters/prod/apps/automation.yaml': automation('./clusters/prod/apps'),
   });
   const { problems } = await loadConfig([join(dir, 'clusters/prod')]);
-  const out = said(problems, dir).filter((p) => p.includes('GitRepository flux-system/flux-system not found'));
+  const out = said(problems, dir).filter((p) =>
+    p.includes('GitRepository flux-system/flux-system not found'),
+  );
   assert.equal(out.length, 1, said(problems, dir).join('\n'));
   assert.match(
     out[0]!,
@@ -168,11 +183,17 @@ sops:
     'secrets/unused-a.yaml': sops('unused-a'),
     'secrets/unused-b.yaml': sops('unused-b'),
     'secrets/registry.yaml': sops('registry'),
-    'repo.yaml': policy('>=1.0.0').replace('  interval: 5m', '  interval: 5m\n  secretRef:\n    name: registry'),
+    'repo.yaml': policy('>=1.0.0').replace(
+      '  interval: 5m',
+      '  interval: 5m\n  secretRef:\n    name: registry',
+    ),
   });
   const { problems } = await loadConfig([dir]);
   const out = said(problems, dir);
   assert.ok(!out.some((p) => p.includes('unused-')), out.join('\n'));
   assert.equal(out.filter((p) => p.includes('SOPS')).length, 1, out.join('\n'));
-  assert.match(out.find((p) => p.includes('SOPS'))!, /^repo\.yaml:\d+: ImageRepository flux-system\/web: Secret flux-system\/registry is SOPS-encrypted/);
+  assert.match(
+    out.find((p) => p.includes('SOPS'))!,
+    /^repo\.yaml:\d+: ImageRepository flux-system\/web: Secret flux-system\/registry is SOPS-encrypted/,
+  );
 });
