@@ -66,7 +66,8 @@ export interface AutomationReport {
    * Files skipped on purpose (a symlink that points out of the repository), once per file;
    * absent when there are none.
    */
-  warnings?: { file: string; message: string }[];
+  /** `line` is set for a marker that points nowhere (a mistake in the marker itself). */
+  warnings?: { file: string; line?: number; message: string }[];
   /** Unified diff of what would be (or was) written; only with --dry-run. */
   diff?: string;
 }

@@ -19,6 +19,7 @@ import { rewriteFileSync, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { objectsAt } from './objects.js';
+import { appliedPolicies, markerMistakes } from './markers.js';
 import type { PolicyOutcome } from './policies.js';
 import {
   changeRow,
@@ -134,9 +135,20 @@ export async function runAutomation(
     const attempt = async (w: Workspace): Promise<string | null> => {
       plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);
       // Once per file, however often a push race makes the pass plan again.
-      for (const warning of plan.warnings) {
+      const mistakes = markerMistakes(
+        plan.files,
+        automation,
+        new Set(deps.config.imagePolicies.keys()),
+        appliedPolicies(deps.config),
+      );
+      const found: { file: string; line?: number; message: string }[] = [...plan.warnings, ...mistakes];
+      for (const warning of found) {
         const warnings = (report.warnings ??= []);
-        if (!warnings.some((x) => x.file === warning.file && x.message === warning.message))
+        if (
+          !warnings.some(
+            (x) => x.file === warning.file && x.line === warning.line && x.message === warning.message,
+          )
+        )
           warnings.push(warning);
       }
       if (plan.errors.length > 0) {

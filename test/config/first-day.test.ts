@@ -4,13 +4,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
 import { formatProblem } from '../../src/util/errors.js';
 import { writeTree } from '../helpers/fleet.js';
+import { lineOf } from './fixtures.js';
 
 async function tree(
   t: { after: (fn: () => Promise<void>) => void },
@@ -196,4 +198,81 @@ sops:
     out.find((p) => p.includes('SOPS'))!,
     /^repo\.yaml:\d+: ImageRepository flux-system\/web: Secret flux-system\/registry is SOPS-encrypted/,
   );
+});
+
+// tsx from pawl's node_modules: the command runs in the tree's directory.
+const TSX = import.meta.resolve('tsx');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+function pawl(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['--import', TSX, join(ROOT, 'src/cli/main.ts'), ...args],
+      { cwd, env: { ...process.env, PAWL_LOG_LEVEL: 'silent' } },
+      (err, stdout, stderr) =>
+        done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const MARKED = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+spec:
+  template:
+    spec:
+      containers:
+        - name: typo-in-name
+          image: ghcr.io/org/web:1.0.0 # {"$imagepolicy": "flux-system:wbe"}
+        - name: typo-in-namespace
+          image: ghcr.io/org/web:1.0.0 # {"$imagepolicy": "flux-sytem:web"}
+        - name: bare-name
+          image: ghcr.io/org/web:1.0.0 # {"$imagepolicy": "web"}
+        - name: bad-suffix
+          image: ghcr.io/org/web:1.0.0 # {"$imagepolicy": "flux-system:web:tga"}
+        - name: not-json
+          image: ghcr.io/org/web:1.0.0 # {"$imagepolicy": flux-system:web}
+        - name: other-namespace
+          image: ghcr.io/org/api:1.0.0 # {"$imagepolicy": "other:api"}
+        - name: fine
+          image: ghcr.io/org/web:1.0.0 # {"$imagepolicy": "flux-system:web"}
+`;
+
+test('item 5: pawl validate names each marker that points nowhere, with file:line and a suggestion', async (t) => {
+  const dir = await tree(t, {
+    'clusters/prod/git.yaml': gitRepository('flux-system', URL),
+    'clusters/prod/web.yaml': policy('>=1.0.0'),
+    'clusters/prod/api.yaml': policy('>=1.0.0').replaceAll('flux-system', 'other').replaceAll('web', 'api'),
+    'clusters/prod/automation.yaml': automation('./apps'),
+    'apps/web.yaml': MARKED,
+  });
+  const { code, stdout } = await pawl(['validate', '-c', 'clusters/prod'], dir);
+  assert.equal(code, 0, stdout);
+  const at = (needle: string): string => `apps/web.yaml:${lineOf(MARKED, needle)}: warning: `;
+  const lines = stdout.split('\n');
+  const said = (needle: string, words: RegExp): void => {
+    const hit = lines.find((l) => l.startsWith(at(needle)));
+    assert.ok(hit, `nothing at ${at(needle)} in:\n${stdout}`);
+    assert.match(hit, words);
+  };
+  said(
+    'flux-system:wbe',
+    /ImagePolicy flux-system\/wbe, which does not exist; did you mean flux-system\/web\?/,
+  );
+  said(
+    'flux-sytem:web',
+    /ImagePolicy flux-sytem\/web, which does not exist; did you mean flux-system\/web\?/,
+  );
+  said('"web"}', /"web" has no namespace; .*did you mean "flux-system:web"\?/);
+  said('web:tga', /":tga" is not one of :tag, :name, :digest; did you mean "flux-system:web:tag"\?/);
+  said('flux-system:web}', /not the JSON Flux reads/);
+  said(
+    'other:api',
+    /ImagePolicy other\/api, but an automation applies only ImagePolicies of its own namespace/,
+  );
+  assert.ok(!lines.some((l) => l.startsWith(at('"flux-system:web"}'))), stdout);
+  assert.match(stdout, /^valid: .*; 0 errors, 6 warnings$/m);
 });

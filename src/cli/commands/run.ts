@@ -50,7 +50,9 @@ export function register(program: Command): void {
         // Words for people on stderr in both modes; --json carries them in the report too.
         for (const a of report.automations)
           for (const w of a.warnings ?? [])
-            ctx.stderr.write(`pawl: warning: automation ${a.name}: ${w.file}: ${w.message}\n`);
+            ctx.stderr.write(
+              `pawl: warning: automation ${a.name}: ${w.file}${w.line ? `:${w.line}` : ''}: ${w.message}\n`,
+            );
         if (ctx.options.json) writeJson(ctx, { ...report, ...configJson(loaded) });
         else renderRun(ctx, report);
         return Math.max(passExitCode(report), loaded.exitFloor);
