@@ -13,13 +13,14 @@ import {
   type Secret,
   type TemplateChange,
 } from '../config/index.js';
-import { withWorkspace, type Workspace, commit, pushWithRetry } from '../git/index.js';
+import { withWorkspace, type Workspace, commit, pushWithRetry, GitError } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
 import { rewriteFileSync, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { objectsAt } from './objects.js';
 import { appliedPolicies, markerMistakes } from './markers.js';
+import { gitFailureWords } from './git-words.js';
 import type { PolicyOutcome } from './policies.js';
 import {
   changeRow,
@@ -122,7 +123,10 @@ export async function runAutomation(
     });
   } catch (err) {
     report.result = 'failed';
-    report.error = errorMessage(err);
+    report.error =
+      err instanceof GitError
+        ? gitFailureWords(err, deps.config.gitRepositories.get(refKey(automation.spec.sourceRef)), deps.log)
+        : errorMessage(err);
   }
   return { report, plan, decisions };
 
