@@ -28,6 +28,8 @@ export interface RepositoryReport {
   scanned: boolean;
   anomalies: Anomaly[];
   error: string | null;
+  /** When `error` comes from a stored scan, not this pass's: when that scan ended (RFC 3339). */
+  errorAt?: string;
 }
 
 export interface PolicyReport {

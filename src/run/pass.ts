@@ -33,6 +33,7 @@ import {
   type PolicyStore,
 } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
+import { readPrints, secretPrint, writePrints } from './secret-prints.js';
 import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';
 import { decisionEvent, toStoreEvent } from '../guard/index.js';
@@ -89,15 +90,24 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   const selection = (async () => {
     const before = await store.latestScans(repos.map((r) => refKey(r.metadata)));
     const latest = (r: ImageRepository) => before.get(refKey(r.metadata)) ?? { finished: null, good: null };
+    // A Secret that changed since the last scan (a fixed password) is a reason to scan now.
+    const prints = await readPrints(deps.stateDir);
+    const secretChanged = (r: ImageRepository): boolean => {
+      const was = prints[refKey(r.metadata)];
+      return was !== undefined && was !== secretPrint(config, r);
+    };
     const due = repos.filter(
-      (r) => !r.spec.suspend && (opts.refresh || isScanDue(r, latest(r).finished, now())),
+      (r) => !r.spec.suspend && (opts.refresh || secretChanged(r) || isScanDue(r, latest(r).finished, now())),
     );
+    for (const r of due.filter(secretChanged))
+      log.info({ repository: refKey(r.metadata) }, 'its Secret changed since the last scan: scanning now');
     opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
     const scanned = await scanRepositories(
       due,
       { client: (r) => deps.clients.client(r), reference: (r) => deps.clients.reference(r), store, log, now },
       { concurrency: 8 },
     );
+    if (!opts.dryRun) await writePrints(deps.stateDir, prints, due, config).catch(() => undefined);
     const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
     const repositories: RepositoryReport[] = repos.map((r) => {
       const name = refKey(r.metadata);
@@ -111,6 +121,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
         scanned: false,
         anomalies: [],
         error: last?.outcome === 'failed' ? last.error : null,
+        // A stored error is old news: when it was said, so that it is not taken for this pass's.
+        ...(last?.outcome === 'failed' ? { errorAt: (last.endedAt ?? last.startedAt).toISOString() } : {}),
       };
     });
 
