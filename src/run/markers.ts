@@ -153,3 +153,32 @@ export async function markerProblems(
   }
   return problems;
 }
+
+/**
+ * Markers naming `policy` (`ns/name`) in the Git work tree of the policy's own file that no
+ * automation's `update.path` holds: `pawl explain` lists them, since no automation updates them.
+ */
+export async function markersOutsideAutomations(
+  config: Config,
+  policy: string,
+): Promise<{ file: string; line: number; setter: string }[]> {
+  const p = config.imagePolicies.get(policy);
+  if (!p) return [];
+  const root = await gitRoot(dirname(p.source.file));
+  if (!root) return [];
+  const scan = await scanTree(root, '.').catch(() => undefined);
+  if (!scan) return [];
+  const paths = [...config.automations.values()].map((a) =>
+    (a.spec.update.path || '.').replace(/^\.\/?/, '').replace(/\/+$/, ''),
+  );
+  const held = (file: string): boolean =>
+    paths.some((u) => u === '' || file === u || file.startsWith(`${u}/`));
+  const out: { file: string; line: number; setter: string }[] = [];
+  for (const f of scan.files) {
+    if (held(f.file)) continue;
+    for (const m of f.markers)
+      if (`${m.policy.namespace}/${m.policy.name}` === policy)
+        out.push({ file: join(root, m.file), line: m.line, setter: m.setter });
+  }
+  return out;
+}

@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { formatProblem } from '../../src/util/errors.js';
 import { writeTree } from '../helpers/fleet.js';
 import { lineOf } from './fixtures.js';
+import { markersOutsideAutomations } from '../../src/run/markers.js';
 
 async function tree(
   t: { after: (fn: () => Promise<void>) => void },
@@ -275,4 +276,19 @@ test('item 5: pawl validate names each marker that points nowhere, with file:lin
   );
   assert.ok(!lines.some((l) => l.startsWith(at('"flux-system:web"}'))), stdout);
   assert.match(stdout, /^valid: .*; 0 errors, 6 warnings$/m);
+});
+
+test("item 5: explain's list of markers that name the policy outside every automation's update.path", async (t) => {
+  const marked = 'image: ghcr.io/org/web:1.0.0 # {"$imagepolicy": "flux-system:web"}\n';
+  const dir = await tree(t, {
+    'clusters/prod/git.yaml': gitRepository('flux-system', URL),
+    'clusters/prod/web.yaml': policy('>=1.0.0'),
+    'clusters/prod/automation.yaml': automation('./apps'),
+    'apps/web.yaml': marked,
+    'legacy/web.yaml': `# moved here by hand\n${marked}`,
+  });
+  const { config } = await loadConfig([join(dir, 'clusters/prod')]);
+  assert.deepEqual(await markersOutsideAutomations(config, 'flux-system/web'), [
+    { file: join(dir, 'legacy/web.yaml'), line: 2, setter: 'flux-system:web' },
+  ]);
 });
