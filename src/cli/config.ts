@@ -11,7 +11,15 @@ import {
   type LoadOptions,
   type SkippedObject,
 } from '../config/index.js';
-import { ConfigError, UsageError, formatProblem, printable, type Problem } from '../util/index.js';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import {
+  ConfigError,
+  UsageError,
+  formatProblem,
+  printable,
+  type Location,
+  type Problem,
+} from '../util/index.js';
 import type { CommandContext } from './context.js';
 
 export interface CommandConfig {
@@ -23,13 +31,45 @@ export interface CommandConfig {
 }
 
 export async function loadCommandConfig(ctx: CommandContext): Promise<CommandConfig> {
-  const { config, problems, skipped } = await loadConfig(ctx.options.config, loadOptions(ctx));
+  const loaded = await loadConfig(ctx.options.config, loadOptions(ctx));
+  const { config } = loaded;
+  const { problems, skipped } = shownPaths(loaded);
   const errors = problems.filter((p) => p.severity === 'error');
   if (ctx.options.strict && errors.length > 0) throw new ConfigError(problems);
   for (const w of problems) if (w.severity === 'warning') ctx.log.warn(formatProblem(w));
   for (const e of errors) ctx.stderr.write(`pawl: ${formatProblem(e)}\n`);
   for (const s of skipped) ctx.stderr.write(`pawl: skipped ${skippedLine(s)}\n`);
   return { config, problems, skipped, exitFloor: errors.length > 0 ? 1 : 0 };
+}
+
+/**
+ * A path as messages show it: relative to the working directory when it lies under it, else
+ * absolute; the same file is never written both ways (the walk keeps `-c`'s spelling, builds
+ * and canonical paths are absolute).
+ */
+export function shownPath(p: string, cwd = process.cwd()): string {
+  const abs = resolve(cwd, p);
+  const rel = relative(cwd, abs);
+  return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? abs : rel;
+}
+
+/** Problems and skipped objects with every path, in locations and in messages, as `shownPath` words it. */
+export function shownPaths<T extends Pick<CommandConfig, 'problems' | 'skipped'>>(
+  c: T,
+  cwd = process.cwd(),
+): T {
+  const under = cwd.endsWith(sep) ? cwd : cwd + sep;
+  const text = (m: string): string => m.replaceAll(under, '');
+  const location = (l: Location): Location => ({
+    ...l,
+    file: shownPath(l.file, cwd),
+    ...(l.via ? { via: shownPath(l.via, cwd) } : {}),
+  });
+  return {
+    ...c,
+    problems: c.problems.map((p) => ({ ...p, location: location(p.location), message: text(p.message) })),
+    skipped: c.skipped.map((s) => ({ ...s, location: location(s.location), message: text(s.message) })),
+  };
 }
 
 /** Where the loader looks for Secrets and how it runs kustomize, from the command's options. */

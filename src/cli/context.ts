@@ -99,7 +99,10 @@ export function contextFrom(cmd: Command): CommandContext {
   const redactor = new Redactor();
   return {
     options,
-    log: createLogger(options.logLevel, 2, redactor),
+    // On a terminal, warnings read like the errors beside them; JSON lines for --json and pipes.
+    log: createLogger(options.logLevel, 2, redactor, {
+      text: !options.json && process.stderr.isTTY === true,
+    }),
     stdout: process.stdout,
     stderr: process.stderr,
     redactor,

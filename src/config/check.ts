@@ -247,6 +247,8 @@ export function checkReferences(
   encrypted: Set<string>,
   /** Where else a Secret was looked for, in words (`--secrets-dir`, the environment). */
   lookedFor: (ref: { namespace: string; name: string }) => string = () => 'looked in the -c files',
+  /** A file that defines the missing object but is not applied, and how to include it. */
+  elsewhere: (ref: { kind: Kind; namespace: string; name: string }) => string | undefined = () => undefined,
 ): Problem[] {
   const problems: Problem[] = [];
   // pawl never clones a GitRepository that no automation uses: its Secret is not needed.
@@ -288,16 +290,24 @@ export function checkReferences(
         const what = encrypted.has(key)
           ? `Secret ${key} is SOPS-encrypted in the -c files and pawl cannot decrypt it`
           : `Secret ${key} not found`;
+        const there = elsewhere(r);
         report(
           r.path,
-          `${what}; ${lookedFor(r)}${unused ? '. No ImageUpdateAutomation uses this GitRepository, so pawl does not need it' : '. Give pawl the Secret with --secrets-dir or the environment (see docs/configuration.md)'}`,
+          `${what}; ${lookedFor(r)}${there ? `. ${there}` : ''}${unused ? '. No ImageUpdateAutomation uses this GitRepository, so pawl does not need it' : '. Give pawl the Secret with --secrets-dir or the environment (see docs/configuration.md)'}`,
           unused ? 'warning' : 'error',
         );
         continue;
       }
       const near = closest(key, namesOf(r.kind), 3);
       const hint = near.length ? ` Did you mean ${near.join(', ')}?` : '';
-      report(r.path, `${r.kind} ${key} not found.${hint} Define it or fix the name.`, r.missing);
+      const there = elsewhere(r);
+      report(
+        r.path,
+        there
+          ? `${r.kind} ${key} not found: ${there}`
+          : `${r.kind} ${key} not found.${hint} Define it or fix the name.`,
+        r.missing,
+      );
     }
     if (l.obj?.kind === 'ImageUpdateAutomation' && selectPolicies(config, l.obj).length === 0) {
       const selector = l.obj.spec.policySelector;

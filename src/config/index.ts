@@ -28,3 +28,4 @@ export {
   TEMPLATE_NAME,
   type TemplateChange,
 } from './commit-data.js';
+export { closest, levenshtein } from './suggest.js';

@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, type Location, type Problem, type Logger, formatProblem } from '../util/index.js';
 import { checkHookPaths, checkReferences, referencesOf, type Loaded } from './check.js';
-import { readInputs } from './inputs.js';
+import { findUnread, readInputs, type Wanted } from './inputs.js';
 import { kubectlKustomize, type KustomizeBuild } from './kustomize.js';
 import { findSecret, secretObject, whereLooked, type SecretSources } from './secrets.js';
 import { fieldWarnings, issueMessage } from './issues.js';
@@ -136,7 +136,7 @@ export function loadedNothing(result: Pick<LoadResult, 'config'>): boolean {
  */
 export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promise<LoadResult> {
   const limits: SizeLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const { inputs, problems } = await readInputs(
+  const { inputs, problems, unread } = await readInputs(
     paths,
     opts.kustomize ?? kubectlKustomize(process.env, limits.buildBytes),
     limits,
@@ -192,12 +192,37 @@ export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promi
     }
   }
   await addOutsideSecrets(loaded, sink, opts.secrets ?? {}, limits);
+  const elsewhere = await findUnread(unread, missingReferences(config, loaded), limits);
   problems.push(
-    ...checkReferences(config, loaded, invalid, encrypted, (ref) => whereLooked(ref, opts.secrets ?? {})),
+    ...checkReferences(
+      config,
+      loaded,
+      invalid,
+      encrypted,
+      (ref) => whereLooked(ref, opts.secrets ?? {}),
+      (ref) => {
+        const hit = elsewhere.get(`${ref.kind}/${ref.namespace}/${ref.name}`);
+        return (
+          hit && `${hit.file} defines it, but Flux does not apply that file from the -c paths: ${hit.include}`
+        );
+      },
+    ),
     ...checkHookPaths(config, loaded),
   );
   const skipped = skipInvalid(config, loaded, problems);
   return { config, problems: sortProblems(problems), skipped };
+}
+
+/** The GitRepositories and Secrets that objects name and no object read is. */
+function missingReferences(config: Config, loaded: readonly Loaded[]): Wanted[] {
+  const out: Wanted[] = [];
+  for (const l of loaded) {
+    for (const r of referencesOf(l, () => undefined)) {
+      if (r.kind !== 'Secret' && r.kind !== 'GitRepository') continue;
+      if (!config[CONFIG_MAPS[r.kind]].has(`${r.namespace}/${r.name}`)) out.push(r);
+    }
+  }
+  return out;
 }
 
 /**
@@ -341,12 +366,9 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
     }
     return;
   }
+  // Only a Secret that something names is worth a word (checkReferences says it is encrypted):
+  // a fleet holds dozens of encrypted Secrets for other controllers.
   if (kind === 'Secret' && raw.sops !== null && typeof raw.sops === 'object') {
-    problem(
-      [],
-      'is SOPS-encrypted; pawl cannot read it and skips it (give pawl a decrypted copy if it needs this Secret)',
-      'warning',
-    );
     sink.encrypted.add(`${ns}/${name}`);
     return;
   }

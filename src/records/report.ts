@@ -28,6 +28,8 @@ export interface RepositoryReport {
   scanned: boolean;
   anomalies: Anomaly[];
   error: string | null;
+  /** When `error` comes from a stored scan, not this pass's: when that scan ended (RFC 3339). */
+  errorAt?: string;
 }
 
 export interface PolicyReport {
@@ -66,7 +68,8 @@ export interface AutomationReport {
    * Files skipped on purpose (a symlink that points out of the repository), once per file;
    * absent when there are none.
    */
-  warnings?: { file: string; message: string }[];
+  /** `line` is set for a marker that points nowhere (a mistake in the marker itself). */
+  warnings?: { file: string; line?: number; message: string }[];
   /** Unified diff of what would be (or was) written; only with --dry-run. */
   diff?: string;
 }

@@ -13,12 +13,14 @@ import {
   type Secret,
   type TemplateChange,
 } from '../config/index.js';
-import { withWorkspace, type Workspace, commit, pushWithRetry } from '../git/index.js';
+import { withWorkspace, type Workspace, commit, pushWithRetry, GitError } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
 import { rewriteFileSync, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { objectsAt } from './objects.js';
+import { appliedPolicies, markerMistakes } from './markers.js';
+import { gitFailureWords } from './git-words.js';
 import type { PolicyOutcome } from './policies.js';
 import {
   changeRow,
@@ -121,7 +123,10 @@ export async function runAutomation(
     });
   } catch (err) {
     report.result = 'failed';
-    report.error = errorMessage(err);
+    report.error =
+      err instanceof GitError
+        ? gitFailureWords(err, deps.config.gitRepositories.get(refKey(automation.spec.sourceRef)), deps.log)
+        : errorMessage(err);
   }
   return { report, plan, decisions };
 
@@ -134,9 +139,20 @@ export async function runAutomation(
     const attempt = async (w: Workspace): Promise<string | null> => {
       plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);
       // Once per file, however often a push race makes the pass plan again.
-      for (const warning of plan.warnings) {
+      const mistakes = markerMistakes(
+        plan.files,
+        automation,
+        new Set(deps.config.imagePolicies.keys()),
+        appliedPolicies(deps.config),
+      );
+      const found: { file: string; line?: number; message: string }[] = [...plan.warnings, ...mistakes];
+      for (const warning of found) {
         const warnings = (report.warnings ??= []);
-        if (!warnings.some((x) => x.file === warning.file && x.message === warning.message))
+        if (
+          !warnings.some(
+            (x) => x.file === warning.file && x.line === warning.line && x.message === warning.message,
+          )
+        )
           warnings.push(warning);
       }
       if (plan.errors.length > 0) {

@@ -3,3 +3,4 @@ export * from './pass.js';
 export * from './explain.js';
 export * from './people.js';
 export type * from './report.js';
+export * from './markers.js';

@@ -33,6 +33,7 @@ import {
   type PolicyStore,
 } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
+import { readPrints, secretPrint, writePrints } from './secret-prints.js';
 import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';
 import { decisionEvent, toStoreEvent } from '../guard/index.js';
@@ -129,20 +130,29 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   // workspace lock) and only then waits for the candidates, so Git and the registry overlap.
   const selection = (async () => {
     const before = await store.latestScans(repos.map((r) => refKey(r.metadata)));
+    // A Secret that changed since the last scan (a fixed password) is a reason to scan now.
+    const prints = await readPrints(deps.stateDir);
+    const secretChanged = (r: ImageRepository): boolean => {
+      const was = prints[refKey(r.metadata)];
+      return was !== undefined && was !== secretPrint(config, r);
+    };
     // The one rule of what a pass scans first: due (or its last scan interrupted), asked for
-    // (--refresh), or named by a webhook.
+    // (--refresh), named by a webhook, or its Secret changed.
     const due = repos.filter((r) => {
       const name = refKey(r.metadata);
       if (r.spec.suspend) return false;
-      if (opts.refresh || opts.rescan?.has(name)) return true;
+      if (opts.refresh || opts.rescan?.has(name) || secretChanged(r)) return true;
       const last = before.get(name)?.finished ?? null;
       return isScanDue(r, last, now()) || opts.interrupted?.has(last?.id ?? -1) === true;
     });
+    for (const r of due.filter(secretChanged))
+      log.info({ repository: refKey(r.metadata) }, 'its Secret changed since the last scan: scanning now');
     opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
     const scanned = await deps.scans.ensureScanned(
       due.map((r) => ({ repository: r, since: opts.rescan?.get(refKey(r.metadata)) ?? null })),
       opts.signal,
     );
+    if (!opts.dryRun) await writePrints(deps.stateDir, prints, due, config).catch(() => undefined);
     const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
     // Scanned elsewhere (the daemon's repository jobs): what that scan stored is the latest now.
     const elsewhere = due.map((r) => refKey(r.metadata)).filter((n) => !scannedByName.has(n));
@@ -161,6 +171,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
         scanned: false,
         anomalies: [],
         error: last?.outcome === 'failed' ? last.error : null,
+        // A stored error is old news: when it was said, so that it is not taken for this pass's.
+        ...(last?.outcome === 'failed' ? { errorAt: (last.endedAt ?? last.startedAt).toISOString() } : {}),
       };
     });
 

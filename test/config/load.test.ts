@@ -278,7 +278,7 @@ describe('loadConfig', () => {
     });
   });
 
-  test('Secrets: data is decoded, stringData wins, SOPS-encrypted ones are skipped with a warning', async (t) => {
+  test('Secrets: data is decoded, stringData wins, SOPS-encrypted ones are skipped', async (t) => {
     const { dir, cleanup } = await configDir({
       's.yaml': `apiVersion: v1
 kind: Secret
@@ -306,9 +306,8 @@ sops:
     assert.equal(s.data.username!.toString(), 'bob');
     assert.equal(s.data.password!.toString(), 'new');
     assert.equal(config.secrets.has('apps/enc'), false);
-    assert.equal(problems.length, 1);
-    assert.equal(problems[0]!.severity, 'warning');
-    assert.match(problems[0]!.message, /SOPS-encrypted/);
+    // Nothing names it: not worth a word (issue 23, item 4; first-day.test.ts has the named case).
+    assert.deepEqual(problems, []);
   });
 
   test('a kubectl List is read item by item, with lines', async (t) => {

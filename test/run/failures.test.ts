@@ -77,6 +77,12 @@ describe('git failures', () => {
     const a = r.json.automations[0]!;
     assert.equal(a.result, 'failed');
     assert.match(a.error ?? '', /auth/i);
+    // Issue 23, item 7: the object, its URL and Secret, and what to do; not git's command line.
+    assert.match(
+      a.error ?? '',
+      /^GitRepository \S+ \(http:\/\/127\.0\.0\.1:\d+\/\S+\): authentication failed with the credentials of Secret \S+; check "username" and "password"/,
+    );
+    assert.ok(!/git -c|credential\.helper/.test(a.error ?? ''), a.error ?? '');
     assert.ok(!JSON.stringify(r.json).includes(GIT_PASSWORD));
     assert.ok(!r.stderr.includes(GIT_PASSWORD));
   });

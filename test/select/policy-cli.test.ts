@@ -117,15 +117,33 @@ spec:
     assert.match(r.stderr, /cannot read --policy/);
   });
 
-  test('exit 2 for a line that is not a tag, naming file:line and the rule', () => {
+  test('a line no registry could list is evaluated as Flux does, with a warning naming file:line and the rule', () => {
     const r = pawl([
       '--policy',
       file('p.yaml', object),
       '--tags',
       file('bad.txt', 'release-1.0.0\n../../x\n'),
     ]);
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /bad\.txt:2: "\.\.\/\.\.\/x" is not a tag; a tag is 1 to 128 characters/);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'release-1.0.0\n');
+    assert.match(
+      r.stderr,
+      /warning: .*bad\.txt:2: "\.\.\/\.\.\/x" is not a tag a registry could list \(a tag is 1 to 128 characters/,
+    );
+  });
+
+  test("Flux's own numerical table with negative numbers (issue 23, item 8): the same answer, one warning a line", () => {
+    // image-reflector-controller numerical_test.go, in policy-cases.json: "-62" is no registry tag.
+    const tags = ['-62', '-88', '73', '72', '15', '16', '15', '29', '-33', '-91'];
+    const r = pawl([
+      '--policy',
+      file('n.yaml', 'policy: {numerical: {}}\n'),
+      '--tags',
+      file('n.txt', tags.join('\n')),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '73\n');
+    assert.equal(r.stderr.match(/is not a tag a registry could list/g)?.length, 4, r.stderr);
   });
 
   test('newestBuild takes build times from a second column', () => {

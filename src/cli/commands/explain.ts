@@ -2,10 +2,10 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
+import { configJson, loadCommandConfig, resolveNamed, shownPath } from '../config.js';
 import { openCommandStore } from '../store.js';
 import { createScanClients } from '../../scan/index.js';
-import { explain, type Explanation } from '../../run/index.js';
+import { explain, markersOutsideAutomations, type Explanation } from '../../run/index.js';
 
 export function register(program: Command): void {
   const cmd = withGlobalOptions(
@@ -33,8 +33,23 @@ export function register(program: Command): void {
             candidates: Number.isInteger(n) && n > 0 ? n : 10,
           },
         );
-        if (ctx.options.json) writeJson(ctx, { ...e, ...configJson(loaded) });
-        else renderExplanation(ctx, e);
+        // Markers no automation reaches are the other half of "why does nothing change".
+        const outside = (await markersOutsideAutomations(config, e.policy)).map((m) => ({
+          ...m,
+          file: shownPath(m.file),
+        }));
+        if (ctx.options.json) writeJson(ctx, { ...e, outsideAutomations: outside, ...configJson(loaded) });
+        else {
+          renderExplanation(ctx, e);
+          if (outside.length > 0) {
+            writeLine(ctx, '');
+            writeLine(
+              ctx,
+              "Markers naming this policy outside every automation's update.path (never updated):",
+            );
+            for (const m of outside) writeLine(ctx, `  ${m.file}:${m.line} ${m.setter}`);
+          }
+        }
         return e.automationErrors.length > 0 ? 1 : loaded.exitFloor;
       } finally {
         await store.close();

@@ -60,7 +60,8 @@ async function evaluate(
   exclusionList: string[],
 ): Promise<number> {
   const spec = await readPolicy(policyFile);
-  const { tags, buildTimes } = parseTags(await readTags(tagsFile), tagsFile);
+  const { tags, buildTimes, warnings } = parseTags(await readTags(tagsFile), tagsFile);
+  for (const w of warnings) ctx.stderr.write(`pawl: warning: ${w}\n`);
 
   let compiled;
   try {
@@ -79,6 +80,7 @@ async function evaluate(
       filteredOut: sel.filteredOut,
       unparsable: sel.unparsable,
       outOfRange: sel.outOfRange,
+      warnings,
     });
   } else if (sel.tag !== null) {
     writeLine(ctx, sel.tag);
@@ -169,9 +171,17 @@ async function readTags(file: string): Promise<string> {
   }
 }
 
-/** One tag a line, blank lines ignored; an optional second column is the tag's build time. */
-export function parseTags(text: string, file: string): { tags: string[]; buildTimes: Map<string, Date> } {
+/**
+ * One tag a line, blank lines ignored; an optional second column is the tag's build time. A
+ * line that no registry could list (`-62` from Flux's own tables) is evaluated all the same, as
+ * Flux's policy code takes any string, and named in `warnings`.
+ */
+export function parseTags(
+  text: string,
+  file: string,
+): { tags: string[]; buildTimes: Map<string, Date>; warnings: string[] } {
   const tags: string[] = [];
+  const warnings: string[] = [];
   const buildTimes = new Map<string, Date>();
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -183,7 +193,9 @@ export function parseTags(text: string, file: string): { tags: string[]; buildTi
         `${file}:${i + 1}: expected "TAG" or "TAG BUILD-TIME", got ${JSON.stringify(line)}`,
       );
     if (!isValidTag(tag!))
-      throw new UsageError(`${file}:${i + 1}: ${JSON.stringify(tag)} is not a tag; ${TAG_RULE}`);
+      warnings.push(
+        `${file}:${i + 1}: ${JSON.stringify(tag)} is not a tag a registry could list (${TAG_RULE}); evaluated anyway, as Flux's policy code would`,
+      );
     tags.push(tag!);
     if (time !== undefined) {
       const when = new Date(time);
@@ -194,5 +206,5 @@ export function parseTags(text: string, file: string): { tags: string[]; buildTi
       buildTimes.set(tag!, when);
     }
   }
-  return { tags, buildTimes };
+  return { tags, buildTimes, warnings };
 }

@@ -57,7 +57,9 @@ export function register(program: Command): void {
         // Words for people on stderr in both modes; --json carries them in the report too.
         for (const a of report.automations)
           for (const w of a.warnings ?? [])
-            ctx.stderr.write(`pawl: warning: automation ${a.name}: ${w.file}: ${w.message}\n`);
+            ctx.stderr.write(
+              `pawl: warning: automation ${a.name}: ${w.file}${w.line ? `:${w.line}` : ''}: ${w.message}\n`,
+            );
         if (ctx.options.json) writeJson(ctx, { ...report, ...configJson(loaded) });
         else renderRun(ctx, report);
         return Math.max(passExitCode(report), loaded.exitFloor);
@@ -75,10 +77,16 @@ export function reasonWords(reason: string): string {
 export function renderRun(ctx: CommandContext, r: RunReport): void {
   const failedRepos = r.repositories.filter((x) => x.error || x.anomalies.length > 0);
   for (const x of failedRepos) {
+    const stored = x.error && x.errorAt ? ` (${storedWhen(x.errorAt, new Date())})` : '';
     writeLine(
       ctx,
-      `repository ${x.name}: ${x.error ? `scan failed: ${x.error}` : `anomalies: ${anomalyKinds(x.anomalies)}`}`,
+      `repository ${x.name}: ${x.error ? `scan failed${stored}: ${x.error}` : `anomalies: ${anomalyKinds(x.anomalies)}`}`,
     );
+    if (stored)
+      writeLine(
+        ctx,
+        `  this is the last scan's error, not this run's: to retry now, pawl scan ${x.name} or pawl run --refresh`,
+      );
   }
   for (const p of r.policies.filter((p) => p.error))
     writeLine(ctx, `policy ${p.name}: no candidate: ${p.error}`);
@@ -113,4 +121,18 @@ export function renderRun(ctx: CommandContext, r: RunReport): void {
     if (upToDate > 0) writeLine(ctx, `  ${upToDate} marker${upToDate === 1 ? '' : 's'} up to date`);
     if (a.diff) writeLine(ctx, a.diff.trimEnd());
   }
+}
+
+/** "at 2026-12-01T20:15:00Z, 3 h ago": when a stored scan said what it said. */
+export function storedWhen(at: string, now: Date): string {
+  const secs = Math.max(0, Math.round((now.getTime() - new Date(at).getTime()) / 1000));
+  const ago =
+    secs < 90
+      ? `${secs} s`
+      : secs < 90 * 60
+        ? `${Math.round(secs / 60)} min`
+        : secs < 48 * 3600
+          ? `${Math.round(secs / 3600)} h`
+          : `${Math.round(secs / 86400)} d`;
+  return `at ${at.replace(/\.\d{3}Z$/, 'Z')}, ${ago} ago`;
 }

@@ -3,7 +3,8 @@ import { withGlobalOptions, writeJson, writeLine } from '../context.js';
 import { action } from '../action.js';
 import { dependencyProblems, loadConfig, KIND_NAMES, configMapOf, objectCount } from '../../config/index.js';
 import { formatProblem, type Problem } from '../../util/index.js';
-import { configJson, loadOptions } from '../config.js';
+import { configJson, loadOptions, shownPaths } from '../config.js';
+import { markerProblems } from '../../run/index.js';
 
 export function register(program: Command): void {
   withGlobalOptions(
@@ -15,8 +16,17 @@ export function register(program: Command): void {
   ).action(
     action(async (ctx) => {
       const loaded = await loadConfig(ctx.options.config, loadOptions(ctx));
-      const { config, skipped } = loaded;
-      const problems = [...loaded.problems, ...nothingKnown(ctx.options.config, loaded)];
+      const { config } = loaded;
+      // Markers that point nowhere are warnings: Flux ignores them without a word.
+      const defined = [
+        ...config.imagePolicies.keys(),
+        ...loaded.skipped.filter((s) => s.kind === 'ImagePolicy').map((s) => `${s.namespace}/${s.name}`),
+      ];
+      const markers = await markerProblems(config, defined);
+      const { problems, skipped } = shownPaths({
+        problems: [...loaded.problems, ...nothingKnown(ctx.options.config, loaded), ...markers],
+        skipped: loaded.skipped,
+      });
       const objects: Record<string, number> = {};
       for (const kind of KIND_NAMES) objects[kind] = config[configMapOf(kind)].size;
       const errors = problems.filter((p) => p.severity === 'error').length;
@@ -30,9 +40,16 @@ export function register(program: Command): void {
         for (const p of [...problems, ...dependencyProblems(skipped)]) writeLine(ctx, formatProblem(p));
         const counts = KIND_NAMES.filter((k) => objects[k]! > 0).map((k) => `${objects[k]} ${k}`);
         const plural = (n: number, w: string): string => `${n} ${w}${n === 1 ? '' : 's'}`;
+        const usable = counts.length ? counts.join(', ') : 'no objects';
+        const left: Record<string, number> = {};
+        for (const s of skipped) left[s.kind] = (left[s.kind] ?? 0) + 1;
+        const leftOut = Object.entries(left).map(([k, n]) => `${n} ${k}`);
+        // The counts are of the objects pawl would act on: with errors, say so, and what is left out.
         writeLine(
           ctx,
-          `${errors > 0 ? 'invalid' : 'valid'}: ${counts.length ? counts.join(', ') : 'no objects'}; ${plural(errors, 'error')}, ${plural(warnings, 'warning')}`,
+          errors > 0
+            ? `invalid: ${plural(errors, 'error')}, ${plural(warnings, 'warning')}; usable: ${usable}${leftOut.length ? `; skipped: ${leftOut.join(', ')}` : ''}`
+            : `valid: ${usable}; ${plural(errors, 'error')}, ${plural(warnings, 'warning')}`,
         );
       }
       return errors > 0 ? 2 : 0;
