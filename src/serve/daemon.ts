@@ -181,7 +181,15 @@ export class Daemon {
       dryRun: opts.dryRun === true,
       startedAt: new Date(clock.now()),
       get ready() {
-        return !stopping() && coordinator.healthy && configUnready(current()) === null;
+        return (
+          !stopping() &&
+          coordinator.healthy &&
+          configUnready(current()) === null &&
+          (store.unwritable?.() ?? null) === null
+        );
+      },
+      get unwritable() {
+        return store.unwritable?.() ?? null;
       },
       get unready() {
         return configUnready(current());

@@ -181,9 +181,11 @@ export function adminApp(daemon: DaemonView, dashboard?: DashboardSetup): Fastif
               ? { status: 'stopping' }
               : !daemon.coordinator.healthy
                 ? { status: 'database-unreachable' }
-                : daemon.unready !== null
-                  ? { status: 'configuration', reason: daemon.unready }
-                  : { status: 'starting' },
+                : daemon.unwritable !== null
+                  ? { status: 'store-unwritable', reason: daemon.unwritable }
+                  : daemon.unready !== null
+                    ? { status: 'configuration', reason: daemon.unready }
+                    : { status: 'starting' },
           ),
   );
   app.get('/metrics', async (_req, reply) => {

@@ -43,6 +43,8 @@ export interface DaemonView {
   readonly ready: boolean;
   /** Why the configuration keeps this daemon not ready (every automation skipped); null when it does not. */
   readonly unready: string | null;
+  /** Why the store cannot be written now (a full disk), or null: not ready while it lasts. */
+  readonly unwritable: string | null;
   readonly stopping: boolean;
   /** The running configuration (a reload replaces it). */
   readonly current: LoadedConfig;

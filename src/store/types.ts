@@ -155,6 +155,11 @@ export type StoreKind = 'sqlite' | 'postgres';
  */
 export interface Store {
   readonly kind: StoreKind;
+  /**
+   * Why writes do not land now (SQLite: the last commit failed, e.g. a full disk, and none has
+   * succeeded since), or null. PostgreSQL's outages show through the coordinator's health.
+   */
+  unwritable?(): string | null;
   /** For messages: the SQLite file, or the PostgreSQL URL without its password. */
   readonly location: string;
   /** Commits what is written so far (SQLite groups writes), then closes. */

@@ -28,6 +28,8 @@ export class WriteGroups {
   #group: NodeJS.Timeout | undefined;
   /** A group's commit that failed in its timer, reported by the next write or flush. */
   #lost: Error | undefined;
+  /** Why the last commit failed, until one succeeds again (a full disk): for readiness. */
+  #failing: string | null = null;
   readonly #commitOnExit = (): void => {
     try {
       this.#commit();
@@ -83,12 +85,19 @@ export class WriteGroups {
     if (!this.db.open || !this.db.inTransaction) return;
     try {
       this.db.exec('COMMIT');
+      this.#failing = null;
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.#failing = `cannot commit to the state database ${this.location}: ${errorMessage(err)}`;
       throw new RuntimeError(
-        `cannot commit to the state database ${this.location}: ${errorMessage(err)} (the writes of the last ${GROUP_COMMIT_MS} ms are lost; the next pass observes again)`,
+        `${this.#failing} (the writes of the last ${GROUP_COMMIT_MS} ms are lost; the next pass observes again)`,
       );
     }
+  }
+
+  /** Why writes do not land now (the last commit failed and none has succeeded since), or null. */
+  failing(): string | null {
+    return this.#failing;
   }
 
   #throwLost(): void {

@@ -67,6 +67,10 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     this.#groups.close();
   }
 
+  unwritable(): string | null {
+    return this.#groups.failing();
+  }
+
   async schemaVersion(): Promise<number> {
     return this.#db.pragma('user_version', { simple: true }) as number;
   }
@@ -92,7 +96,7 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     compare: records.CompareTags,
   ): Promise<records.ScanRecord> {
     return this.#groups.write((): records.ScanRecord => {
-      const row = runningScan(id, this.#get<stored.ScanRow>(SQL.scan, id));
+      const row = runningScan(id, this.#get<stored.ScanRow>(SQL.scan, id), this.#groups.failing());
       const { repository, image } = row;
       const tags = goodTags(id, result);
       if (tags === null) this.#run(SQL.failScan, ...failedScanColumns(result), id);
