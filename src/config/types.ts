@@ -90,6 +90,18 @@ export interface GuardSpec {
   manualEdits: 'Respect' | 'Override';
   staleScan: { confirmations: number; window: number };
   verifyCandidate: boolean;
+  /** Gate: a candidate pawl first saw less than this long ago (ms) is held (`too-new`). */
+  minimumAge?: number;
+  /** Gate: writes only inside the window (`outside-window`); rollback and release are not held. */
+  window?: WriteWindow;
+}
+
+export interface WriteWindow {
+  /** Five-field cron: the minutes on which the window opens, read in `timeZone`. */
+  schedule: string;
+  timeZone: string;
+  /** How long (ms) the window stays open after each matching minute. */
+  duration: number;
 }
 
 export const DEFAULT_GUARD: GuardSpec = {

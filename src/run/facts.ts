@@ -153,6 +153,12 @@ export class ImageFacts {
     };
   }
 
+  /** First-seen times of every tag in the current list, from one read (`guard.minimumAge`). */
+  async currentFirstSeen(): Promise<Map<string, Date>> {
+    const infos = await this.store.currentTagInfos(this.repoKey);
+    return new Map(infos.map((i) => [i.tag, i.firstSeen]));
+  }
+
   async firstSeen(tag: string): Promise<{ firstSeen: Date | null; initial: boolean }> {
     const info = await this.tagInfo(tag);
     return { firstSeen: info?.firstSeen ?? null, initial: info?.initial ?? false };

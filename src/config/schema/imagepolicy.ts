@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { compileRegex, parseSemverRange } from '../../go/index.js';
+import { checkTimeZone, parseCron } from '../../util/index.js';
 import { DEFAULT_GUARD, type GuardSpec, type PolicyChoice } from '../types.js';
 import {
   duration,
@@ -63,6 +64,33 @@ const policyChoice = z
     return { strategy: 'newestBuild' };
   });
 
+/**
+ * `guard.window`: cron minutes (in `timeZone`) on which writing opens, each for `duration`. The
+ * default of one minute makes a plain cron read as cron does: `* 9-17 * * 1-5` is open through
+ * every matching minute, `0 9 * * 1-5` with `duration: 8h` from 09:00 to 17:00.
+ */
+const writeWindow = z
+  .object({
+    schedule: z.string(),
+    timeZone: z
+      .string()
+      .default('UTC')
+      .check((ctx) => {
+        const problem = throwsToIssue(() => checkTimeZone(ctx.value));
+        if (problem) ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
+      }),
+    duration: duration({ positive: true }).default(60_000),
+  })
+  .superRefine((w, ctx) => {
+    try {
+      checkTimeZone(w.timeZone);
+    } catch {
+      return; // reported on timeZone itself
+    }
+    const problem = throwsToIssue(() => parseCron(w.schedule, w.timeZone));
+    if (problem) ctx.addIssue({ code: 'custom', path: ['schedule'], message: problem });
+  });
+
 const guard = z
   .object({
     downgrades: oneOf(['Block', 'Allow'] as const).default(DEFAULT_GUARD.downgrades),
@@ -75,6 +103,9 @@ const guard = z
       })
       .default({ ...DEFAULT_GUARD.staleScan }),
     verifyCandidate: z.boolean().default(DEFAULT_GUARD.verifyCandidate),
+    // Gates (docs/gates.md): they hold a candidate back, never pick an older one.
+    minimumAge: duration().optional(),
+    window: writeWindow.optional(),
   })
   .default(() => structuredClone(DEFAULT_GUARD))
   .transform((g): GuardSpec => g);
