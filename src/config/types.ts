@@ -118,6 +118,8 @@ export interface ImagePolicy extends Base<'ImagePolicy'> {
     policy: PolicyChoice;
     filterTags?: TagFilter;
     digestReflectionPolicy: 'Never' | 'IfNotPresent' | 'Always';
+    /** pawl's: reflect this platform's manifest digest instead of the index's (docs/gates.md). */
+    digest?: { platform: { os: string; architecture: string; variant?: string } };
     /** Only meaningful with digestReflectionPolicy Always. */
     interval?: number;
     guard: GuardSpec;

@@ -6,7 +6,7 @@
  * in one batch (`takeDigests`), not one store write per HEAD.
  */
 import type { ImageRepository } from '../config/index.js';
-import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/index.js';
+import type { RegistryClient, RepositoryRef, ManifestHead, Platform } from '../scan/index.js';
 import type { TagInfo } from '../records/index.js';
 import type { Store, TagDigestWrite } from '../store/index.js';
 import type { Order } from '../guard/index.js';
@@ -79,6 +79,11 @@ export class ImageFacts {
     }
     const current = (await this.currentInfos).get(tag);
     return current ? current.digest : (await this.tagInfo(tag))?.digest;
+  }
+
+  /** One platform's image digest in the tag's index (`spec.digest.platform`); undefined when none. */
+  async platformDigest(tag: string, platform: Platform): Promise<string | undefined> {
+    return (await this.client.platformDigest(this.ref, tag, platform)) ?? undefined;
   }
 
   async digest(tag: string): Promise<string | undefined> {

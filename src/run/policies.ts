@@ -231,8 +231,7 @@ export async function evaluatePolicy(
     out.events = withPolicy(r.events, name);
     if (!opts.readOnly) stateToKeep = r.state;
     if (r.candidate !== null) {
-      const digest =
-        policy.spec.digestReflectionPolicy === 'Never' ? undefined : await facts.digest(r.candidate);
+      const digest = await reflectedDigest(policy, facts, r.candidate);
       out.candidate = { tag: r.candidate, name: repo.spec.image, ...(digest ? { digest } : {}) };
       const now = deps.now();
       out.gates = {
@@ -259,6 +258,20 @@ export async function evaluatePolicy(
   }
   if (out.error) deps.log.info({ policy: name, error: out.error }, 'policy has no candidate');
   return out;
+}
+
+/**
+ * The digest a `:digest` marker (and `name:tag@digest`) receives: the index's, as Flux writes, or
+ * with `spec.digest.platform` that platform's manifest in it (one GET of the index).
+ */
+async function reflectedDigest(
+  policy: ImagePolicy,
+  facts: ImageFacts,
+  tag: string,
+): Promise<string | undefined> {
+  if (policy.spec.digestReflectionPolicy === 'Never') return undefined;
+  const platform = policy.spec.digest?.platform;
+  return platform ? facts.platformDigest(tag, platform) : facts.digest(tag);
 }
 
 /**
@@ -289,7 +302,7 @@ async function ageGate(
   const pick = ripe.length > 0 ? compiled.select(ripe, opts).tag : null;
   let oldEnough: Candidate | null = null;
   if (pick !== null && pick !== candidate && (compiled.compare(pick, candidate, opts) ?? 1) < 0) {
-    const digest = policy.spec.digestReflectionPolicy === 'Never' ? undefined : await facts.digest(pick);
+    const digest = await reflectedDigest(policy, facts, pick);
     oldEnough = { tag: pick, name: facts.repository.spec.image, ...(digest ? { digest } : {}) };
   }
   const detail =

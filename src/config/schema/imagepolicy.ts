@@ -91,6 +91,21 @@ const writeWindow = z
     if (problem) ctx.addIssue({ code: 'custom', path: ['schedule'], message: problem });
   });
 
+/** `os/architecture[/variant]`, as `docker --platform` writes it: `linux/arm64`, `linux/arm/v7`. */
+const platform = z.string().transform((v, ctx) => {
+  const parts = v.split('/');
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^[a-z0-9._-]+$/.test(p))) {
+    ctx.issues.push({
+      code: 'custom',
+      input: v,
+      message: `"${v}" is not a platform; write os/architecture[/variant], e.g. linux/arm64 or linux/arm/v7`,
+    });
+    return z.NEVER;
+  }
+  const [os, architecture, variant] = parts as [string, string, string | undefined];
+  return variant ? { os, architecture, variant } : { os, architecture };
+});
+
 const guard = z
   .object({
     downgrades: oneOf(['Block', 'Allow'] as const).default(DEFAULT_GUARD.downgrades),
@@ -139,6 +154,7 @@ export const imagePolicySchema = z
           .optional(),
         digestReflectionPolicy: oneOf(['Never', 'IfNotPresent', 'Always'] as const).default('Never'),
         interval: fluxDuration('interval').optional(),
+        digest: z.object({ platform: platform }).optional(),
         guard,
       })
       .superRefine((s, ctx) => {
@@ -149,6 +165,14 @@ export const imagePolicySchema = z
             path: ['interval'],
             message:
               'is only accepted when digestReflectionPolicy is Always; remove it or set digestReflectionPolicy: Always',
+          });
+        }
+        if (s.digest !== undefined && s.digestReflectionPolicy === 'Never') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['digest'],
+            message:
+              'chooses a platform digest, but digestReflectionPolicy is Never (no digest is written); set digestReflectionPolicy: IfNotPresent or Always, or remove digest',
           });
         }
         if (s.interval === undefined && s.digestReflectionPolicy === 'Always') {
