@@ -90,6 +90,18 @@ export interface GuardSpec {
   manualEdits: 'Respect' | 'Override';
   staleScan: { confirmations: number; window: number };
   verifyCandidate: boolean;
+  /** Gate: a candidate pawl first saw less than this long ago (ms) is held (`too-new`). */
+  minimumAge?: number;
+  /** Gate: writes only inside the window (`outside-window`); rollback and release are not held. */
+  window?: WriteWindow;
+}
+
+export interface WriteWindow {
+  /** Five-field cron: the minutes on which the window opens, read in `timeZone`. */
+  schedule: string;
+  timeZone: string;
+  /** How long (ms) the window stays open after each matching minute. */
+  duration: number;
 }
 
 export const DEFAULT_GUARD: GuardSpec = {
@@ -106,6 +118,8 @@ export interface ImagePolicy extends Base<'ImagePolicy'> {
     policy: PolicyChoice;
     filterTags?: TagFilter;
     digestReflectionPolicy: 'Never' | 'IfNotPresent' | 'Always';
+    /** pawl's: reflect this platform's manifest digest instead of the index's (docs/gates.md). */
+    digest?: { platform: { os: string; architecture: string; variant?: string } };
     /** Only meaningful with digestReflectionPolicy Always. */
     interval?: number;
     guard: GuardSpec;

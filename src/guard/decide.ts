@@ -5,6 +5,7 @@
  */
 import type { GuardSpec } from '../config/index.js';
 import type { Decision, MarkerField, Order, OrderedBy, Pin, Reason } from './types.js';
+import type { Gate } from './gates.js';
 import { markerValueProblem, sameImageName } from './values.js';
 
 export interface DecideInput {
@@ -25,6 +26,11 @@ export interface DecideInput {
   pin: Pin | null;
   /** HEAD of the candidate; null when not checked yet. */
   candidateExists: boolean | null;
+  /**
+   * A gate holding the candidate now (`outside-window`, `too-new`; gates.ts): it turns a write
+   * into a keep after every ordering row, before the HEAD of `candidate-missing`.
+   */
+  gate?: Gate | null;
   /** How to name the policy's order in sentences, e.g. `semver range 6.7.x`. */
   orderLabel?: string;
 }
@@ -219,8 +225,13 @@ function compareCurrent(input: DecideInput, c: { tag: string; name: string; dige
   return { value: input.buildTimeOrder(v, c.tag), by: 'build-time', v, c: c.tag, refs: 'tags' };
 }
 
-/** The `candidate-missing` row, which every mode keeps when `verifyCandidate` is on. */
+/**
+ * The rows every write passes, in every mode: the gates (`outside-window`, `too-new`), then
+ * `candidate-missing` when `verifyCandidate` is on. Gates come first so a held line costs no HEAD.
+ */
 function verified(input: DecideInput, C: string, V: string, d: Decision): Decision {
+  if (input.gate)
+    return keep(input.gate.reason, `${input.gate.detail} Candidate ${C} waits; keeping ${V}.`, d.orderedBy);
   if (!input.guard.verifyCandidate) return d;
   if (input.candidateExists === false)
     return keep(

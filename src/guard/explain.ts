@@ -15,6 +15,8 @@ export const REASON_LABELS: Readonly<Record<Reason, string>> = {
   equivalent: 'equally new',
   undecidable: 'cannot be ordered',
   'invalid-value': 'not a valid value',
+  'outside-window': 'outside the write window',
+  'too-new': 'too new (minimum age)',
   'candidate-missing': 'candidate missing from the registry',
   upgrade: 'upgrade',
   retarget: 'retarget to the policy’s image',
@@ -37,6 +39,10 @@ export function reasonMeaning(reason: Reason): string {
       return 'The line’s value cannot be ordered by the policy and the registry has no build times for it; pawl keeps it rather than guess.';
     case 'invalid-value':
       return 'The line’s value is not a valid image reference, tag, name or digest; pawl keeps it rather than guess or rewrite it as another image.';
+    case 'outside-window':
+      return 'The policy writes only inside its window (guard.window); the line is written when the window next opens. pawl rollback and pawl release are not held.';
+    case 'too-new':
+      return 'The candidate was first seen by pawl less than guard.minimumAge ago; a tag old enough is written instead when there is one newer than the line, else the line waits.';
     case 'candidate-missing':
       return 'The registry has no manifest for the candidate now (HEAD), so writing it could break a deployment.';
     case 'upgrade':
@@ -78,6 +84,10 @@ export function adviceFor(reason: Reason, ctx: ExplainContext): string | null {
       return `Fix the line by hand, or write a tag on purpose: pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
     case 'candidate-missing':
       return `pawl tries again at the next run; pawl tags <repository> --history shows what the registry listed.`;
+    case 'outside-window':
+      return `To write now anyway: pawl release ${policy} (not held by the window), or pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
+    case 'too-new':
+      return `To write ${candidate ?? 'it'} before it is old enough: pawl release ${policy}, or lower guard.minimumAge.`;
     case 'no-candidate':
       return `pawl explain ${policy} shows the last scans and any regression waiting for confirmation.`;
     default:

@@ -33,3 +33,4 @@ export {
 export { parseMarkerValue, canonicalImageName, sameImageName, type MarkerValue } from './values.js';
 export * from './trailers.js';
 export type * from './types.js';
+export { windowGate, windowState, oldEnoughAt, when, type Gate, type WindowState } from './gates.js';

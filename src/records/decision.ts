@@ -9,6 +9,8 @@ export type Reason =
   | 'equivalent'
   | 'undecidable'
   | 'invalid-value'
+  | 'outside-window'
+  | 'too-new'
   | 'candidate-missing'
   | 'upgrade'
   | 'retarget';

@@ -6,7 +6,7 @@
  * in one batch (`takeDigests`), not one store write per HEAD.
  */
 import type { ImageRepository } from '../config/index.js';
-import type { RegistryClient, RepositoryRef, ManifestHead } from '../scan/index.js';
+import type { RegistryClient, RepositoryRef, ManifestHead, Platform } from '../scan/index.js';
 import type { TagInfo } from '../records/index.js';
 import type { Store, TagDigestWrite } from '../store/index.js';
 import type { Order } from '../guard/index.js';
@@ -81,6 +81,11 @@ export class ImageFacts {
     return current ? current.digest : (await this.tagInfo(tag))?.digest;
   }
 
+  /** One platform's image digest in the tag's index (`spec.digest.platform`); undefined when none. */
+  async platformDigest(tag: string, platform: Platform): Promise<string | undefined> {
+    return (await this.client.platformDigest(this.ref, tag, platform)) ?? undefined;
+  }
+
   async digest(tag: string): Promise<string | undefined> {
     const h = await this.head(tag);
     return h.exists ? h.digest : undefined;
@@ -151,6 +156,12 @@ export class ImageFacts {
       if (!ta || !tb) return null;
       return Math.sign(ta.getTime() - tb.getTime());
     };
+  }
+
+  /** First-seen times of every tag in the current list, from one read (`guard.minimumAge`). */
+  async currentFirstSeen(): Promise<Map<string, Date>> {
+    const infos = await this.store.currentTagInfos(this.repoKey);
+    return new Map(infos.map((i) => [i.tag, i.firstSeen]));
   }
 
   async firstSeen(tag: string): Promise<{ firstSeen: Date | null; initial: boolean }> {

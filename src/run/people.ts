@@ -58,6 +58,7 @@ function rollbackOutcome(policy: ImagePolicy): PolicyOutcome {
     candidate: null,
     ratchet: null,
     error: 'a rollback writes the tag a person chose',
+    gates: { window: null, age: null },
     facts: null,
     events: [],
     record: null,

@@ -15,6 +15,7 @@ import {
   type Decision,
   type Order,
   type Pin,
+  type Gate,
 } from '../guard/index.js';
 import type { CompiledPolicy } from '../select/index.js';
 import type { ImageFacts } from './facts.js';
@@ -65,7 +66,7 @@ export async function planTree(
         marker,
         policy,
         outcome,
-        decision: await decide(marker, outcome, null),
+        decision: await decide(marker, outcome, null, gateOf(outcome, policy, opts)),
         value: null,
         pin: null,
       });
@@ -102,15 +103,43 @@ export async function planTree(
     for (const p of needHistory) {
       const change = history.get(p.marker.file)?.get(p.marker.line) ?? null;
       p.pin = await pinOf(root, p, change);
-      if (p.pin.state === 'pinned' && p.pin.pin) p.decision = await decide(p.marker, p.outcome, p.pin.pin);
+      if (p.pin.state === 'pinned' && p.pin.pin)
+        p.decision = await decide(p.marker, p.outcome, p.pin.pin, gateOf(p.outcome, p.policy, opts));
     }
   }
 
   for (const p of plans) {
     if (p.decision.action === 'write' && p.outcome.candidate)
       p.value = candidateValue(p.marker.field, p.outcome.candidate);
+    else if (p.decision.reason === 'too-new') await olderButOldEnough(p);
   }
   return { files: scan.files, plans, errors: scan.errors, warnings: scan.warnings };
+}
+
+/**
+ * The gate on a policy's candidate for this plan: the window first (it holds every write), then
+ * the minimum age. `pawl release` of the policy passes both: a person asked for the write.
+ */
+function gateOf(outcome: PolicyOutcome, policy: string, opts: PlanOptions): Gate | null {
+  if (opts.release?.has(policy)) return null;
+  return outcome.gates.window ?? outcome.gates.age?.gate ?? null;
+}
+
+/**
+ * A line held `too-new` may move to the newest tag that is old enough, decided by the whole
+ * guard again (so never below the line's value, never past a pin); when that is no write, the
+ * line keeps its `too-new` decision. A pinned line is left alone: its pin was judged against the
+ * held candidate, not this older tag.
+ */
+async function olderButOldEnough(p: MarkerPlan): Promise<void> {
+  const age = p.outcome.gates.age;
+  const older = age?.oldEnough;
+  if (!age || !older || p.pin?.pin) return;
+  const outcome: PolicyOutcome = { ...p.outcome, candidate: older };
+  const d = await decide(p.marker, outcome, null, null);
+  if (d.action !== 'write') return;
+  p.decision = { ...d, detail: `${age.gate.detail} Meanwhile: ${d.detail}` };
+  p.value = candidateValue(p.marker.field, older);
 }
 
 function textOf(files: readonly ScannedFile[], file: string): { text?: string } {
@@ -158,7 +187,12 @@ async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Pr
  * `decideMarker` is synchronous and pure; the I/O it may need (build times, the HEAD of the
  * candidate) is done here, between rounds, only when the table asks for it.
  */
-async function decide(marker: Marker, outcome: PolicyOutcome, pin: Pin | null): Promise<Decision> {
+async function decide(
+  marker: Marker,
+  outcome: PolicyOutcome,
+  pin: Pin | null,
+  gate: Gate | null,
+): Promise<Decision> {
   const { policy, facts, compiled, candidate } = outcome;
   const current = parseMarkerValue(marker.field, marker.value);
   let candidateExists: boolean | null = null;
@@ -173,6 +207,7 @@ async function decide(marker: Marker, outcome: PolicyOutcome, pin: Pin | null): 
       buildTimeOrder: facts ? facts.buildTimeOrder(wanted) : () => null,
       pin,
       candidateExists,
+      gate,
       orderLabel: orderLabel(outcome),
     });
     if (wanted.size > 0 && facts) {

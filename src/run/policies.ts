@@ -3,13 +3,17 @@
  * store holds for its repository. A policy whose repository's last scan failed, or whose list
  * was empty, has no candidate: pawl never writes from a list it does not trust.
  */
-import { refKey, type Config, type ImagePolicy } from '../config/index.js';
+import { formatDuration, refKey, type Config, type ImagePolicy } from '../config/index.js';
 import { compilePolicy, type CompiledPolicy, type Selection } from '../select/index.js';
 import {
   policySpecHash,
   runRatchet,
   toStoreEvent,
   withPolicy,
+  oldEnoughAt,
+  when,
+  windowGate,
+  type Gate,
   type RatchetState,
   type GuardEvent,
 } from '../guard/index.js';
@@ -45,6 +49,12 @@ export interface PolicyOutcome {
   ratchet: RatchetState | null;
   error: string | null;
   facts: ImageFacts | null;
+  /**
+   * Gates holding the candidate at this evaluation's time (docs/gates.md). `age.oldEnough` is
+   * the newest tag the policy selects among those first seen at least `minimumAge` ago, when it
+   * is older than the held candidate: what a line may move to meanwhile (through the guard).
+   */
+  gates: { window: Gate | null; age: { gate: Gate; oldEnough: Candidate | null } | null };
   /** What the ratchet saw this time (stale lists, accepted regressions). */
   events: GuardEvent[];
   /** What the store should keep of this evaluation (null when read-only); see `policyWrites`. */
@@ -164,6 +174,7 @@ export async function evaluatePolicy(
     ratchet: null,
     error: null,
     facts: null,
+    gates: { window: null, age: null },
     events: [],
     record: null,
   };
@@ -220,9 +231,13 @@ export async function evaluatePolicy(
     out.events = withPolicy(r.events, name);
     if (!opts.readOnly) stateToKeep = r.state;
     if (r.candidate !== null) {
-      const digest =
-        policy.spec.digestReflectionPolicy === 'Never' ? undefined : await facts.digest(r.candidate);
+      const digest = await reflectedDigest(policy, facts, r.candidate);
       out.candidate = { tag: r.candidate, name: repo.spec.image, ...(digest ? { digest } : {}) };
+      const now = deps.now();
+      out.gates = {
+        window: windowGate(policy.spec.guard.window, now),
+        age: await ageGate(policy, out.compiled, facts, tags, r.candidate, now, buildTimes),
+      };
     } else if (out.error === null) {
       const p = r.state.pending;
       out.error = p
@@ -243,6 +258,58 @@ export async function evaluatePolicy(
   }
   if (out.error) deps.log.info({ policy: name, error: out.error }, 'policy has no candidate');
   return out;
+}
+
+/**
+ * The digest a `:digest` marker (and `name:tag@digest`) receives: the index's, as Flux writes, or
+ * with `spec.digest.platform` that platform's manifest in it (one GET of the index).
+ */
+async function reflectedDigest(
+  policy: ImagePolicy,
+  facts: ImageFacts,
+  tag: string,
+): Promise<string | undefined> {
+  if (policy.spec.digestReflectionPolicy === 'Never') return undefined;
+  const platform = policy.spec.digest?.platform;
+  return platform ? facts.platformDigest(tag, platform) : facts.digest(tag);
+}
+
+/**
+ * `guard.minimumAge`: null when the candidate is old enough. A tag without a first-seen time
+ * (not in the store yet) counts as seen now; tags of a repository's first scan count from that
+ * scan, since pawl cannot know how long they were there before.
+ */
+async function ageGate(
+  policy: ImagePolicy,
+  compiled: CompiledPolicy,
+  facts: ImageFacts,
+  tags: readonly string[],
+  candidate: string,
+  now: Date,
+  buildTimes: Map<string, Date> | undefined,
+): Promise<{ gate: Gate; oldEnough: Candidate | null } | null> {
+  const age = policy.spec.guard.minimumAge;
+  if (age === undefined || age <= 0) return null;
+  const seen = await facts.currentFirstSeen();
+  const first = seen.get(candidate) ?? (await facts.firstSeen(candidate)).firstSeen ?? now;
+  const at = oldEnoughAt(first, age);
+  if (at.getTime() <= now.getTime()) return null;
+  const ripe = tags.filter((t) => {
+    const f = seen.get(t);
+    return f !== undefined && oldEnoughAt(f, age).getTime() <= now.getTime();
+  });
+  const opts = buildTimes ? { buildTimes } : {};
+  const pick = ripe.length > 0 ? compiled.select(ripe, opts).tag : null;
+  let oldEnough: Candidate | null = null;
+  if (pick !== null && pick !== candidate && (compiled.compare(pick, candidate, opts) ?? 1) < 0) {
+    const digest = await reflectedDigest(policy, facts, pick);
+    oldEnough = { tag: pick, name: facts.repository.spec.image, ...(digest ? { digest } : {}) };
+  }
+  const detail =
+    `${candidate} was first seen by pawl at ${first.toISOString()}, less than guard.minimumAge ` +
+    `${formatDuration(age)} ago; it writes at ${when(at, now)}` +
+    (oldEnough ? ` (the newest tag old enough is ${oldEnough.tag}).` : '.');
+  return { gate: { reason: 'too-new', detail }, oldEnough };
 }
 
 export function policyReport(o: PolicyOutcome): PolicyReport {

@@ -5,3 +5,4 @@ export * from './redact.js';
 export * from './pool.js';
 export * from './process.js';
 export * from './heap.js';
+export * from './cron.js';

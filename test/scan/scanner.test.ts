@@ -55,6 +55,9 @@ class FakeClient implements RegistryClient {
   headManifest(): Promise<never> {
     throw new Error('not expected');
   }
+  platformDigest(): Promise<never> {
+    throw new Error('not expected');
+  }
   buildTime(): Promise<never> {
     throw new Error('not expected');
   }

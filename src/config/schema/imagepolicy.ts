@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { compileRegex, parseSemverRange } from '../../go/index.js';
+import { checkTimeZone, parseCron } from '../../util/index.js';
 import { DEFAULT_GUARD, type GuardSpec, type PolicyChoice } from '../types.js';
 import {
   duration,
@@ -63,6 +64,48 @@ const policyChoice = z
     return { strategy: 'newestBuild' };
   });
 
+/**
+ * `guard.window`: cron minutes (in `timeZone`) on which writing opens, each for `duration`. The
+ * default of one minute makes a plain cron read as cron does: `* 9-17 * * 1-5` is open through
+ * every matching minute, `0 9 * * 1-5` with `duration: 8h` from 09:00 to 17:00.
+ */
+const writeWindow = z
+  .object({
+    schedule: z.string(),
+    timeZone: z
+      .string()
+      .default('UTC')
+      .check((ctx) => {
+        const problem = throwsToIssue(() => checkTimeZone(ctx.value));
+        if (problem) ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
+      }),
+    duration: duration({ positive: true }).default(60_000),
+  })
+  .superRefine((w, ctx) => {
+    try {
+      checkTimeZone(w.timeZone);
+    } catch {
+      return; // reported on timeZone itself
+    }
+    const problem = throwsToIssue(() => parseCron(w.schedule, w.timeZone));
+    if (problem) ctx.addIssue({ code: 'custom', path: ['schedule'], message: problem });
+  });
+
+/** `os/architecture[/variant]`, as `docker --platform` writes it: `linux/arm64`, `linux/arm/v7`. */
+const platform = z.string().transform((v, ctx) => {
+  const parts = v.split('/');
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^[a-z0-9._-]+$/.test(p))) {
+    ctx.issues.push({
+      code: 'custom',
+      input: v,
+      message: `"${v}" is not a platform; write os/architecture[/variant], e.g. linux/arm64 or linux/arm/v7`,
+    });
+    return z.NEVER;
+  }
+  const [os, architecture, variant] = parts as [string, string, string | undefined];
+  return variant ? { os, architecture, variant } : { os, architecture };
+});
+
 const guard = z
   .object({
     downgrades: oneOf(['Block', 'Allow'] as const).default(DEFAULT_GUARD.downgrades),
@@ -75,6 +118,9 @@ const guard = z
       })
       .default({ ...DEFAULT_GUARD.staleScan }),
     verifyCandidate: z.boolean().default(DEFAULT_GUARD.verifyCandidate),
+    // Gates (docs/gates.md): they hold a candidate back, never pick an older one.
+    minimumAge: duration().optional(),
+    window: writeWindow.optional(),
   })
   .default(() => structuredClone(DEFAULT_GUARD))
   .transform((g): GuardSpec => g);
@@ -108,6 +154,7 @@ export const imagePolicySchema = z
           .optional(),
         digestReflectionPolicy: oneOf(['Never', 'IfNotPresent', 'Always'] as const).default('Never'),
         interval: fluxDuration('interval').optional(),
+        digest: z.object({ platform: platform }).optional(),
         guard,
       })
       .superRefine((s, ctx) => {
@@ -118,6 +165,14 @@ export const imagePolicySchema = z
             path: ['interval'],
             message:
               'is only accepted when digestReflectionPolicy is Always; remove it or set digestReflectionPolicy: Always',
+          });
+        }
+        if (s.digest !== undefined && s.digestReflectionPolicy === 'Never') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['digest'],
+            message:
+              'chooses a platform digest, but digestReflectionPolicy is Never (no digest is written); set digestReflectionPolicy: IfNotPresent or Always, or remove digest',
           });
         }
         if (s.interval === undefined && s.digestReflectionPolicy === 'Always') {

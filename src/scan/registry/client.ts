@@ -17,6 +17,7 @@ import type {
   BuildTime,
   BuildTimeCache,
   ManifestHead,
+  Platform,
   RegistryClient,
   RepositoryRef,
   TagList,
@@ -51,6 +52,20 @@ class Client implements RegistryClient {
   ): Promise<ManifestHead> {
     const op = this.ex.startOp(`checking ${familiarName(repo)}:${reference}`, opts.signal, false);
     return this.ex.run(op, repo, () => this.manifests.head(op, repo, reference));
+  }
+
+  platformDigest(
+    repo: RepositoryRef,
+    reference: string,
+    platform: Platform,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<string | null> {
+    const op = this.ex.startOp(
+      `reading the platforms of ${familiarName(repo)}:${reference}`,
+      opts.signal,
+      false,
+    );
+    return this.ex.run(op, repo, () => this.manifests.platformDigest(op, repo, reference, platform));
   }
 
   async buildTime(

@@ -4,6 +4,7 @@ export type {
   RecordedResponse,
   TagList,
   ManifestHead,
+  Platform,
   RegistryClient,
   BuildTime,
   BuildTimeCache,

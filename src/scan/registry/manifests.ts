@@ -17,7 +17,7 @@ import {
   type Descriptor,
   type ManifestDoc,
 } from './schemas.js';
-import type { BuildTime, BuildTimeCache, ManifestHead, RepositoryRef } from './types.js';
+import type { BuildTime, BuildTimeCache, ManifestHead, Platform, RepositoryRef } from './types.js';
 
 const CREATED_KEY = 'org.opencontainers.image.created';
 const MAX_MANIFEST_BYTES = 4 << 20;
@@ -78,6 +78,35 @@ export class Manifests {
       if (g.status === 200) digest = sha256(g.body);
     }
     return { exists: true, ...(digest ? { digest } : {}), ...(mediaType ? { mediaType } : {}) };
+  }
+
+  /** One GET of the manifest; an index's matching child is named by its descriptor, unread. */
+  async platformDigest(
+    op: Op,
+    repo: RepositoryRef,
+    reference: string,
+    want: Platform,
+  ): Promise<string | null> {
+    const url = this.url(repo, reference);
+    op.step = 'GET manifest';
+    const f = await this.auth.request(op, repo, 'GET', url, { accept: MANIFEST_ACCEPT }, MAX_MANIFEST_BYTES);
+    if (f.status === 404) return null;
+    if (f.status !== 200) throw this.ex.fail(op, `GET manifest answered ${describeStatus(f)}`, f.status);
+    let doc: ManifestDoc;
+    try {
+      doc = manifestDoc.parse(JSON.parse(f.body.toString('utf8')));
+    } catch {
+      throw this.ex.fail(op, `manifest ${reference} is not valid JSON`);
+    }
+    if (!doc.manifests) return f.headers.get('docker-content-digest') ?? sha256(f.body);
+    const child = doc.manifests.find(
+      (d) =>
+        !isAttestation(d) &&
+        d.platform?.os === want.os &&
+        d.platform.architecture === want.architecture &&
+        (want.variant === undefined || d.platform.variant === want.variant),
+    );
+    return child?.digest ?? null;
   }
 
   /** A build time the store remembers by digest; undefined when unknown (or the store cannot say). */

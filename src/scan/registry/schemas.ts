@@ -53,7 +53,13 @@ export type TokenAnswer = z.infer<typeof tokenAnswer>;
 export const descriptor = z.object({
   mediaType: z.string().optional(),
   digest: z.string(),
-  platform: z.object({ architecture: z.string().optional(), os: z.string().optional() }).optional(),
+  platform: z
+    .object({
+      architecture: z.string().optional(),
+      os: z.string().optional(),
+      variant: z.string().optional(),
+    })
+    .optional(),
   annotations: z.record(z.string(), z.string()).optional(),
 });
 export type Descriptor = z.infer<typeof descriptor>;

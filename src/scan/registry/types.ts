@@ -32,6 +32,12 @@ export interface TagList {
   responses: RecordedResponse[];
 }
 
+export interface Platform {
+  os: string;
+  architecture: string;
+  variant?: string;
+}
+
 export interface ManifestHead {
   exists: boolean;
   digest?: string;
@@ -47,6 +53,17 @@ export interface RegistryClient {
     reference: string,
     opts?: { signal?: AbortSignal },
   ): Promise<ManifestHead>;
+  /**
+   * The digest of one platform's image (`spec.digest.platform`): the index's child whose
+   * platform matches os/architecture (and variant, when asked); a plain manifest's own digest;
+   * null when the tag does not exist or the index has no such platform.
+   */
+  platformDigest(
+    repo: RepositoryRef,
+    reference: string,
+    platform: Platform,
+    opts?: { signal?: AbortSignal },
+  ): Promise<string | null>;
   /**
    * Build time of the image a tag or digest names (SPEC §4 order): null when the registry
    * has no usable time. Results are cached by digest by the caller-supplied cache.
