@@ -1,5 +1,5 @@
 /** Guard events: from decisions and ratchet steps to the store's event records. */
-import type { PawlEvent } from '../records/index.js';
+import type { StoredEvent } from '../records/index.js';
 import type { Decision, GuardEvent, Pin } from './types.js';
 
 export interface MarkerContext {
@@ -37,12 +37,12 @@ export function withPolicy(events: readonly GuardEvent[], policy: string): Guard
   return events.map((e) => ({ ...e, policy }));
 }
 
-/** The record the store keeps of an event (`PawlEvent`, src/records/event.ts). */
+/** The record the store keeps of an event (`StoredEvent`, src/records/event.ts). */
 export function toStoreEvent(
   e: GuardEvent,
   at: Date,
   repository?: string,
-): PawlEvent & { kind: GuardEvent['kind'] } {
+): StoredEvent & { kind: GuardEvent['kind'] } {
   const { kind, policy, ...detail } = e;
   return {
     at,

@@ -19,7 +19,7 @@ export {
   type EventReason,
   type FluxEvent,
   type InvolvedObject,
-  type PawlEvent,
+  type AlertEvent,
   type Severity,
 } from './event.js';
 export {
