@@ -4,7 +4,7 @@
  * tests all see the same answer.
  */
 import type { GuardSpec } from '../config/index.js';
-import type { Decision, MarkerField, Order, OrderedBy, Pin, Reason } from './types.js';
+import type { GuardVerdict, MarkerField, Order, OrderedBy, Pin, Reason } from './types.js';
 import { markerValueProblem, sameImageName } from './values.js';
 
 export interface DecideInput {
@@ -48,7 +48,7 @@ export function candidateValue(
   }
 }
 
-export function decideMarker(input: DecideInput): Decision {
+export function decideMarker(input: DecideInput): GuardVerdict {
   const { current, candidate: c, field, guard } = input;
   const V = current.value;
   const block = guard.downgrades === 'Block';
@@ -220,7 +220,7 @@ function compareCurrent(input: DecideInput, c: { tag: string; name: string; dige
 }
 
 /** The `candidate-missing` row, which every mode keeps when `verifyCandidate` is on. */
-function verified(input: DecideInput, C: string, V: string, d: Decision): Decision {
+function verified(input: DecideInput, C: string, V: string, d: GuardVerdict): GuardVerdict {
   if (!input.guard.verifyCandidate) return d;
   if (input.candidateExists === false)
     return keep(
@@ -232,7 +232,7 @@ function verified(input: DecideInput, C: string, V: string, d: Decision): Decisi
   return d;
 }
 
-function keep(reason: Reason, detail: string, orderedBy?: OrderedBy): Decision {
+function keep(reason: Reason, detail: string, orderedBy?: OrderedBy): GuardVerdict {
   return orderedBy ? { action: 'keep', reason, detail, orderedBy } : { action: 'keep', reason, detail };
 }
 

@@ -1,6 +1,6 @@
 /** Guard events: from decisions and ratchet steps to the store's event records. */
 import type { StoredEvent } from '../records/index.js';
-import type { Decision, GuardEvent, Pin } from './types.js';
+import type { GuardVerdict, GuardEvent, Pin } from './types.js';
 
 export interface MarkerContext {
   policy: string;
@@ -11,7 +11,7 @@ export interface MarkerContext {
 }
 
 /** The event a marker decision is worth recording, or null (upgrades, up-to-date lines…). */
-export function decisionEvent(d: Decision, ctx: MarkerContext, pin: Pin | null = null): GuardEvent | null {
+export function decisionEvent(d: GuardVerdict, ctx: MarkerContext, pin: Pin | null = null): GuardEvent | null {
   const base = {
     policy: ctx.policy,
     file: ctx.file,

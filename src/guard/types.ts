@@ -15,7 +15,7 @@ export type OrderedBy = 'policy' | 'build-time';
  * The guard's verdict on one marker: `action`, `reason` and `detail` are the fields of the one
  * decision record that runs report and the store keeps (records' Decision, narrowed to Reason).
  */
-export interface Decision extends Pick<DecisionRow<Reason>, 'action' | 'reason' | 'detail'> {
+export interface GuardVerdict extends Pick<DecisionRow<Reason>, 'action' | 'reason' | 'detail'> {
   /** Which order decided (absent when no ordering was needed). */
   orderedBy?: OrderedBy;
   /**

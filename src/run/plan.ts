@@ -12,7 +12,7 @@ import {
   pinStatus,
   type PinInput,
   type PinStatus,
-  type Decision,
+  type GuardVerdict,
   type Order,
   type Pin,
 } from '../guard/index.js';
@@ -26,7 +26,7 @@ export interface MarkerPlan {
   /** `ns/name` of the marker's policy. */
   policy: string;
   outcome: PolicyOutcome;
-  decision: Decision;
+  decision: GuardVerdict;
   /** The value written when `decision.action` is `write`. */
   value: string | null;
   pin: PinStatus | null;
@@ -158,7 +158,7 @@ async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Pr
  * `decideMarker` is synchronous and pure; the I/O it may need (build times, the HEAD of the
  * candidate) is done here, between rounds, only when the table asks for it.
  */
-async function decide(marker: Marker, outcome: PolicyOutcome, pin: Pin | null): Promise<Decision> {
+async function decide(marker: Marker, outcome: PolicyOutcome, pin: Pin | null): Promise<GuardVerdict> {
   const { policy, facts, compiled, candidate } = outcome;
   const current = parseMarkerValue(marker.field, marker.value);
   let candidateExists: boolean | null = null;
