@@ -11,7 +11,11 @@ export interface MarkerContext {
 }
 
 /** The event a marker decision is worth recording, or null (upgrades, up-to-date lines…). */
-export function decisionEvent(d: GuardVerdict, ctx: MarkerContext, pin: Pin | null = null): GuardEvent | null {
+export function decisionEvent(
+  d: GuardVerdict,
+  ctx: MarkerContext,
+  pin: Pin | null = null,
+): GuardEvent | null {
   const base = {
     policy: ctx.policy,
     file: ctx.file,
