@@ -43,4 +43,9 @@ export {
   type ProviderStats,
 } from './notifier.js';
 export { testProvider, type ProbeResult } from './probe.js';
-export { httpTransport, type OutgoingRequest, type Transport, type TransportResponse } from './transport.js';
+export {
+  httpTransport,
+  type OutgoingRequest,
+  type AlertSender,
+  type TransportResponse,
+} from './transport.js';

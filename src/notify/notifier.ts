@@ -17,7 +17,7 @@ import { credentialHeaders, payloadFor, rejectsBody, type Payload, type Target }
 import { RedirectError, postFollowing } from './redirect.js';
 import { route } from './route.js';
 import { resolveTarget } from './targets.js';
-import { httpTransport, type Transport } from './transport.js';
+import { httpTransport, type AlertSender } from './transport.js';
 
 /** Counters for serve's /metrics (prom-client counters fit behind this in one line each). */
 export interface NotifyMetrics {
@@ -43,7 +43,7 @@ export const noMetrics: NotifyMetrics = {
 
 export interface NotifierOptions {
   config: Config;
-  transport?: Transport;
+  transport?: AlertSender;
   now?: () => Date;
   /** Waits between attempts; tests pass one they control. */
   sleep?: (ms: number) => Promise<void>;
@@ -100,7 +100,7 @@ export class Notifier {
   private readonly counts = new Map<string, ProviderStats>();
   private readonly waiters: (() => void)[] = [];
   private closed = false;
-  private readonly transport: Transport;
+  private readonly transport: AlertSender;
   private readonly now: () => Date;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
