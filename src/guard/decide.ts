@@ -4,7 +4,7 @@
  * tests all see the same answer.
  */
 import type { GuardSpec } from '../config/index.js';
-import type { GuardVerdict, MarkerField, Order, OrderedBy, Pin, Reason } from './types.js';
+import type { GuardVerdict, MarkerField, Comparator, OrderedBy, Pin, Reason } from './types.js';
 import { markerValueProblem, sameImageName } from './values.js';
 
 export interface DecideInput {
@@ -14,13 +14,13 @@ export interface DecideInput {
   field: MarkerField;
   guard: GuardSpec;
   /** The policy's compare over tags. */
-  order: Order;
+  order: Comparator;
   /**
    * Compare by build times; null when either is unknown. Receives tags, or digests where a value
    * carries no tag (`:digest` lines without a paired tag, `name@digest` images). Synchronous: the
    * caller reads build times (cached by digest) before deciding.
    */
-  buildTimeOrder: Order;
+  buildTimeOrder: Comparator;
   /** An active pin (pins.ts has already checked whether a new release lifted it). */
   pin: Pin | null;
   /** HEAD of the candidate; null when not checked yet. */

@@ -26,7 +26,7 @@ export interface GuardVerdict extends Pick<DecisionRow<Reason>, 'action' | 'reas
 }
 
 /** A compare function: >0 when a is newer, 0 equally new, null when the two cannot be ordered. */
-export type Order = (a: string, b: string) => number | null;
+export type Comparator = (a: string, b: string) => number | null;
 
 /** The last commit that changed a marked line, as git/history.ts reads it: what pins are made of. */
 export interface LineChange {

@@ -13,7 +13,7 @@ import {
   type PinInput,
   type PinStatus,
   type GuardVerdict,
-  type Order,
+  type Comparator,
   type Pin,
 } from '../guard/index.js';
 import type { CompiledPolicy } from '../select/index.js';
@@ -189,7 +189,7 @@ async function decide(marker: Marker, outcome: PolicyOutcome, pin: Pin | null): 
 }
 
 /** The policy's compare; `newestBuild` reads the build times loaded so far. */
-function policyOrder(compiled: CompiledPolicy, facts: ImageFacts | null): Order {
+function policyOrder(compiled: CompiledPolicy, facts: ImageFacts | null): Comparator {
   if (compiled.strategy !== 'newestBuild' || !facts) return (a, b) => compiled.compare(a, b);
   return (a, b) => compiled.compare(a, b, { buildTimes: facts.knownBuildTimes() });
 }
