@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { emptyConfig } from '../src/config/load.js';
 import type { Alert, Provider, Secret } from '../src/config/types.js';
-import { Notifier, type PawlEvent } from '../src/notify/index.js';
+import { Notifier, type AlertEvent } from '../src/notify/index.js';
 
 const N = 100_000;
 const meta = (name: string) => ({ namespace: 'apps', name, labels: {}, annotations: {} });
@@ -67,7 +67,7 @@ const n = new Notifier({
   },
 });
 
-const event = (i: number): PawlEvent => ({
+const event = (i: number): AlertEvent => ({
   object: { kind: 'ImagePolicy', namespace: 'apps', name: `app-${i % 500}` },
   severity: 'error',
   reason: 'DowngradeBlocked',

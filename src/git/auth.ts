@@ -18,9 +18,9 @@ import type { Secret } from '../config/index.js';
 import { ConfigError, type Problem } from '../util/index.js';
 import { redact } from './exec.js';
 
-export type Transport = 'https' | 'http' | 'ssh' | 'git' | 'file' | 'local';
+export type GitTransport = 'https' | 'http' | 'ssh' | 'git' | 'file' | 'local';
 
-export function transportOf(url: string): Transport {
+export function transportOf(url: string): GitTransport {
   const m = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);
   if (m) {
     const scheme = m[1]!.toLowerCase();

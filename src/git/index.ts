@@ -1,6 +1,13 @@
 /** The Git layer: workspaces, commits and pushes through the real `git` CLI. */
 export { git, GitError, redact, type GitOptions, type GitResult, type GitFailure } from './exec.js';
-export { prepareAuth, withAuth, checkAuthSecret, transportOf, type GitAuth, type Transport } from './auth.js';
+export {
+  prepareAuth,
+  withAuth,
+  checkAuthSecret,
+  transportOf,
+  type GitAuth,
+  type GitTransport,
+} from './auth.js';
 export {
   openWorkspace,
   type Workspace,

@@ -4,7 +4,7 @@
  * tests all see the same answer.
  */
 import type { GuardSpec } from '../config/index.js';
-import type { Decision, MarkerField, Order, OrderedBy, Pin, Reason } from './types.js';
+import type { GuardVerdict, MarkerField, Comparator, OrderedBy, Pin, Reason } from './types.js';
 import type { Gate } from './gates.js';
 import { markerValueProblem, sameImageName } from './values.js';
 
@@ -15,13 +15,13 @@ export interface DecideInput {
   field: MarkerField;
   guard: GuardSpec;
   /** The policy's compare over tags. */
-  order: Order;
+  order: Comparator;
   /**
    * Compare by build times; null when either is unknown. Receives tags, or digests where a value
    * carries no tag (`:digest` lines without a paired tag, `name@digest` images). Synchronous: the
    * caller reads build times (cached by digest) before deciding.
    */
-  buildTimeOrder: Order;
+  buildTimeOrder: Comparator;
   /** An active pin (pins.ts has already checked whether a new release lifted it). */
   pin: Pin | null;
   /** HEAD of the candidate; null when not checked yet. */
@@ -54,7 +54,7 @@ export function candidateValue(
   }
 }
 
-export function decideMarker(input: DecideInput): Decision {
+export function decideMarker(input: DecideInput): GuardVerdict {
   const { current, candidate: c, field, guard } = input;
   const V = current.value;
   const block = guard.downgrades === 'Block';
@@ -229,7 +229,7 @@ function compareCurrent(input: DecideInput, c: { tag: string; name: string; dige
  * The rows every write passes, in every mode: the gates (`outside-window`, `too-new`), then
  * `candidate-missing` when `verifyCandidate` is on. Gates come first so a held line costs no HEAD.
  */
-function verified(input: DecideInput, C: string, V: string, d: Decision): Decision {
+function verified(input: DecideInput, C: string, V: string, d: GuardVerdict): GuardVerdict {
   if (input.gate)
     return keep(input.gate.reason, `${input.gate.detail} Candidate ${C} waits; keeping ${V}.`, d.orderedBy);
   if (!input.guard.verifyCandidate) return d;
@@ -243,7 +243,7 @@ function verified(input: DecideInput, C: string, V: string, d: Decision): Decisi
   return d;
 }
 
-function keep(reason: Reason, detail: string, orderedBy?: OrderedBy): Decision {
+function keep(reason: Reason, detail: string, orderedBy?: OrderedBy): GuardVerdict {
   return orderedBy ? { action: 'keep', reason, detail, orderedBy } : { action: 'keep', reason, detail };
 }
 

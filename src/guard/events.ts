@@ -1,6 +1,6 @@
 /** Guard events: from decisions and ratchet steps to the store's event records. */
-import type { PawlEvent } from '../records/index.js';
-import type { Decision, GuardEvent, Pin } from './types.js';
+import type { StoredEvent } from '../records/index.js';
+import type { GuardVerdict, GuardEvent, Pin } from './types.js';
 
 export interface MarkerContext {
   policy: string;
@@ -11,7 +11,11 @@ export interface MarkerContext {
 }
 
 /** The event a marker decision is worth recording, or null (upgrades, up-to-date lines…). */
-export function decisionEvent(d: Decision, ctx: MarkerContext, pin: Pin | null = null): GuardEvent | null {
+export function decisionEvent(
+  d: GuardVerdict,
+  ctx: MarkerContext,
+  pin: Pin | null = null,
+): GuardEvent | null {
   const base = {
     policy: ctx.policy,
     file: ctx.file,
@@ -37,12 +41,12 @@ export function withPolicy(events: readonly GuardEvent[], policy: string): Guard
   return events.map((e) => ({ ...e, policy }));
 }
 
-/** The record the store keeps of an event (`PawlEvent`, src/records/event.ts). */
+/** The record the store keeps of an event (`StoredEvent`, src/records/event.ts). */
 export function toStoreEvent(
   e: GuardEvent,
   at: Date,
   repository?: string,
-): PawlEvent & { kind: GuardEvent['kind'] } {
+): StoredEvent & { kind: GuardEvent['kind'] } {
   const { kind, policy, ...detail } = e;
   return {
     at,

@@ -4,7 +4,7 @@
  */
 import type { RatchetState } from './ratchet.js';
 import type { PinStatus } from './pins.js';
-import type { Decision, GuardEvent, Reason } from './types.js';
+import type { GuardVerdict, GuardEvent, Reason } from './types.js';
 
 /** Short labels for tables. */
 export const REASON_LABELS: Readonly<Record<Reason, string>> = {
@@ -61,7 +61,7 @@ export interface ExplainContext {
 }
 
 /** The decision's sentence and what a person can do about it, one line each. */
-export function explainDecision(d: Decision, ctx: ExplainContext): string[] {
+export function explainDecision(d: GuardVerdict, ctx: ExplainContext): string[] {
   const lines = [d.detail];
   const advice = adviceFor(d.reason, ctx);
   if (advice) lines.push(advice);

@@ -4,14 +4,14 @@
  * history comes from src/git/history.ts, first-seen times from the store.
  */
 import { isReleaseOf, isRollbackOf, trailerValues, TRAILER_REASON } from './trailers.js';
-import type { LineChange, Order, OrderedBy, Pin } from './types.js';
+import type { LineChange, Comparator, OrderedBy, Pin } from './types.js';
 import { parseMarkerValue, sameImageName } from './values.js';
 
 export interface PinInput {
   /** The last change of the marked line; null when unknown (no history). */
   history: LineChange | null;
-  order: Order;
-  buildTimeOrder: Order;
+  order: Comparator;
+  buildTimeOrder: Comparator;
   /** The policy's candidate tag now. */
   candidate: string | null;
   /** When pawl first saw the candidate tag (store `tagInfo`). */

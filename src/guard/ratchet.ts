@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { GuardSpec, ImagePolicy } from '../config/index.js';
-import type { GuardEvent, Order } from './types.js';
+import type { GuardEvent, Comparator } from './types.js';
 
 export interface RatchetState {
   /** `policySpecHash` of the spec H was reached under. */
@@ -29,7 +29,7 @@ export interface RatchetInput {
   now: Date;
   guard: GuardSpec;
   /** The policy's compare. */
-  order: Order;
+  order: Comparator;
   /** HEAD of H; null when not asked. */
   highWaterExists: boolean | null;
   /** HEAD of the selection; null when not asked. Only asked before raising H to a new tag. */

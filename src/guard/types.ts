@@ -15,7 +15,7 @@ export type OrderedBy = 'policy' | 'build-time';
  * The guard's verdict on one marker: `action`, `reason` and `detail` are the fields of the one
  * decision record that runs report and the store keeps (records' Decision, narrowed to Reason).
  */
-export interface Decision extends Pick<DecisionRow<Reason>, 'action' | 'reason' | 'detail'> {
+export interface GuardVerdict extends Pick<DecisionRow<Reason>, 'action' | 'reason' | 'detail'> {
   /** Which order decided (absent when no ordering was needed). */
   orderedBy?: OrderedBy;
   /**
@@ -26,7 +26,7 @@ export interface Decision extends Pick<DecisionRow<Reason>, 'action' | 'reason' 
 }
 
 /** A compare function: >0 when a is newer, 0 equally new, null when the two cannot be ordered. */
-export type Order = (a: string, b: string) => number | null;
+export type Comparator = (a: string, b: string) => number | null;
 
 /** The last commit that changed a marked line, as git/history.ts reads it: what pins are made of. */
 export interface LineChange {

@@ -9,7 +9,7 @@
  */
 import type { GuardEvent } from '../guard/index.js';
 import type { AutomationReport, KeptReport, RunReport, ScanReport } from '../records/index.js';
-import type { EventObject, EventObjectKind, PawlEvent } from './event.js';
+import type { EventObject, EventObjectKind, AlertEvent } from './event.js';
 
 /** One scan of an ImageRepository that finished (from the scanner's reports or the store). */
 export interface ScanAttempt {
@@ -91,8 +91,8 @@ export function eventsFrom(
   previous: AlertMemory,
   current: PassObservation,
   opts: DeriveOptions = {},
-): { events: PawlEvent[]; memory: AlertMemory } {
-  const events: PawlEvent[] = [];
+): { events: AlertEvent[]; memory: AlertMemory } {
+  const events: AlertEvent[] = [];
   const memory: Working = {
     lines: new Map(Object.entries(previous.lines)),
     stale: new Map(Object.entries(previous.stale)),
@@ -100,7 +100,7 @@ export function eventsFrom(
     failing: new Map(Object.entries(previous.failing)),
   };
   const at = current.at;
-  const emit = (e: Omit<PawlEvent, 'at'>): void => {
+  const emit = (e: Omit<AlertEvent, 'at'>): void => {
     events.push({ ...e, at });
   };
 
@@ -118,7 +118,7 @@ export function eventsFrom(
   };
 }
 
-type Emit = (e: Omit<PawlEvent, 'at'>) => void;
+type Emit = (e: Omit<AlertEvent, 'at'>) => void;
 
 function automationEvents(a: AutomationReport, memory: Working, cur: PassObservation, emit: Emit): void {
   const object = objectOf('ImageUpdateAutomation', a.name);
@@ -195,7 +195,7 @@ function lineEvent(
   a: AutomationReport,
   k: KeptReport,
   guardEvents: readonly GuardEvent[] | undefined,
-): Omit<PawlEvent, 'at'> {
+): Omit<AlertEvent, 'at'> {
   const where = `(${k.file}:${k.line})`;
   const metadata: Record<string, string> = {
     automation: a.name,

@@ -46,7 +46,7 @@ export const EVENT_REASONS: readonly EventReason[] = [
 ];
 
 /** One thing worth a person's attention, before routing to Alerts. */
-export interface PawlEvent {
+export interface AlertEvent {
   object: EventObject;
   severity: Severity;
   reason: EventReason;
@@ -91,7 +91,7 @@ export function goTime(d: Date): string {
 
 /** Builds the event in Flux's field order, with metadata keys sorted as Go marshals a map. */
 export function fluxEvent(
-  e: PawlEvent,
+  e: AlertEvent,
   opts: {
     apiVersion?: string;
     metadata: Record<string, string>;

@@ -19,7 +19,7 @@ export {
   type EventReason,
   type FluxEvent,
   type InvolvedObject,
-  type PawlEvent,
+  type AlertEvent,
   type Severity,
 } from './event.js';
 export {
@@ -43,4 +43,9 @@ export {
   type ProviderStats,
 } from './notifier.js';
 export { testProvider, type ProbeResult } from './probe.js';
-export { httpTransport, type OutgoingRequest, type Transport, type TransportResponse } from './transport.js';
+export {
+  httpTransport,
+  type OutgoingRequest,
+  type AlertSender,
+  type TransportResponse,
+} from './transport.js';

@@ -12,12 +12,12 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Config } from '../config/index.js';
 import { errorMessage, silentLogger, type Logger } from '../util/index.js';
-import type { PawlEvent } from './event.js';
+import type { AlertEvent } from './event.js';
 import { credentialHeaders, payloadFor, rejectsBody, type Payload, type Target } from './payload.js';
 import { RedirectError, postFollowing } from './redirect.js';
 import { route } from './route.js';
 import { resolveTarget } from './targets.js';
-import { httpTransport, type Transport } from './transport.js';
+import { httpTransport, type AlertSender } from './transport.js';
 
 /** Counters for serve's /metrics (prom-client counters fit behind this in one line each). */
 export interface NotifyMetrics {
@@ -43,7 +43,7 @@ export const noMetrics: NotifyMetrics = {
 
 export interface NotifierOptions {
   config: Config;
-  transport?: Transport;
+  transport?: AlertSender;
   now?: () => Date;
   /** Waits between attempts; tests pass one they control. */
   sleep?: (ms: number) => Promise<void>;
@@ -100,7 +100,7 @@ export class Notifier {
   private readonly counts = new Map<string, ProviderStats>();
   private readonly waiters: (() => void)[] = [];
   private closed = false;
-  private readonly transport: Transport;
+  private readonly transport: AlertSender;
   private readonly now: () => Date;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
@@ -146,9 +146,9 @@ export class Notifier {
    * Routes the events to the Providers of the Alerts they match and queues them. Returns before
    * anything is sent; never throws for a Provider's sake.
    */
-  publish(events: PawlEvent | readonly PawlEvent[]): void {
+  publish(events: AlertEvent | readonly AlertEvent[]): void {
     if (this.closed) return;
-    const list: readonly PawlEvent[] = Array.isArray(events) ? events : [events as PawlEvent];
+    const list: readonly AlertEvent[] = Array.isArray(events) ? events : [events as AlertEvent];
     for (const e of list) {
       if (this.rateLimited(e)) {
         this.metrics.suppressed();
@@ -195,7 +195,7 @@ export class Notifier {
     return s;
   }
 
-  private rateLimited(e: PawlEvent): boolean {
+  private rateLimited(e: AlertEvent): boolean {
     const meta = Object.entries(e.metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const key = createHash('sha256')
       .update(JSON.stringify([e.object.kind, e.object.namespace, e.object.name, e.reason, e.message, meta]))

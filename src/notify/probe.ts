@@ -9,7 +9,7 @@ import { goTime, type FluxEvent } from './event.js';
 import { credentialHeaders, payloadFor, rejectsBody } from './payload.js';
 import { postFollowing } from './redirect.js';
 import { resolveTarget } from './targets.js';
-import { httpTransport, type Transport } from './transport.js';
+import { httpTransport, type AlertSender } from './transport.js';
 
 export interface ProbeResult {
   ok: boolean;
@@ -22,7 +22,7 @@ export interface ProbeResult {
 export async function testProvider(
   config: Config,
   key: string,
-  opts: { transport?: Transport; now?: () => Date; reportingInstance?: string } = {},
+  opts: { transport?: AlertSender; now?: () => Date; reportingInstance?: string } = {},
 ): Promise<ProbeResult> {
   const p = config.providers.get(key);
   if (!p) return { ok: false, status: null, error: `Provider ${key} not found` };

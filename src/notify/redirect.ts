@@ -9,7 +9,7 @@
  * generic-hmac `X-Signature` (made with the token) and the Secret's `headers` (often an API
  * key) are dropped, and stay dropped.
  */
-import type { OutgoingRequest, Transport, TransportResponse } from './transport.js';
+import type { OutgoingRequest, AlertSender, TransportResponse } from './transport.js';
 
 export const MAX_REDIRECTS = 10;
 
@@ -25,7 +25,7 @@ export class RedirectError extends Error {
  * not leave the first origin.
  */
 export async function postFollowing(
-  transport: Transport,
+  transport: AlertSender,
   req: OutgoingRequest,
   credentials: readonly string[],
 ): Promise<TransportResponse> {

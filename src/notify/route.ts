@@ -7,7 +7,7 @@
  */
 import type { Alert, AlertSource, Config, PawlObject } from '../config/index.js';
 import { compileRegex } from '../go/index.js';
-import { fluxEvent, type FluxEvent, type PawlEvent } from './event.js';
+import { fluxEvent, type FluxEvent, type AlertEvent } from './event.js';
 
 export interface Dispatch {
   /** `ns/name` of the Provider. */
@@ -25,7 +25,7 @@ export interface Reporting {
 /** Flux's annotation prefix for metadata an object adds to every event about it. */
 const EVENT_ANNOTATION_PREFIX = 'event.toolkit.fluxcd.io/';
 
-function objectOf(config: Config, e: PawlEvent): PawlObject | undefined {
+function objectOf(config: Config, e: AlertEvent): PawlObject | undefined {
   const key = `${e.object.namespace}/${e.object.name}`;
   switch (e.object.kind) {
     case 'ImageRepository':
@@ -40,7 +40,7 @@ function objectOf(config: Config, e: PawlEvent): PawlObject | undefined {
 function sourceMatches(
   source: AlertSource,
   alert: Alert,
-  e: PawlEvent,
+  e: AlertEvent,
   object: PawlObject | undefined,
 ): boolean {
   const namespace = source.namespace ?? alert.metadata.namespace;
@@ -67,7 +67,7 @@ function messagePasses(alert: Alert, message: string): boolean {
  */
 function combinedMetadata(
   alert: Alert,
-  e: PawlEvent,
+  e: AlertEvent,
   object: PawlObject | undefined,
 ): Record<string, string> {
   const out: Record<string, string> = {};
@@ -81,7 +81,7 @@ function combinedMetadata(
 }
 
 /** Every (Alert, Provider) the event goes to, with the event as that Provider receives it. */
-export function route(config: Config, e: PawlEvent, reporting: Reporting): Dispatch[] {
+export function route(config: Config, e: AlertEvent, reporting: Reporting): Dispatch[] {
   const object = objectOf(config, e);
   const out: Dispatch[] = [];
   const alerts = [...config.alerts.values()].sort((a, b) =>

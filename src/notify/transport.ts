@@ -28,7 +28,7 @@ export interface TransportResponse {
   location?: string;
 }
 
-export type Transport = (req: OutgoingRequest) => Promise<TransportResponse>;
+export type AlertSender = (req: OutgoingRequest) => Promise<TransportResponse>;
 
 const MAX_BODY = 64 * 1024;
 
@@ -74,7 +74,7 @@ function tunnel(proxy: URL, target: URL, req: OutgoingRequest, signal: AbortSign
   });
 }
 
-export const httpTransport: Transport = async (req) => {
+export const httpTransport: AlertSender = async (req) => {
   const target = new URL(req.url);
   const controller = new AbortController();
   const timer = setTimeout(

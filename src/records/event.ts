@@ -4,7 +4,7 @@ export type EventKind =
   'downgrade-blocked' | 'stale-scan' | 'regression-accepted' | 'candidate-missing' | 'pin' | (string & {});
 
 /** An event to record (`StoreWrite.events`). */
-export interface PawlEvent {
+export interface StoredEvent {
   at: Date;
   kind: EventKind;
   policy?: string;

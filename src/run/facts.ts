@@ -9,7 +9,7 @@ import type { ImageRepository } from '../config/index.js';
 import type { RegistryClient, RepositoryRef, ManifestHead, Platform } from '../scan/index.js';
 import type { TagInfo } from '../records/index.js';
 import type { Store, TagDigestWrite } from '../store/index.js';
-import type { Order } from '../guard/index.js';
+import type { Comparator } from '../guard/index.js';
 import { pool } from '../util/index.js';
 
 /** The store as a repository's facts read it: tags' first-seen times and digests, build times. */
@@ -147,7 +147,7 @@ export class ImageFacts {
    * A synchronous order over build times already loaded; references not loaded yet are
    * collected in `wanted` so the caller can load them and decide again.
    */
-  buildTimeOrder(wanted: Set<string>): Order {
+  buildTimeOrder(wanted: Set<string>): Comparator {
     return (a, b) => {
       const ta = this.times.get(a);
       const tb = this.times.get(b);

@@ -21,7 +21,7 @@ import {
   type ScanClients,
   type ScanStore,
 } from '../scan/index.js';
-import type { Decision, PawlEvent } from '../records/index.js';
+import type { Decision, StoredEvent } from '../records/index.js';
 import type { LatestScans, Store } from '../store/index.js';
 import { pool, type Logger } from '../util/index.js';
 import {
@@ -194,7 +194,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
 
   const automationReports: RunReport['automations'] = new Array(automations.length);
   // Every decision and event of the pass, written with the run's end in one transaction.
-  const kept = { decisions: [] as Decision[], events: [] as PawlEvent[] };
+  const kept = { decisions: [] as Decision[], events: [] as StoredEvent[] };
   const automationOpts: AutomationOptions = {
     ...(opts.dryRun ? { dryRun: true } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
@@ -253,8 +253,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   return report;
 }
 
-function guardEvents(plan: TreePlan, at: Date): PawlEvent[] {
-  const out: PawlEvent[] = [];
+function guardEvents(plan: TreePlan, at: Date): StoredEvent[] {
+  const out: StoredEvent[] = [];
   for (const p of plan.plans) {
     const e = decisionEvent(
       p.decision,

@@ -12,8 +12,8 @@ import {
   pinStatus,
   type PinInput,
   type PinStatus,
-  type Decision,
-  type Order,
+  type GuardVerdict,
+  type Comparator,
   type Pin,
   type Gate,
 } from '../guard/index.js';
@@ -27,7 +27,7 @@ export interface MarkerPlan {
   /** `ns/name` of the marker's policy. */
   policy: string;
   outcome: PolicyOutcome;
-  decision: Decision;
+  decision: GuardVerdict;
   /** The value written when `decision.action` is `write`. */
   value: string | null;
   pin: PinStatus | null;
@@ -192,7 +192,7 @@ async function decide(
   outcome: PolicyOutcome,
   pin: Pin | null,
   gate: Gate | null,
-): Promise<Decision> {
+): Promise<GuardVerdict> {
   const { policy, facts, compiled, candidate } = outcome;
   const current = parseMarkerValue(marker.field, marker.value);
   let candidateExists: boolean | null = null;
@@ -224,7 +224,7 @@ async function decide(
 }
 
 /** The policy's compare; `newestBuild` reads the build times loaded so far. */
-function policyOrder(compiled: CompiledPolicy, facts: ImageFacts | null): Order {
+function policyOrder(compiled: CompiledPolicy, facts: ImageFacts | null): Comparator {
   if (compiled.strategy !== 'newestBuild' || !facts) return (a, b) => compiled.compare(a, b);
   return (a, b) => compiled.compare(a, b, { buildTimes: facts.knownBuildTimes() });
 }

@@ -17,7 +17,7 @@ import {
   type RatchetState,
   type GuardEvent,
 } from '../guard/index.js';
-import type { PawlEvent, ScanRecord } from '../records/index.js';
+import type { StoredEvent, ScanRecord } from '../records/index.js';
 import type {
   LatestScans,
   PolicyState,
@@ -58,7 +58,7 @@ export interface PolicyOutcome {
   /** What the ratchet saw this time (stale lists, accepted regressions). */
   events: GuardEvent[];
   /** What the store should keep of this evaluation (null when read-only); see `policyWrites`. */
-  record: { state: PolicyState | null; events: PawlEvent[]; selection: SelectionWrite } | null;
+  record: { state: PolicyState | null; events: StoredEvent[]; selection: SelectionWrite } | null;
 }
 
 /** The store as evaluating policies reads it (in batches, `FactsBook.prefetch`), and the facts below. */
@@ -142,7 +142,7 @@ export function policyWrites(outcomes: Iterable<PolicyOutcome>, book: FactsBook)
     tagDigests: book.takeDigests(),
     policyStates: [] as { policy: string; state: PolicyState }[],
     selections: [] as SelectionWrite[],
-    events: [] as PawlEvent[],
+    events: [] as StoredEvent[],
   };
   for (const o of outcomes) {
     if (!o.record) continue;

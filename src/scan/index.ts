@@ -4,3 +4,4 @@ export * from './clients.js';
 export * from './format.js';
 export * from './registry/index.js';
 export * from './diff.js';
+export * from './view.js';

@@ -6,7 +6,7 @@
 import { compareGoStrings, isWide } from '../go/index.js';
 import type { Strategy } from './strategy.js';
 
-export type Order = 'asc' | 'desc';
+export type SortOrder = 'asc' | 'desc';
 
 export function alphabeticalKey(value: string): string {
   return JSON.stringify(value);
@@ -14,7 +14,7 @@ export function alphabeticalKey(value: string): string {
 
 /** Flux's `Alphabetical.Latest`. */
 export function alphabeticalLatest(
-  order: Order,
+  order: SortOrder,
   values: readonly string[],
 ): { latest: string } | { error: string } {
   if (values.length === 0) return { error: 'version list argument cannot be empty' };

@@ -6,7 +6,7 @@
 import { compareGoStrings, parseGoFloat } from '../go/index.js';
 import type { Strategy } from './strategy.js';
 
-export type Order = 'asc' | 'desc';
+export type SortOrder = 'asc' | 'desc';
 
 export function numericalKey(value: number): string {
   return String(value);
@@ -17,7 +17,7 @@ export function numericalKey(value: number): string {
  * later one wins.
  */
 export function numericalLatest(
-  order: Order,
+  order: SortOrder,
   values: readonly string[],
 ): { latest: string } | { error: string } {
   if (values.length === 0) return { error: 'version list argument cannot be empty' };

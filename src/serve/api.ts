@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify'
 import { KIND_NAMES, configMapOf, refKey } from '../config/index.js';
 import { explain } from '../run/index.js';
 import { errorMessage, formatProblem } from '../util/index.js';
+import { tagsView } from '../scan/index.js';
 import { automationJob, repositoryJob } from './jobs/index.js';
 import type { JobStatus } from './scheduler.js';
 import type { DaemonView } from './view.js';
@@ -188,22 +189,7 @@ const repositoryRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => 
       daemon.store.lastScan(name),
       daemon.store.currentTagInfos(name),
     ]);
-    return {
-      name,
-      image: good.image,
-      scan: { id: good.id, startedAt: good.startedAt, checksum: good.checksum, anomalies: good.anomalies },
-      lastScan:
-        last && last.id !== good.id
-          ? { id: last.id, startedAt: last.startedAt, outcome: last.outcome, error: last.error }
-          : null,
-      tags: infos.map((i) => ({
-        tag: i.tag,
-        firstSeen: i.firstSeen,
-        lastSeen: i.lastSeen,
-        digest: i.digest,
-        initial: i.initial,
-      })),
-    };
+    return tagsView(name, good, last, infos);
   });
 };
 

@@ -89,7 +89,7 @@ export interface WebhookSink {
   ): Promise<{ automations: string[]; repositories: string[] }>;
 }
 
-export interface WebhookOutcome {
+export interface WebhookAnswer {
   status: number;
   result: WebhookResult;
   receiver: string | null;
@@ -118,7 +118,7 @@ export async function acceptWebhook(
   req: IncomingWebhook,
   now: number,
   log: Logger,
-): Promise<WebhookOutcome> {
+): Promise<WebhookAnswer> {
   const out = handleWebhook(sink.current.routes, sink.current.config, { ...req, path });
   if (out.status === 404)
     return { status: 404, result: 'not-found', receiver: null, body: { error: out.error } };
@@ -148,7 +148,7 @@ export async function acceptWebhook(
     };
   }
   const { repositories, automations, tags, skipped } = out.triggers;
-  const nothing = (why: string): WebhookOutcome => {
+  const nothing = (why: string): WebhookAnswer => {
     log.info({ receiver, skipped }, `webhook verified; ${why}`);
     return { status: 200, result: 'triggered-nothing', receiver, body: { ignored: why, skipped } };
   };

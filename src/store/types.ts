@@ -9,7 +9,7 @@ import type {
   Decision,
   DecisionRecord,
   EventRecord,
-  PawlEvent,
+  StoredEvent,
   RecordedResponse,
   RunKind,
   ScanOutcome,
@@ -138,7 +138,7 @@ export interface StoreWrite {
   policyStates?: readonly { policy: string; state: PolicyState }[];
   selections?: readonly SelectionWrite[];
   decisions?: { runId: number; decisions: readonly Decision[] };
-  events?: readonly PawlEvent[];
+  events?: readonly StoredEvent[];
   finishRun?: { runId: number; result: unknown; endedAt: Date };
 }
 

@@ -1,6 +1,6 @@
 import { DEFAULT_GUARD, type GuardSpec, type ImagePolicy } from '../../src/config/types.js';
 import { compilePolicy } from '../../src/select/index.js';
-import type { Order } from '../../src/guard/types.js';
+import type { Comparator } from '../../src/guard/types.js';
 
 export function guard(over: Partial<GuardSpec> = {}): GuardSpec {
   return { ...DEFAULT_GUARD, ...over, staleScan: { ...DEFAULT_GUARD.staleScan, ...(over.staleScan ?? {}) } };
@@ -12,13 +12,13 @@ export type PolicyChoiceSpec = Pick<ImagePolicy['spec'], 'policy' | 'filterTags'
 export function policyOrder(
   spec: PolicyChoiceSpec,
   exclusionList: string[] = [],
-): { order: Order; select: (tags: string[]) => string | null } {
+): { order: Comparator; select: (tags: string[]) => string | null } {
   const p = compilePolicy(spec, exclusionList);
   return { order: (a, b) => p.compare(a, b), select: (tags) => p.select(tags).tag };
 }
 
 /** Build-time order over a table of known times (by tag or digest); null when either is unknown. */
-export function buildTimes(times: Record<string, string>): Order {
+export function buildTimes(times: Record<string, string>): Comparator {
   return (a, b) => {
     const x = times[a];
     const y = times[b];
@@ -27,7 +27,7 @@ export function buildTimes(times: Record<string, string>): Order {
   };
 }
 
-export const noBuildTimes: Order = () => null;
+export const noBuildTimes: Comparator = () => null;
 
 export const semver = (range = '*'): PolicyChoiceSpec => ({ policy: { strategy: 'semver', range } });
 

@@ -11,7 +11,7 @@ import { pinFor } from '../../src/guard/pins.js';
 import { decideMarker } from '../../src/guard/decide.js';
 import { parseMarkerValue } from '../../src/guard/values.js';
 import { releaseTrailers, rollbackTrailers } from '../../src/guard/trailers.js';
-import type { Decision } from '../../src/guard/types.js';
+import type { GuardVerdict } from '../../src/guard/types.js';
 import { guard, noBuildTimes, policyOrder, semver } from './helpers.js';
 
 const sem = policyOrder(semver());
@@ -38,11 +38,11 @@ function setup(t: { after: (fn: () => void) => void }) {
     return git(['rev-parse', 'HEAD']);
   };
   /** One `pawl run` decision per marked line, with the candidate first seen at `firstSeen`. */
-  const decide = async (candidate: string, firstSeen: Date, initial = false): Promise<Decision[]> => {
+  const decide = async (candidate: string, firstSeen: Date, initial = false): Promise<GuardVerdict[]> => {
     const text = readFileSync(join(dir, 'app.yaml'), 'utf8');
     const markers = findMarkers(text, 'app.yaml').markers;
     const h = (await lineHistory(dir, [{ file: 'app.yaml', text, lines: markers }])).get('app.yaml')!;
-    const out: Decision[] = [];
+    const out: GuardVerdict[] = [];
     for (const m of markers) {
       const history = h.get(m.line) ?? null;
       const released = history ? await releasedSince(dir, history.commit, 'apps/app') : false;

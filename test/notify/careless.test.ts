@@ -5,12 +5,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config/load.js';
-import { Notifier, testProvider, type PawlEvent } from '../../src/notify/index.js';
+import { Notifier, testProvider, type AlertEvent } from '../../src/notify/index.js';
 import { configDir } from '../config/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { TOKEN, configText, configWith } from './fixtures.js';
 
-const event: PawlEvent = {
+const event: AlertEvent = {
   object: { kind: 'ImagePolicy', namespace: 'apps', name: 'app' },
   severity: 'error',
   reason: 'DowngradeBlocked',

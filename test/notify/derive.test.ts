@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { emptyMemory, eventsFrom, guardEventsFromRecords, scanAttempts } from '../../src/notify/index.js';
-import type { AlertMemory, PassObservation, PawlEvent } from '../../src/notify/index.js';
+import type { AlertMemory, PassObservation, AlertEvent } from '../../src/notify/index.js';
 import { toStoreEvent } from '../../src/guard/index.js';
 import type { GuardEvent } from '../../src/guard/types.js';
 import { BLOCKED, COMMIT, MISSING, PINNED, PIN_COMMIT, automation, kept, report } from './fixtures.js';
@@ -9,8 +9,8 @@ import { BLOCKED, COMMIT, MISSING, PINNED, PIN_COMMIT, automation, kept, report 
 const at = (m: number): Date => new Date(Date.UTC(2026, 10, 30, 9, m, 0));
 
 /** Folds observations in order; returns the events of each. */
-function fold(observations: PassObservation[], memory: AlertMemory = emptyMemory()): PawlEvent[][] {
-  const out: PawlEvent[][] = [];
+function fold(observations: PassObservation[], memory: AlertMemory = emptyMemory()): AlertEvent[][] {
+  const out: AlertEvent[][] = [];
   for (const o of observations) {
     const r = eventsFrom(memory, o);
     memory = r.memory;
@@ -19,7 +19,7 @@ function fold(observations: PassObservation[], memory: AlertMemory = emptyMemory
   return out;
 }
 
-const reasons = (events: PawlEvent[]): string[] => events.map((e) => e.reason);
+const reasons = (events: AlertEvent[]): string[] => events.map((e) => e.reason);
 
 const STALE: GuardEvent = {
   kind: 'stale-scan',

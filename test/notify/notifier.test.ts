@@ -9,7 +9,7 @@ import {
   type AlertMemory,
   type NotifyMetrics,
   type PassObservation,
-  type PawlEvent,
+  type AlertEvent,
 } from '../../src/notify/index.js';
 import type { GuardEvent } from '../../src/guard/types.js';
 import { closedPort, loopbackCertificate, startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -120,9 +120,9 @@ function passes(): PassObservation[] {
   ];
 }
 
-function derive(observations: PassObservation[]): PawlEvent[] {
+function derive(observations: PassObservation[]): AlertEvent[] {
   let memory: AlertMemory = emptyMemory();
-  const out: PawlEvent[] = [];
+  const out: AlertEvent[] = [];
   for (const o of observations) {
     const r = eventsFrom(memory, o);
     memory = r.memory;
@@ -295,7 +295,7 @@ describe('Notifier against a webhook receiver on loopback', { concurrency: 1 }, 
       ]);
       const metrics = countingMetrics();
       const n = new Notifier({ config, metrics, queueSize: 3, sleep: instantSleep().sleep });
-      const event = (i: number): PawlEvent => ({
+      const event = (i: number): AlertEvent => ({
         object: { kind: 'ImagePolicy', namespace: 'apps', name: 'app' },
         severity: 'error',
         reason: 'DowngradeBlocked',

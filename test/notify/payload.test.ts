@@ -5,11 +5,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Notifier, payloadFor, type FluxEvent, type PawlEvent } from '../../src/notify/index.js';
+import { Notifier, payloadFor, type FluxEvent, type AlertEvent } from '../../src/notify/index.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { configWith } from './fixtures.js';
 
-const EVENT: PawlEvent = {
+const EVENT: AlertEvent = {
   object: { kind: 'ImagePolicy', namespace: 'apps', name: 'app' },
   severity: 'error',
   reason: 'DowngradeBlocked',

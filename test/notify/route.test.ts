@@ -1,11 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { route, type PawlEvent } from '../../src/notify/index.js';
+import { route, type AlertEvent } from '../../src/notify/index.js';
 import { configWith } from './fixtures.js';
 
 const reporting = { reportingController: 'pawl' };
 
-const event = (over: Partial<PawlEvent> = {}): PawlEvent => ({
+const event = (over: Partial<AlertEvent> = {}): AlertEvent => ({
   object: { kind: 'ImagePolicy', namespace: 'apps', name: 'app' },
   severity: 'info',
   reason: 'PinCreated',

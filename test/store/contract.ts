@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Decision, PawlEvent } from '../../src/records/index.js';
+import type { Decision, StoredEvent } from '../../src/records/index.js';
 import { tagListChecksum, type Store, type StoreOptions } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
 import type { RecordedResponse } from '../../src/scan/registry/types.js';
@@ -450,7 +450,7 @@ export function storeContract(name: string, open: OpenStore): void {
       test(
         'events filter by kind, policy, repository and time',
         withStore(async (s) => {
-          const event = (e: PawlEvent) => s.write({ events: [e] });
+          const event = (e: StoredEvent) => s.write({ events: [e] });
           await event({
             at: at(0),
             kind: 'downgrade-blocked',

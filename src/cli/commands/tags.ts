@@ -6,7 +6,7 @@ import { loadCommandConfig, resolveNamed } from '../config.js';
 import { resolveObject, refKey } from '../../config/index.js';
 import type { Store } from '../../store/index.js';
 import { openCommandStore } from '../store.js';
-import { anomalyKinds, changeList, formatResponse, formatTime } from '../../scan/index.js';
+import { anomalyKinds, changeList, formatResponse, formatTime, tagsView } from '../../scan/index.js';
 import { RuntimeError, UsageError } from '../../util/index.js';
 
 interface TagsOptions {
@@ -84,22 +84,7 @@ async function current(ctx: CommandContext, store: Store, repo: string, wide: bo
     throw new RuntimeError(`${repo} has no good scan yet${why}`);
   }
   if (ctx.options.json) {
-    writeJson(ctx, {
-      name: repo,
-      image: good.image,
-      scan: { id: good.id, startedAt: good.startedAt, checksum: good.checksum, anomalies: good.anomalies },
-      lastScan:
-        last && last.id !== good.id
-          ? { id: last.id, startedAt: last.startedAt, outcome: last.outcome, error: last.error }
-          : null,
-      tags: infos.map((i) => ({
-        tag: i.tag,
-        firstSeen: i.firstSeen,
-        lastSeen: i.lastSeen,
-        digest: i.digest,
-        initial: i.initial,
-      })),
-    });
+    writeJson(ctx, tagsView(repo, good, last, infos));
     return 0;
   }
   if (last && last.id !== good.id) {

@@ -26,7 +26,7 @@ import {
   loadUndici,
   undiciTransport,
   type Exchange,
-  type Transport,
+  type RegistryTransport,
 } from './transport.js';
 import type { RecordedResponse, RepositoryRef } from './types.js';
 
@@ -118,7 +118,7 @@ function secretText(s: Secret | undefined, ...keys: string[]): string | undefine
 }
 
 /** The transport with `certSecretRef`'s TLS settings; a Secret that cannot be used throws. */
-function tlsTransport(caSecret: Secret | undefined, givenFetch: typeof fetch | undefined): Transport {
+function tlsTransport(caSecret: Secret | undefined, givenFetch: typeof fetch | undefined): RegistryTransport {
   const ca = secretText(caSecret, 'ca.crt', 'caFile');
   const cert = secretText(caSecret, 'tls.crt', 'certFile');
   const key = secretText(caSecret, 'tls.key', 'keyFile');
@@ -154,7 +154,7 @@ export class Exchanger {
   readonly pool: RegistryPool;
   /** Every credential value the client learns is added, so no message or record shows it. */
   readonly redactor = new Redactor();
-  private readonly transport: Transport;
+  private readonly transport: RegistryTransport;
   private readonly sleep: Sleep;
   private readonly random: () => number;
   private readonly timeoutMs: number;

@@ -23,7 +23,7 @@ export {
   ImageReferenceError,
   DOCKER_HUB,
   DOCKER_HUB_API,
-  type ImageReference,
+  type RegistryImage,
   type ParseOptions,
 } from './reference.js';
 export {

@@ -39,14 +39,14 @@ export function parseRepositoryRef(image: string, opts: ParseOptions = {}): Repo
   return repositoryRef(image, parseRepository(image), opts);
 }
 
-export interface ImageReference {
+export interface RegistryImage {
   repo: RepositoryRef;
   tag?: string;
   digest?: string;
 }
 
 /** `name[:tag][@digest]`, as written in a manifest's `image:` field. */
-export function parseImageReference(ref: string, opts: ParseOptions = {}): ImageReference {
+export function parseImageReference(ref: string, opts: ParseOptions = {}): RegistryImage {
   const { tag, digest, ...name } = parseReference(ref);
   return {
     repo: repositoryRef(ref, name, opts),

@@ -63,7 +63,7 @@ export interface ExchangeInit {
   maxBytes: number;
 }
 
-export type Transport = (url: string, init: ExchangeInit) => Promise<Exchange>;
+export type RegistryTransport = (url: string, init: ExchangeInit) => Promise<Exchange>;
 
 export class BodyTooLarge extends Error {}
 
@@ -218,7 +218,7 @@ function dispatchOnce(
  * client certificate in its `connect` options). Redirects are followed here, not by undici, so
  * that the rules above hold.
  */
-export function undiciTransport(tls: TlsOptions = {}): Transport {
+export function undiciTransport(tls: TlsOptions = {}): RegistryTransport {
   let agent: Dispatcher | undefined;
   const one = async (
     url: URL,
@@ -273,7 +273,10 @@ export function undiciTransport(tls: TlsOptions = {}): Transport {
 }
 
 /** Requests through `fetch` (with an undici dispatcher when one is given). */
-export function fetchTransport(fetchImpl: typeof fetch, dispatcher?: () => Promise<Dispatcher>): Transport {
+export function fetchTransport(
+  fetchImpl: typeof fetch,
+  dispatcher?: () => Promise<Dispatcher>,
+): RegistryTransport {
   return async (url, init) => {
     const req: RequestInit & { dispatcher?: Dispatcher } = {
       method: init.method,

@@ -9,7 +9,7 @@ import { resolveTriggers, type Triggers } from './triggers.js';
 import type { IncomingWebhook, WebhookVerdict } from './types.js';
 import { verifyWebhook } from './verify.js';
 
-export type WebhookOutcome =
+export type ReceiverVerdict =
   | { status: 404; error: string }
   /** `receiver` is set from here on: `namespace/name`, for logs and metrics. */
   | { status: 503; error: string; receiver: string }
@@ -21,7 +21,7 @@ export interface WebhookRequest extends IncomingWebhook {
   path: string;
 }
 
-export function handleWebhook(routes: ReceiverRoutes, config: Config, req: WebhookRequest): WebhookOutcome {
+export function handleWebhook(routes: ReceiverRoutes, config: Config, req: WebhookRequest): ReceiverVerdict {
   const q = req.path.indexOf('?');
   const path = q < 0 ? req.path : req.path.slice(0, q);
   const route = routes.byPath.get(path);

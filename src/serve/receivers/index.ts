@@ -15,4 +15,4 @@ export { resolveTriggers, type Triggers } from './triggers.js';
 export { receiverTarget, receiverRoutes, type ReceiverRoutes } from './target.js';
 export { imageMatcher } from './match.js';
 export { MAX_JSON_DEPTH } from './request.js';
-export { handleWebhook, type WebhookOutcome, type WebhookRequest } from './handle.js';
+export { handleWebhook, type ReceiverVerdict, type WebhookRequest } from './handle.js';

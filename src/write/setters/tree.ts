@@ -25,7 +25,7 @@ export interface FileProblem {
   message: string;
 }
 
-export interface ScanResult {
+export interface MarkerScan {
   /** Every file that contains the marker token and parsed, in path order (markers may be empty). */
   files: ScannedFile[];
   /** Files that could not be read or parsed. */
@@ -123,10 +123,10 @@ interface Candidate {
  * target is inside the root (a dangling one is skipped silently, one pointing outside with a
  * warning). `.git` is never entered.
  */
-export async function scanTree(root: string, updatePath: string): Promise<ScanResult> {
+export async function scanTree(root: string, updatePath: string): Promise<MarkerScan> {
   const rel = checkUpdatePath(updatePath);
   const realRoot = await realpath(root);
-  const result: ScanResult = { files: [], errors: [], warnings: [] };
+  const result: MarkerScan = { files: [], errors: [], warnings: [] };
   let start: string;
   try {
     start = await realpath(join(realRoot, rel));
@@ -197,7 +197,7 @@ async function walk(
   dir: string,
   rel: string,
   out: Candidate[],
-  result: ScanResult,
+  result: MarkerScan,
 ): Promise<void> {
   let entries: Dirent[];
   try {
@@ -233,7 +233,7 @@ async function followLink(
   abs: string,
   found: string,
   out: Candidate[],
-  result: ScanResult,
+  result: MarkerScan,
 ): Promise<void> {
   let target: string;
   try {
