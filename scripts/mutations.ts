@@ -9,6 +9,8 @@
  * equivalent mutant) does not belong here: it would be "missed" by every test. See
  * docs/testing.md.
  */
+import { SERVE_MUTATIONS } from './mutations-serve.js';
+
 export interface Mutation {
   /** Groups the report: caught/missed per area. */
   area: string;
@@ -720,4 +722,4 @@ const apply: Mutation[] = [
   },
 ];
 
-export const MUTATIONS: Mutation[] = [...cloud, ...kustomize, ...fastCommit, ...apply];
+export const MUTATIONS: Mutation[] = [...cloud, ...kustomize, ...fastCommit, ...apply, ...SERVE_MUTATIONS];

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import {
+  MAX_EVENT_IMAGES,
   MAX_JSON_DEPTH,
   MAX_WEBHOOK_BODY_BYTES,
   receiverHookPath,
@@ -462,6 +463,9 @@ describe('verifyWebhook: signatures in detail', () => {
     assert.equal(verify('distribution', h(`Basic ${TOKEN}`), DISTRIBUTION_PUSH).status, 403);
     assert.equal(verify('distribution', h(`Bearer ${TOKEN}x`), DISTRIBUTION_PUSH).status, 403);
     assert.equal(verify('distribution', h('Bearer '), DISTRIBUTION_PUSH).status, 403);
+    // The scheme is the header's first word: a token after other text is not a Bearer credential.
+    assert.equal(verify('distribution', h(`Token Bearer ${TOKEN}`), DISTRIBUTION_PUSH).status, 403);
+    assert.equal(verify('distribution', h(`xbearer ${TOKEN}`), DISTRIBUTION_PUSH).status, 403);
   });
 
   test('harbor compares the whole Authorization header with the token, as Flux', () => {
@@ -483,7 +487,9 @@ describe('verifyWebhook: events that are verified but trigger nothing (200)', ()
 
   test('github: ping is answered whatever spec.events says; other events are filtered by spec.events', () => {
     const ping = json({ zen: 'Design for failure.', hook_id: 1 });
-    ignored(verify('github', ghHeaders('ping', ping), ping, ['push']), /ping/);
+    ignored(verify('github', ghHeaders('ping', ping), ping, ['push']), /^GitHub ping$/);
+    // With no spec.events every event is allowed: ping is still only answered.
+    ignored(verify('github', ghHeaders('ping', ping), ping, []), /^GitHub ping$/);
     ignored(
       verify('github', ghHeaders('issues', GITHUB_PUSH), GITHUB_PUSH, ['push']),
       /"issues" is not in spec\.events/,
@@ -492,6 +498,11 @@ describe('verifyWebhook: events that are verified but trigger nothing (200)', ()
       verify('github', ghHeaders('push', GITHUB_PUSH), GITHUB_PUSH, ['Push']).status,
       202,
       'case-insensitive',
+    );
+    assert.equal(
+      verify('github', ghHeaders('Push', GITHUB_PUSH), GITHUB_PUSH, ['push']).status,
+      202,
+      'case-insensitive, either side (strings.EqualFold in Flux)',
     );
     assert.equal(
       verify('github', ghHeaders('issues', GITHUB_PUSH), GITHUB_PUSH, []).status,
@@ -530,6 +541,14 @@ describe('verifyWebhook: events that are verified but trigger nothing (200)', ()
     ignored(verify('harbor', h, harborBody('PUSH_ARTIFACT', byDigest)), /names no image tag/);
   });
 
+  test('harbor: a replication brings tags the event does not list: accepted, naming no image', () => {
+    for (const type of ['REPLICATION', 'replication']) {
+      const v = verify('harbor', { authorization: TOKEN }, harborBody(type, []));
+      assert.equal(v.status, 202, JSON.stringify(v));
+      assert.deepEqual(images(v), []);
+    }
+  });
+
   test('harbor: without resource_url the repository is repo_full_name, with no registry', () => {
     const v = verify('harbor', { authorization: TOKEN }, harborBody('PUSH_ARTIFACT', [{ tag: 'v2' }]));
     assert.deepEqual(images(v), [img(undefined, 'team/app', 'v2')]);
@@ -564,6 +583,22 @@ describe('verifyWebhook: events that are verified but trigger nothing (200)', ()
       images(v).map((i) => i.tag),
       ['1.2.3', '1.2.4'],
     );
+  });
+
+  test('distribution: one envelope names at most MAX_EVENT_IMAGES images (the first ones)', () => {
+    const pushes = (n: number): Buffer =>
+      json({
+        events: Array.from({ length: n }, (_, i) =>
+          registryEvent('push', { mediaType: MANIFEST, digest: `sha256:m${i}`, tag: `1.0.${i}` }),
+        ),
+      });
+    const h = { authorization: `Bearer ${TOKEN}` };
+    const atLimit = images(verify('distribution', h, pushes(MAX_EVENT_IMAGES)));
+    assert.equal(atLimit.length, MAX_EVENT_IMAGES);
+    const over = images(verify('distribution', h, pushes(MAX_EVENT_IMAGES + 1)));
+    assert.equal(over.length, MAX_EVENT_IMAGES);
+    assert.equal(over.at(-1)?.tag, `1.0.${MAX_EVENT_IMAGES - 1}`);
+    assert.equal(images(verify('distribution', h, pushes(1000))).length, MAX_EVENT_IMAGES);
   });
 
   test('acr: delete, quarantine and chart pushes add no image tag; a push by digest names none', () => {
