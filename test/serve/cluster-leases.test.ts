@@ -1,0 +1,147 @@
+/**
+ * The PostgreSQL coordinator's lease edges, deterministically: every replica here has a clock
+ * that never moves (FakeClock), so it beats once at start and never again, and a lease's or a
+ * heartbeat's end is made by moving its `expires_at` into the past in the table — the database's
+ * clock is the one that decides (postgres-leases.ts), so nothing here waits for time to pass.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { connectPostgresCoordinator, PostgresCoordinator } from '../../src/serve/cluster/postgres.js';
+import type { Lease } from '../../src/serve/cluster/index.js';
+import { silentLogger } from '../../src/util/log.js';
+import { FakeClock } from '../helpers/clock.js';
+import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+// Long enough that nothing runs out by itself while a test runs, on any host.
+const TTL = 10 * 60_000;
+const HEARTBEAT = 60_000;
+
+const unavailable = postgresUnavailable();
+
+describe('PostgreSQL leases at their edges', { skip: unavailable ?? false }, () => {
+  let server: TestPostgres;
+  let dbs = 0;
+  const open: PostgresCoordinator[] = [];
+  const clients: pg.Client[] = [];
+
+  before(async () => {
+    server = await startPostgres();
+  });
+  after(async () => {
+    for (const c of open) await c.close().catch(() => undefined);
+    for (const c of clients) await c.end().catch(() => undefined);
+    await server?.close();
+  });
+
+  async function world(ids: string[]): Promise<{ cs: PostgresCoordinator[]; sql: pg.Client }> {
+    const url = await server.createDatabase(`leases_${++dbs}`);
+    const cs = ids.map((id) => {
+      const c = connectPostgresCoordinator(
+        { connectionString: url },
+        { log: silentLogger, replicaId: id, leaseTtlMs: TTL, heartbeatMs: HEARTBEAT, clock: new FakeClock() },
+      );
+      open.push(c);
+      return c;
+    });
+    for (const c of cs) await c.start();
+    const sql = new pg.Client({ connectionString: url });
+    await sql.connect();
+    clients.push(sql);
+    return { cs, sql };
+  }
+
+  const expireLease = (sql: pg.Client, key: string) =>
+    sql.query(
+      `UPDATE pawl_cluster_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE key = $1`,
+      [key],
+    );
+  const holderOf = async (sql: pg.Client, key: string): Promise<string | null> =>
+    (await sql.query<{ holder: string }>('SELECT holder FROM pawl_cluster_leases WHERE key = $1', [key]))
+      .rows[0]?.holder ?? null;
+
+  test("a lease asked for longer than its holder's heartbeat ends with the heartbeat", async () => {
+    const {
+      cs: [a],
+      sql,
+    } = await world(['r-a']);
+    assert.ok(await a!.claim('k', 100 * TTL));
+    const { rows } = await sql.query<{ lease: Date; replica: Date }>(
+      `SELECT l.expires_at AS lease, r.expires_at AS replica
+         FROM pawl_cluster_leases l JOIN pawl_cluster_replicas r ON r.id = l.holder WHERE l.key = 'k'`,
+    );
+    assert.equal(rows.length, 1);
+    assert.ok(rows[0]!.lease.getTime() <= rows[0]!.replica.getTime(), JSON.stringify(rows[0]));
+  });
+
+  test('a replica whose heartbeat has run out claims nothing', async () => {
+    const {
+      cs: [a],
+      sql,
+    } = await world(['r-a']);
+    await sql.query(
+      `UPDATE pawl_cluster_replicas SET expires_at = clock_timestamp() - interval '1 second' WHERE id = 'r-a'`,
+    );
+    assert.equal(await a!.claim('k'), null);
+    assert.equal(await holderOf(sql, 'k'), null);
+  });
+
+  test('a live lease is refused to another replica; once run out it is taken over, with a larger token', async () => {
+    const {
+      cs: [a, b],
+      sql,
+    } = await world(['r-a', 'r-b']);
+    const first = (await a!.claim('k'))!;
+    assert.ok(first);
+    assert.equal(await b!.claim('k'), null);
+    assert.equal(await holderOf(sql, 'k'), 'r-a');
+    await expireLease(sql, 'k');
+    const next = await b!.claim('k');
+    assert.ok(next, 'the run-out lease is taken over');
+    assert.ok(BigInt(next.token) > BigInt(first.token));
+    assert.equal(await holderOf(sql, 'k'), 'r-b');
+  });
+
+  test("a late release by the old holder leaves the new holder's lease", async () => {
+    const {
+      cs: [a, b],
+      sql,
+    } = await world(['r-a', 'r-b']);
+    const old = (await a!.claim('k'))!;
+    await expireLease(sql, 'k');
+    assert.ok(await b!.claim('k'));
+    await a!.release(old);
+    assert.equal(await holderOf(sql, 'k'), 'r-b');
+  });
+
+  async function queued(c: PostgresCoordinator, key: string, lease: Lease) {
+    await c.publish([{ key, repositories: ['apps/one'], tags: ['apps/one:1.1.0'], firstAt: 1, events: 1 }]);
+    return (await c.take(lease))!;
+  }
+
+  test('an acknowledgement after the lease ran out is refused: the work stays for the new holder', async () => {
+    const {
+      cs: [a, b],
+      sql,
+    } = await world(['r-a', 'r-b']);
+    const lease = (await a!.claim('k'))!;
+    const work = await queued(a!, 'k', lease);
+    await expireLease(sql, 'k');
+    assert.equal(await a!.ack(lease, work), false);
+    const theirs = (await b!.claim('k'))!;
+    assert.ok(theirs);
+    assert.deepEqual((await b!.take(theirs))?.repositories, ['apps/one']);
+  });
+
+  test("another replica cannot acknowledge work under the holder's lease", async () => {
+    const {
+      cs: [a, b],
+    } = await world(['r-a', 'r-b']);
+    const lease = (await a!.claim('k'))!;
+    const work = await queued(a!, 'k', lease);
+    assert.equal(await b!.ack(lease, work), false);
+    assert.ok(await a!.take(lease), 'the work is still queued');
+    assert.equal(await a!.ack(lease, work), true);
+    assert.equal(await a!.take(lease), null);
+  });
+});
