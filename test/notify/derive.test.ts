@@ -52,6 +52,16 @@ describe('eventsFrom', () => {
     assert.deepEqual(e.at, at(1));
   });
 
+  test('a blocked line whose current value changed (same candidate) is reported again', () => {
+    const pass = (current: string, m: number): PassObservation => ({
+      at: at(m),
+      report: report([automation({ kept: [{ ...BLOCKED, current }] })]),
+    });
+    const r = fold([pass('2.0.0', 1), pass('2.0.0', 2), pass('2.1.0', 3)]);
+    assert.deepEqual(r.map(reasons), [['DowngradeBlocked'], [], ['DowngradeBlocked']]);
+    assert.equal(r[2]![0]!.metadata.current, '2.1.0');
+  });
+
   test('an automation left out of a pass, or failing, keeps what is known about its lines', () => {
     const blocked: PassObservation = { at: at(1), report: report([automation({ kept: [BLOCKED] })]) };
     const absent: PassObservation = { at: at(2), report: report([]) };
@@ -202,6 +212,18 @@ describe('eventsFrom', () => {
     assert.deepEqual(r.map(reasons), [[], [], ['ScanFailing'], [], ['ScanRecovered'], []]);
     assert.equal(r[2]![0]!.message, 'The last 3 scans of ImageRepository apps/app failed: HTTP 503');
     assert.deepEqual(r[2]![0]!.object, { kind: 'ImageRepository', namespace: 'apps', name: 'app' });
+  });
+
+  test('failures below the threshold, then a good scan: no ScanFailing, so no ScanRecovered; the count starts over', () => {
+    const fail = (m: number) => ({ repository: 'apps/app', at: at(m), ok: false, error: 'HTTP 503' });
+    const ok = (m: number) => ({ repository: 'apps/app', at: at(m), ok: true, error: null });
+    const r = fold([
+      { at: at(1), report: report([]), scans: [fail(1), fail(2)] },
+      { at: at(3), report: report([]), scans: [ok(3)] },
+      { at: at(4), report: report([]), scans: [fail(4), fail(5)] },
+      { at: at(6), report: report([]), scans: [fail(6)] },
+    ]);
+    assert.deepEqual(r.map(reasons), [[], [], [], ['ScanFailing']]);
   });
 
   test('scanAttempts turns the scanner’s reports into attempts; suspended repositories made none', () => {

@@ -112,6 +112,50 @@ describe('scheduler', () => {
     assert.equal(s.status('a')!.nextAt, 31_000 + 60_000);
   });
 
+  test('after stop, no timer starts a run: scheduled runs and retries are dropped', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock, jitter: 0 });
+    const ok = probe();
+    const failing = probe();
+    failing.fail = true;
+    s.set([job(clock, 'ok', ok), job(clock, 'failing', failing)]);
+    await clock.advance(0);
+    assert.deepEqual([ok.starts, failing.starts], [[0], [0]]);
+    s.stop();
+    await clock.advance(10 * 60_000);
+    assert.deepEqual([ok.starts, failing.starts], [[0], [0]]);
+    assert.equal(s.status('ok')!.nextAt, null);
+  });
+
+  test('a retry never waits longer than the interval: a job on a 3 s interval retries every 3 s', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock, backoffBase: 1000, backoffMax: 60_000, jitter: 0 });
+    const p = probe();
+    p.fail = true;
+    s.set([job(clock, 'a', p, { interval: 3000 })]);
+    await clock.advance(0);
+    await clock.advance(1000 + 2000 + 3000 + 3000);
+    assert.deepEqual(p.starts, [0, 1000, 3000, 6000, 9000]);
+    assert.equal(s.backoff(10, 3000), 3000);
+    assert.equal(s.backoff(10, 10 * 60_000), 60_000, 'and never longer than backoffMax');
+  });
+
+  test('first runs are spread over startSpread, or over the interval when that is shorter', async () => {
+    const clock = new FakeClock();
+    // random just below 1: the latest start the spread allows.
+    const s = new Scheduler({ clock, random: () => 0.999, startSpread: 5000 });
+    const short = probe();
+    const long = probe();
+    s.set([
+      job(clock, 'short', short, { interval: 1000, firstDelay: undefined }),
+      job(clock, 'long', long, { interval: 60_000, firstDelay: undefined }),
+    ]);
+    assert.equal(s.status('short')!.nextAt, 999);
+    assert.equal(s.status('long')!.nextAt, 4995);
+    await clock.advance(999);
+    assert.deepEqual([short.starts, long.starts], [[999], []]);
+  });
+
   test('a run past its timeout has its signal aborted and counts as failed', async () => {
     const clock = new FakeClock();
     const s = new Scheduler({ clock });
