@@ -261,6 +261,35 @@ describe('Notifier against a webhook receiver on loopback', { concurrency: 1 }, 
     assert.deepEqual(waits, [750, 1500, 3000]);
   });
 
+  test("retryablehttp's policy by status: 429 and 5xx are retried, 501 and other 4xx are not", async () => {
+    const config = await configWith([{ address: 'http://127.0.0.1:9/hook', secret: { token: TOKEN } }]);
+    const [e] = derive([{ at: at(22), report: report([automation({ kept: [MISSING] })]) }]);
+    for (const [status, posts] of [
+      [429, 3],
+      [500, 3],
+      [502, 3],
+      [503, 3],
+      [501, 1],
+      [400, 1],
+      [404, 1],
+      [410, 1],
+    ] as const) {
+      let n = 0;
+      const notifier = new Notifier({
+        config,
+        sleep: instantSleep().sleep,
+        attempts: 3,
+        transport: async () => {
+          n++;
+          return { status, body: '' };
+        },
+      });
+      notifier.publish(e!);
+      await notifier.idle();
+      assert.equal(n, posts, `status ${status}: ${posts} post(s)`);
+    }
+  });
+
   test('a 4xx answer is not retried; a receiver that stays down is given up after the attempts, and counted', async () => {
     rx.reset();
     rx.script('reject');
