@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Notifier, payloadFor, type FluxEvent, type AlertEvent } from '../../src/notify/index.js';
+import { fluxEvent, Notifier, payloadFor, type FluxEvent, type AlertEvent } from '../../src/notify/index.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { configWith } from './fixtures.js';
 
@@ -237,5 +237,16 @@ describe('Provider payloads as Flux posts them', { concurrency: 1 }, () => {
       file: 'apps/b.yaml:9',
       summary: 'images in prod',
     });
+  });
+});
+
+describe('fluxEvent: the message limit', () => {
+  // The Event CRD's message has maxLength 39000 (notification-controller api/v1beta3/event_types.go).
+  const at = (n: number): string =>
+    fluxEvent({ ...EVENT, message: 'x'.repeat(n) }, { metadata: {}, reportingController: 'pawl' }).message;
+  test('39000 characters pass whole; one more is cut to 39000', () => {
+    assert.equal(at(39_000).length, 39_000);
+    assert.equal(at(39_001).length, 39_000);
+    assert.equal(at(50_000).length, 39_000);
   });
 });
