@@ -20,8 +20,14 @@ import { FakeClock } from '../helpers/clock.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { eventually } from '../helpers/serve.js';
 
-const TTL = 1500;
-const HEARTBEAT = 400;
+/**
+ * Real time, for the tests that need a heartbeat to run out (the edges themselves are tested
+ * without waiting in cluster-leases.test.ts). The heartbeat also bounds each statement and
+ * connection (max(1 s, heartbeat)): 2 s leaves a loaded host room to connect, and a live
+ * replica loses nothing unless a heartbeat is held up for 4 s.
+ */
+const TTL = 6000;
+const HEARTBEAT = 2000;
 
 describe('rendezvous hashing (pure)', () => {
   const replicas = ['a-1', 'b-2', 'c-3'];
