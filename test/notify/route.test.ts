@@ -26,6 +26,7 @@ describe('route: Flux’s Alert rules', () => {
     assert.equal(route(c, event({ severity: 'error' }), reporting).length, 1);
     const all = await config('');
     assert.equal(route(all, event(), reporting).length, 1);
+    assert.equal(route(all, event({ severity: 'error' }), reporting).length, 1, 'info passes errors too');
   });
 
   test('inclusionList and exclusionList are RE2 patterns over the message', async () => {
@@ -80,5 +81,23 @@ describe('route: Flux’s Alert rules', () => {
     assert.deepEqual(d!.event.metadata, { cluster: 'prod', file: 'apps/d.yaml:5', team: 'web' });
     assert.equal(d!.provider, 'apps/hooks');
     assert.equal(d!.alert, 'apps/to-hooks');
+  });
+
+  test('later wins: annotations, then the Alert’s eventMetadata and summary, then the event’s own metadata', async () => {
+    const c = await config('');
+    c.imagePolicies.get('apps/app')!.metadata.annotations = {
+      'event.toolkit.fluxcd.io/cluster': 'from-annotation',
+      'event.toolkit.fluxcd.io/team': 'from-annotation',
+    };
+    const alert = c.alerts.get('apps/to-hooks')!;
+    alert.spec.eventMetadata = { team: 'from-alert', file: 'from-alert', summary: 'from-alert' };
+    alert.spec.summary = 'from-summary';
+    const [d] = route(c, event({ metadata: { file: 'apps/d.yaml:5', summary: 'from-event' } }), reporting);
+    assert.deepEqual(d!.event.metadata, {
+      cluster: 'from-annotation',
+      file: 'apps/d.yaml:5',
+      summary: 'from-event',
+      team: 'from-alert',
+    });
   });
 });
