@@ -97,6 +97,10 @@ export function storeContract(name: string, open: OpenStore): void {
           assert.deepEqual([fresh.firstSeen, fresh.lastSeen, fresh.initial], [at(10), at(10), false]);
           // A vanished tag is not in the current image's scan; its info remains as last observed.
           assert.equal((await s.tagInfo('ns/app', '1.1.0'))!.lastSeen.getTime(), at(0).getTime());
+          // Listed again: current again, first seen when it first appeared, last seen now.
+          await scan(s, 'ns/app', ['1.0.0', '1.1.0', '1.2.0', '1.3.0'], 20);
+          const back = (await s.tagInfo('ns/app', '1.1.0'))!;
+          assert.deepEqual([back.firstSeen, back.lastSeen, back.initial], [at(0), at(20), true]);
         }),
       );
 
