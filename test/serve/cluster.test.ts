@@ -82,10 +82,18 @@ describe('LocalCoordinator (one process)', () => {
     );
     await c.publish([{ key: 'k', repositories: ['ns/c'], tags: [], firstAt: 3, events: 1 }]);
     assert.equal(await c.ack(lease, work), false, 'an event arrived meanwhile: it stays queued');
-    assert.equal(await c.ack(lease, (await c.take(lease))!), true);
+    const rest = (await c.take(lease))!;
+    assert.equal(rest.events, 1, 'without the two events already done');
+    assert.equal(await c.ack(lease, rest), true);
     assert.equal(await c.take(lease), null);
     await c.release(lease);
-    assert.ok(await c.claim('k'));
+    const next = await c.claim('k');
+    assert.ok(next);
+    // The old lease, released again (a late finally), does not free the key its successor holds.
+    await c.release(lease);
+    assert.equal(await c.renew(lease), false);
+    assert.equal(await c.claim('k'), null);
+    assert.ok(await c.renew(next));
   });
 });
 
