@@ -19,6 +19,20 @@ const HEARTBEAT = 60_000;
 
 const unavailable = postgresUnavailable();
 
+test('the heartbeat runs at least three times per lease lifetime, whatever is asked', async () => {
+  // Nothing connects until the first query: the pool is made, never used.
+  const c = connectPostgresCoordinator(
+    { connectionString: 'postgres://nobody@127.0.0.1:9/none' },
+    { log: silentLogger, replicaId: 'r', leaseTtlMs: 3000, heartbeatMs: 10_000, clock: new FakeClock() },
+  );
+  try {
+    assert.equal(c.heartbeatMs, 1000);
+    assert.equal(c.leaseTtlMs, 3000);
+  } finally {
+    await c.close();
+  }
+});
+
 describe('PostgreSQL leases at their edges', { skip: unavailable ?? false }, () => {
   let server: TestPostgres;
   let dbs = 0;
