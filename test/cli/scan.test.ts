@@ -258,7 +258,8 @@ describe('usage and empty states', () => {
   test('no ImageRepository: nothing to scan, exit 0; bad --concurrency: exit 2', async () => {
     const configDir = await tempDir('pawl-scan-config-');
     const stateDir = await tempDir('pawl-scan-state-');
-    await writeFile(join(configDir, 'empty.yaml'), '# nothing here\n');
+    // Another kind's object: nothing for pawl, and (unlike an empty file) nothing to warn about.
+    await writeFile(join(configDir, 'other.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n');
     const r = await pawl(['scan', '-c', configDir, '--state-dir', stateDir, '--json']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout), { repositories: [], problems: [], skipped: [] });

@@ -22,7 +22,9 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = join(dir, e.name);
     if (e.isDirectory()) return sourceFiles(p);
-    return e.isFile() && e.name.endsWith('.ts') ? [p] : [];
+    // boundaries.test.ts writes its lint fixtures into src/ for a moment, breaking the rule on
+    // purpose: when the two files run side by side, they are not the tree's imports.
+    return e.isFile() && e.name.endsWith('.ts') && !e.name.startsWith('lint-fixture-') ? [p] : [];
   });
 }
 
