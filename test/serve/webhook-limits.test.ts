@@ -11,9 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { pushTags } from '../helpers/push.js';
 import { eventually, metricValue } from '../helpers/serve.js';
-import { silentLogger } from '../../src/util/log.js';
 import { automationJob, startServer, type PassEvent, type Server } from '../../src/serve/index.js';
-import { HOOK_PATH, TOKEN, startServeWorld, type ServeWorld } from './fixtures.js';
+import { HOOK_PATH, TOKEN, inProcess, startServeWorld, type ServeWorld } from './fixtures.js';
 
 const AUTOMATION = 'flux-system/fleet';
 const BODY_TIMEOUT_MS = 3_000;
@@ -125,13 +124,7 @@ describe('webhook limits: aborted and stalled uploads from a stranger', () => {
     sw = await startServeWorld();
     await pushTags(sw.world.registry.url, 'team/app', ['1.0.0']);
     server = await startServer({
-      configPaths: [sw.world.configDir],
-      stateDir: sw.world.stateDir,
-      log: silentLogger,
-      listen: '127.0.0.1:0',
-      adminListen: '127.0.0.1:0',
-      watch: false,
-      startSpreadMs: 0,
+      ...inProcess(sw),
       receivers: { bodyTimeoutMs: BODY_TIMEOUT_MS, headersTimeoutMs: BODY_TIMEOUT_MS },
     });
     server.daemon.events.onReport((e) => passes.push(e));

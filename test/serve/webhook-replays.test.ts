@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { pushTags } from '../helpers/push.js';
 import { eventually, metricValue } from '../helpers/serve.js';
-import { silentLogger } from '../../src/util/log.js';
 import { automationJob, startServer, type PassEvent, type Server } from '../../src/serve/index.js';
-import { HOOK_PATH, TOKEN, startServeWorld, type ServeWorld } from './fixtures.js';
+import { HOOK_PATH, TOKEN, inProcess, startServeWorld, type ServeWorld } from './fixtures.js';
 
 const AUTOMATION = 'flux-system/fleet';
 type Headers = Record<string, string>;
@@ -167,15 +166,7 @@ describe('webhook replays and events that trigger nothing', () => {
     sw = await startServeWorld();
     await pushTags(sw.world.registry.url, 'team/app', ['1.0.0']);
     await sw.world.writeConfig('replays.yaml', RECEIVERS_YAML);
-    server = await startServer({
-      configPaths: [sw.world.configDir],
-      stateDir: sw.world.stateDir,
-      log: silentLogger,
-      listen: '127.0.0.1:0',
-      adminListen: '127.0.0.1:0',
-      watch: false,
-      startSpreadMs: 0,
-    });
+    server = await startServer(inProcess(sw));
     server.daemon.events.onReport((e) => passes.push(e));
     server.daemon.events.onScan(() => scans++);
     await eventually(async () => (passes.length >= 1 ? true : undefined), 'the first pass');

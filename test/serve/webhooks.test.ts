@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { pushTags } from '../helpers/push.js';
 import { eventually, metricValue } from '../helpers/serve.js';
-import { silentLogger } from '../../src/util/log.js';
 import type { WorkQueueStore } from '../../src/store/index.js';
 import {
   automationJob,
@@ -26,7 +25,7 @@ import { runInNewContext } from 'node:vm';
 // A real collection before each heap reading, so garbage is not mistaken for growth.
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-import { HOOK_PATH, TOKEN, startServeWorld, type ServeWorld } from './fixtures.js';
+import { HOOK_PATH, TOKEN, inProcess, startServeWorld, type ServeWorld } from './fixtures.js';
 
 /** Every signed Receiver type: the header that carries its credential, and a wrong value of it. */
 const SIGNED: { type: string; header: string; wrong: string }[] = [
@@ -129,15 +128,7 @@ describe('webhooks at the HTTP level', () => {
     await sw.world.writeConfig('signed.yaml', SIGNED_YAML);
     await pushTags(sw.world.registry.url, 'team/solo', ['1.0.0']);
     await sw.world.writeConfig('solo.yaml', soloYaml(`${sw.world.registryHost}/team/solo`));
-    server = await startServer({
-      configPaths: [sw.world.configDir],
-      stateDir: sw.world.stateDir,
-      log: silentLogger,
-      listen: '127.0.0.1:0',
-      adminListen: '127.0.0.1:0',
-      watch: false,
-      startSpreadMs: 0,
-    });
+    server = await startServer(inProcess(sw));
     server.daemon.events.onReport((e) => passes.push(e));
     await eventually(async () => (passes.length >= 1 ? true : undefined), 'the first pass');
     await idle();
