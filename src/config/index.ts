@@ -8,6 +8,7 @@ export {
   loadConfigOrThrow,
   loadedNothing,
   objectCount,
+  objectsByFile,
   loadObjects,
   type LoadOptions,
   type LoadResult,

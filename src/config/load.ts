@@ -115,6 +115,15 @@ export function objectCount(config: Config): number {
   return n;
 }
 
+/** How many of pawl's objects each file of a configuration holds (by the file of each object's source). */
+export function objectsByFile(config: Config): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const kind of KIND_NAMES)
+    for (const o of config[CONFIG_MAPS[kind]].values())
+      out.set(o.source.file, (out.get(o.source.file) ?? 0) + 1);
+  return out;
+}
+
 /**
  * Whether a load left pawl nothing to act on: no object of pawl's kinds is usable. For a daemon
  * deciding whether to take a reload — an empty or truncated file, a checkout caught half-way,

@@ -4,7 +4,7 @@
  * start rule (serve the valid objects; `--strict` refuses), and the reload rule (all or
  * nothing, one at a time).
  */
-import { configMapOf, KIND_NAMES, refKey, selectPolicies } from '../../config/index.js';
+import { objectsByFile, refKey, selectPolicies } from '../../config/index.js';
 import { createScanClients } from '../../scan/index.js';
 import { ConfigError, formatProblem, type Logger, type Problem } from '../../util/index.js';
 import { countResponses, type ServeMetrics } from '../metrics.js';
@@ -44,17 +44,6 @@ export interface ReloadOutcome {
 
 /** What a new configuration changed in the daemon's jobs (the scheduler's keys). */
 export type Applied = Pick<ReloadOutcome, 'added' | 'removed' | 'changed'>;
-
-/** How many of pawl's objects each file of a configuration holds. */
-function objectsByFile(config: Config): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const kind of KIND_NAMES)
-    for (const o of config[configMapOf(kind)].values()) {
-      const { file } = o.source;
-      out.set(file, (out.get(file) ?? 0) + 1);
-    }
-  return out;
-}
 
 /**
  * Why a valid-looking reload must not be taken all the same: it would remove every object the
