@@ -47,6 +47,8 @@ export async function writePrints(
 ): Promise<void> {
   const next = { ...before };
   for (const r of scanned) next[refKey(r.metadata)] = secretPrint(config, r);
+  // Most passes change no print: the file is written only when one did.
+  if (scanned.every((r) => before[refKey(r.metadata)] === next[refKey(r.metadata)])) return;
   await mkdir(stateDir, { recursive: true });
   const tmp = join(stateDir, `${FILE}.${process.pid}.tmp`);
   await writeFile(tmp, JSON.stringify(next, null, 1) + '\n', { mode: 0o600 });
