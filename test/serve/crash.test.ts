@@ -9,8 +9,8 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pushTags } from '../helpers/push.js';
 import { eventually, startServe, type ServeProcess } from '../helpers/serve.js';
-import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
-import { DEPLOY, HOOK_PATH, RECEIVER_YAML, postEvent } from './fixtures.js';
+import type { World } from '../helpers/world.js';
+import { HOOK_PATH, RECEIVER_YAML, oneAppWorld, postEvent } from './fixtures.js';
 
 const ROUNDS = 10;
 
@@ -23,21 +23,8 @@ async function killSoon(serve: ServeProcess): Promise<void> {
 }
 
 /** Git world behind the fault proxy (images named with its host); the test sends the webhooks. */
-async function crashWorld(): Promise<World> {
-  const w = await startWorld({
-    proxy: true,
-    files: { 'apps/app.yaml': DEPLOY },
-    config: {
-      'git.yaml': gitObjects().replace('interval: 5m', 'interval: 1h'),
-      'app.yaml': imageObjects('app', '{{REGISTRY}}/team/app', 'semver:\n  range: ">=1.0.0"', {
-        interval: '1h',
-      }),
-      'receiver.yaml': RECEIVER_YAML,
-    },
-  });
-  await pushTags(w.registry.url, 'team/app', ['1.0.0']);
-  return w;
-}
+const crashWorld = (): Promise<World> =>
+  oneAppWorld({ proxy: true, extra: { 'receiver.yaml': RECEIVER_YAML }, tags: ['1.0.0'] });
 
 /** The tag the remote's apps/app.yaml names now. */
 async function remoteTag(w: World): Promise<string | undefined> {

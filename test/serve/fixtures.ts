@@ -1,5 +1,6 @@
 /** A world for the daemon's tests: one image, one policy, one automation, a distribution Receiver. */
 import { createHash, randomUUID } from 'node:crypto';
+import { pushTags } from '../helpers/push.js';
 import { freePort } from '../helpers/registry.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
 import type { StartOptions } from '../../src/serve/index.js';
@@ -70,15 +71,35 @@ export async function startServeWorld(
       ],
     },
     files: { 'apps/app.yaml': DEPLOY },
-    config: {
-      'git.yaml': gitObjects().replace('interval: 5m', `interval: ${opts.automationInterval ?? '1h'}`),
-      'app.yaml': imageObjects('app', '{{REGISTRY}}/team/app', 'semver:\n  range: ">=1.0.0"', {
-        interval: opts.intervals ?? '1h',
-      }),
-      'receiver.yaml': RECEIVER_YAML,
-    },
+    config: { ...oneAppConfig(opts.intervals, opts.automationInterval), 'receiver.yaml': RECEIVER_YAML },
   });
   return { world, port };
+}
+
+/** The one app of these tests' worlds: its GitRepository and automation, and its image objects. */
+function oneAppConfig(intervals = '1h', automationInterval = '1h'): Record<string, string> {
+  return {
+    'git.yaml': gitObjects().replace('interval: 5m', `interval: ${automationInterval}`),
+    'app.yaml': imageObjects('app', '{{REGISTRY}}/team/app', 'semver:\n  range: ">=1.0.0"', {
+      interval: intervals,
+    }),
+  };
+}
+
+/**
+ * A world of one app (apps/app.yaml deployed, hourly objects for team/app), `extra` configuration
+ * files beside it, and `tags` pushed; the test sends its own webhooks or signals.
+ */
+export async function oneAppWorld(
+  opts: { proxy?: boolean; extra?: Record<string, string>; tags?: string[] } = {},
+): Promise<World> {
+  const w = await startWorld({
+    ...(opts.proxy ? { proxy: true } : {}),
+    files: { 'apps/app.yaml': DEPLOY },
+    config: { ...oneAppConfig(), ...opts.extra },
+  });
+  if (opts.tags) await pushTags(w.registry.url, 'team/app', opts.tags);
+  return w;
 }
 
 /** The registry's notification of one pushed tag, as a `distribution` Receiver takes it. */

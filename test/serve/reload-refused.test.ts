@@ -9,10 +9,9 @@ import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { shrinkProblems } from '../../src/serve/source/index.js';
-import { pushTags } from '../helpers/push.js';
 import { metricValue, startServe, type ServeProcess } from '../helpers/serve.js';
-import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
-import { DEPLOY } from './fixtures.js';
+import { gitObjects, type World } from '../helpers/world.js';
+import { oneAppWorld } from './fixtures.js';
 
 interface Status {
   config: {
@@ -34,16 +33,7 @@ describe('a reload that would remove what runs', () => {
   });
 
   test('truncated, emptied and garbage files are refused; a file deleted on purpose is applied', async () => {
-    w = await startWorld({
-      files: { 'apps/app.yaml': DEPLOY },
-      config: {
-        'git.yaml': gitObjects().replace('interval: 5m', 'interval: 1h'),
-        'app.yaml': imageObjects('app', '{{REGISTRY}}/team/app', 'semver:\n  range: ">=1.0.0"', {
-          interval: '1h',
-        }),
-      },
-    });
-    await pushTags(w.registry.url, 'team/app', ['1.0.0']);
+    w = await oneAppWorld({ tags: ['1.0.0'] });
     serve = await startServe({ configDir: w.configDir, stateDir: w.stateDir, args: ['--no-watch'] });
     await serve.waitForLog((r) => r.msg === 'pass', 'the first pass');
     const running = (await serve.adminGet<Status>('/api/v1/status')).json.config.objects;

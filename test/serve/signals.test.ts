@@ -9,27 +9,13 @@ import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pushTags } from '../helpers/push.js';
 import { startServe, type ServeProcess } from '../helpers/serve.js';
-import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
-import { DEPLOY } from './fixtures.js';
+import { imageObjects, type World } from '../helpers/world.js';
+import { oneAppWorld } from './fixtures.js';
 
 const AUTOMATION = 'flux-system/fleet';
 
-async function world(): Promise<World> {
-  const w = await startWorld({
-    proxy: true,
-    files: { 'apps/app.yaml': DEPLOY },
-    config: {
-      'git.yaml': gitObjects().replace('interval: 5m', 'interval: 1h'),
-      'app.yaml': imageObjects('app', '{{REGISTRY}}/team/app', 'semver:\n  range: ">=1.0.0"', {
-        interval: '1h',
-      }),
-    },
-  });
-  await pushTags(w.registry.url, 'team/app', ['1.0.0', '1.1.0']);
-  return w;
-}
+const world = (): Promise<World> => oneAppWorld({ proxy: true, tags: ['1.0.0', '1.1.0'] });
 
 async function assertCompleted(w: World, commitsBefore: number): Promise<void> {
   const log = await w.git.log(w.repoName, 'main');
