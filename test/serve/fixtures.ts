@@ -91,12 +91,12 @@ function oneAppConfig(intervals = '1h', automationInterval = '1h'): Record<strin
  * files beside it, and `tags` pushed; the test sends its own webhooks or signals.
  */
 export async function oneAppWorld(
-  opts: { proxy?: boolean; extra?: Record<string, string>; tags?: string[] } = {},
+  opts: { proxy?: boolean; extra?: Record<string, string>; tags?: string[]; intervals?: string } = {},
 ): Promise<World> {
   const w = await startWorld({
     ...(opts.proxy ? { proxy: true } : {}),
     files: { 'apps/app.yaml': DEPLOY },
-    config: { ...oneAppConfig(), ...opts.extra },
+    config: { ...oneAppConfig(opts.intervals), ...opts.extra },
   });
   if (opts.tags) await pushTags(w.registry.url, 'team/app', opts.tags);
   return w;
