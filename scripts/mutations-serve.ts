@@ -1,6 +1,7 @@
 /**
- * The bugs `npm run mutate` plants in the service's areas: receivers, alerts, the PostgreSQL
- * store, the cluster (coordinators and the serve lock) and the scheduler. Same rules as
+ * The bugs `npm run mutate` plants in the service's areas: receivers, the scheduler, the daemon
+ * (its jobs, queued webhook work, settle retries, the reload rule, signals), alerts, the
+ * PostgreSQL store and the cluster (coordinators and the serve lock). Same rules as
  * scripts/mutations.ts (each `find` occurs exactly once; behaviour, not equivalents); kept apart
  * so the two lists grow without conflicts.
  */
@@ -11,6 +12,8 @@ const REQUEST = 'src/serve/receivers/request.ts';
 const HANDLE = 'src/serve/receivers/handle.ts';
 const LIMITS = 'src/serve/hook-limits.ts';
 const MATCH = 'src/serve/receivers/match.ts';
+const HTTP = 'src/serve/http.ts';
+const IN_FLIGHT_TESTS = ['test/serve/in-flight.test.ts'];
 const RECEIVER_TESTS = [
   'test/serve/receivers/verify.test.ts',
   'test/serve/receivers/triggers.test.ts',
@@ -195,6 +198,22 @@ const receivers: Mutation[] = [
     description: 'Docker Hub one-component names not under library/',
     tests: RECEIVER_TESTS,
   },
+  {
+    area: 'receivers',
+    file: HTTP,
+    find: 'if (inFlight >= limits.maxInFlight) {',
+    replace: 'if (inFlight > limits.maxInFlight) {',
+    description: 'the in-flight cap off by one (N+1 let in)',
+    tests: IN_FLIGHT_TESTS,
+  },
+  {
+    area: 'receivers',
+    file: HTTP,
+    find: '      inFlight--;\n',
+    replace: '',
+    description: 'an in-flight place is never given back',
+    tests: IN_FLIGHT_TESTS,
+  },
 ];
 
 const SCHED = 'src/serve/scheduler.ts';
@@ -337,6 +356,202 @@ const scheduler: Mutation[] = [
     replace: 'if (spec.firstDelay) return Math.max(0, spec.firstDelay()) + spec.interval;',
     description: 'the first run waits a whole interval beyond its first delay',
     tests: SCHEDULER_TESTS,
+  },
+];
+
+const AUTOMATION = 'src/serve/jobs/automation.ts';
+const JOB_LEASES = 'src/serve/jobs/leases.ts';
+const SETTLE = 'src/serve/jobs/settle.ts';
+const JOB_WORK = 'src/serve/jobs/work.ts';
+const CONFIGURATION = 'src/serve/source/configuration.ts';
+const SERVE_CLI = 'src/cli/commands/serve.ts';
+const JOB_TESTS = ['test/serve/jobs.test.ts'];
+const CONFIGURATION_TESTS = ['test/serve/configuration.test.ts'];
+
+const daemon: Mutation[] = [
+  {
+    area: 'daemon',
+    file: AUTOMATION,
+    find: "if (ar && ar.result !== 'failed') await claimed.done(work);",
+    replace: 'if (ar) await claimed.done(work);',
+    description: 'a failed pass drops its webhook work',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: 'if (!done && !lease.signal.aborted) this.deps.request(key);',
+    replace: '',
+    description: 'work that arrives during a pass gets no follow-up run',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: 'if (!done && !lease.signal.aborted) this.deps.request(key);',
+    replace: 'if (!done) this.deps.request(key);',
+    description: 'a lost lease still asks for a follow-up run (the new holder has the work)',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: "if (ctx.trigger !== 'request' && !coordinator.owns(key)) {",
+    replace: 'if (!coordinator.owns(key)) {',
+    description: "a webhook's run skipped on a replica that is not the job's preferred owner",
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: "if (ctx.trigger !== 'request' && !coordinator.owns(key)) {",
+    replace: 'if (false) {',
+    description: "a run by the clock goes ahead on a replica that is not the job's preferred owner",
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: '      await coordinator.release(held);\n',
+    replace: '',
+    description: 'the lease is kept after the run',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: SETTLE,
+    find: 'if (retry >= SETTLE_RETRIES || this.#closed) return false;',
+    replace: 'if (retry > SETTLE_RETRIES || this.#closed) return false;',
+    description: 'settle: seven retries, not six',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: SETTLE,
+    find: 'if (retry >= SETTLE_RETRIES || this.#closed) return false;',
+    replace: 'if (retry >= SETTLE_RETRIES) return false;',
+    description: 'settle: retries scheduled after stop',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: SETTLE,
+    find: 'SETTLE_FIRST_MS * 2 ** retry,',
+    replace: 'SETTLE_FIRST_MS * (retry + 1),',
+    description: 'settle: the delay grows linearly, not doubling',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: SETTLE,
+    find: 'for (const t of this.#timers) this.clock.clearTimeout(t);',
+    replace: '',
+    description: 'settle: stopping leaves the waiting retries to run',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_WORK,
+    find: 'p.count += work.events;',
+    replace: 'p.count += 1;',
+    description: 'coalesced webhooks counted as one',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_WORK,
+    find: 'into.firstAt = Math.min(into.firstAt, from.firstAt);',
+    replace: 'into.firstAt = from.firstAt;',
+    description: 'folded webhooks keep the later arrival (the push latency looks shorter)',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_WORK,
+    find: 'p.retries = Math.max(p.retries, retried.retries + 1);',
+    replace: 'p.retries = retried.retries;',
+    description: 'a settle retry does not count: the retries never end',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_WORK,
+    find: 'const runnable = (a: string) => config.automations.get(a)?.spec.suspend === false;',
+    replace: 'const runnable = (a: string) => config.automations.has(a);',
+    description: 'a webhook queues work for a suspended automation',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_WORK,
+    find: '    if (deps.length === 0) alone.push(r);\n',
+    replace: '',
+    description: 'a webhook for a repository no automation uses rescans nothing',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_WORK,
+    find: 'return tags.filter((t) => want.has(repositoryOfTag(t)));',
+    replace: 'return [...tags];',
+    description: "each job awaits every pushed tag of the event, not only its repositories'",
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: CONFIGURATION,
+    find: '        : read.errors.length > 0\n',
+    replace: '        : read.errors.length > 1\n',
+    description: 'reload: one invalid object is skipped and the rest applied (not all or nothing)',
+    tests: CONFIGURATION_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: CONFIGURATION,
+    find: 'if (!after.has(file) && holds(file))',
+    replace: 'if (!after.has(file) && !holds(file))',
+    description: 'reload: a truncated file is taken, a deleted one refused',
+    tests: CONFIGURATION_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: CONFIGURATION,
+    find: 'if (had > 0 && after.size === 0)',
+    replace: 'if (had > 0 && after.size < 0)',
+    description: 'reload: a read that keeps nothing at all is applied',
+    tests: CONFIGURATION_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: CONFIGURATION,
+    find: '    if (this.opts.stopping()) {\n',
+    replace: '    if (false) {\n',
+    description: 'reload: applied while stopping',
+    tests: CONFIGURATION_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: CONFIGURATION,
+    find: 'const next = this.#reloading.then(() => this.#reloadNow(reason));',
+    replace: 'const next = this.#reloadNow(reason);',
+    description: 'reload: two reloads at once overlap',
+    tests: CONFIGURATION_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: CONFIGURATION,
+    find: 'if (strict && loaded.errors.length > 0) throw',
+    replace: 'if (strict && loaded.errors.length > 1) throw',
+    description: '--strict starts with one invalid object',
+    tests: CONFIGURATION_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: SERVE_CLI,
+    find: "      process.once('SIGTERM', again);\n",
+    replace: "      process.once('SIGTERM', () => log.warn('second signal: still waiting'));\n",
+    description: 'a second SIGTERM waits out the grace period instead of exiting at once',
+    tests: ['test/serve/second-signal.test.ts'],
   },
 ];
 
@@ -625,8 +840,10 @@ const WORK = 'src/serve/cluster/postgres-work.ts';
 const PG_COORD = 'src/serve/cluster/postgres.ts';
 const LOCAL = 'src/serve/cluster/local.ts';
 const LOCK = 'src/serve/lock.ts';
-const CLUSTER_TESTS = ['test/serve/cluster.test.ts', 'test/serve/cluster-leases.test.ts'];
-const LOCAL_TESTS = ['test/serve/cluster.test.ts'];
+// The lease and queue edges are pinned in cluster-leases (a fixed clock, no waiting); cluster.test.ts
+// (real time, minutes under load) covers the same paths end to end but is not needed to catch them.
+const CLUSTER_TESTS = ['test/serve/cluster-leases.test.ts'];
+const LOCAL_TESTS = ['test/serve/cluster-local.test.ts', 'test/serve/durable-queue.test.ts'];
 const LOCK_TESTS = ['test/serve/lock-file.test.ts'];
 
 const cluster: Mutation[] = [
@@ -811,6 +1028,7 @@ const cluster: Mutation[] = [
 export const SERVE_MUTATIONS: Mutation[] = [
   ...receivers,
   ...scheduler,
+  ...daemon,
   ...alerts,
   ...postgresStore,
   ...cluster,

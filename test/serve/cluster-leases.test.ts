@@ -158,4 +158,61 @@ describe('PostgreSQL leases at their edges', { skip: unavailable ?? false }, () 
     assert.equal(await a!.ack(lease, work), true);
     assert.equal(await a!.take(lease), null);
   });
+
+  test('a lease the database cannot confirm is given up one heartbeat before it could be handed on', async () => {
+    const url = await server.createDatabase(`leases_${++dbs}`);
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    let down = false;
+    const refused = () => Promise.reject(new Error('connection refused (the test took the database away)'));
+    // The database "goes away" for this replica alone: every query fails while `down`.
+    const flaky = new Proxy(pool, {
+      get(target, prop, receiver) {
+        if (prop === 'query' || prop === 'connect') {
+          const real = (Reflect.get(target, prop, receiver) as (...a: unknown[]) => unknown).bind(target);
+          return (...args: unknown[]) => (down ? refused() : real(...args));
+        }
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+    // A clock the test sets; its timers never fire, so every heartbeat here is one the test asks for.
+    let now = 0;
+    const clock = { now: () => now, setTimeout: () => 0, clearTimeout: () => undefined };
+    const c = new PostgresCoordinator({
+      pool: flaky,
+      listen: async () => {
+        const client = new pg.Client({ connectionString: url });
+        client.on('error', () => undefined);
+        await client.connect();
+        return client;
+      },
+      log: silentLogger,
+      replicaId: 'r-flaky',
+      leaseTtlMs: 30_000,
+      heartbeatMs: 10_000,
+      clock,
+      ownsPool: true,
+    });
+    open.push(c);
+    await c.start();
+    const lease = (await c.claim('k'))!;
+    assert.ok(lease, 'claimed while the database answers');
+    down = true;
+    now = 19_999;
+    assert.equal(
+      await c.renew(lease),
+      true,
+      'kept: the database could not hand it on before the next heartbeat',
+    );
+    assert.equal(c.healthy, false, 'the failed heartbeat is seen');
+    assert.equal(lease.signal.aborted, false);
+    now = 20_000;
+    assert.equal(
+      await c.renew(lease),
+      false,
+      'given up: by the next heartbeat the database could hand it on',
+    );
+    assert.equal(lease.signal.aborted, true, 'the pass holding it is stopped');
+    assert.deepEqual(c.claims(), []);
+    down = false;
+  });
 });

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import {
   gained,
-  LocalCoordinator,
   preferredOwner,
   type Coordinator,
   type MembershipChange,
@@ -60,40 +59,6 @@ describe('rendezvous hashing (pure)', () => {
     const toC = gained(keys, 'c-3', replicas, after);
     const ofB = keys.filter((k) => preferredOwner(k, replicas) === 'b-2');
     assert.deepEqual([...toA, ...toC].sort(), [...ofB].sort());
-  });
-});
-
-describe('LocalCoordinator (one process)', () => {
-  test('grants every claim once at a time, and wakes this process for its work', async () => {
-    const c = new LocalCoordinator();
-    const woken: string[] = [];
-    c.onWork((k) => woken.push(k));
-    const lease = await c.claim('k');
-    assert.ok(lease);
-    assert.equal(await c.claim('k'), null, 'the same key twice at once');
-    assert.ok(c.owns('any'));
-    await c.publish([{ key: 'k', repositories: ['ns/a'], tags: ['ns/a:1.1.0'], firstAt: 1, events: 1 }]);
-    await c.publish([{ key: 'k', repositories: ['ns/b'], tags: ['ns/b:2.0.0'], firstAt: 2, events: 1 }]);
-    assert.deepEqual(woken, ['k', 'k']);
-    const work = (await c.take(lease))!;
-    assert.deepEqual(
-      [work.repositories, work.tags, work.events, work.firstAt],
-      [['ns/a', 'ns/b'], ['ns/a:1.1.0', 'ns/b:2.0.0'], 2, 1],
-    );
-    await c.publish([{ key: 'k', repositories: ['ns/c'], tags: [], firstAt: 3, events: 1 }]);
-    assert.equal(await c.ack(lease, work), false, 'an event arrived meanwhile: it stays queued');
-    const rest = (await c.take(lease))!;
-    assert.equal(rest.events, 1, 'without the two events already done');
-    assert.equal(await c.ack(lease, rest), true);
-    assert.equal(await c.take(lease), null);
-    await c.release(lease);
-    const next = await c.claim('k');
-    assert.ok(next);
-    // The old lease, released again (a late finally), does not free the key its successor holds.
-    await c.release(lease);
-    assert.equal(await c.renew(lease), false);
-    assert.equal(await c.claim('k'), null);
-    assert.ok(await c.renew(next));
   });
 });
 
