@@ -184,6 +184,14 @@ const receivers: Mutation[] = [
   },
   {
     area: 'receivers',
+    file: REQUEST,
+    find: 'export const MAX_JSON_DEPTH = 32;',
+    replace: 'export const MAX_JSON_DEPTH = 1000;',
+    description: 'JSON nested 1,000 levels deep read (docs/receivers.md promises 32)',
+    tests: RECEIVER_TESTS,
+  },
+  {
+    area: 'receivers',
     file: MATCH,
     find: 'const h = host.toLowerCase();',
     replace: 'const h = host;',
@@ -883,8 +891,18 @@ const cluster: Mutation[] = [
     area: 'cluster',
     file: LEASES,
     find: "'DELETE FROM pawl_cluster_leases WHERE key = $1 AND holder = $2 AND token = $3'",
-    replace: "'DELETE FROM pawl_cluster_leases WHERE key = $1'",
+    // The holder and token are still bound (a statement with unused parameters would fail).
+    replace:
+      "'DELETE FROM pawl_cluster_leases WHERE key = $1 AND ($2::text IS NOT NULL OR $3::text IS NOT NULL)'",
     description: "postgres: a release deletes another replica's lease",
+    tests: CLUSTER_TESTS,
+  },
+  {
+    area: 'cluster',
+    file: LEASES,
+    find: "'DELETE FROM pawl_cluster_leases WHERE key = $1 AND holder = $2 AND token = $3'",
+    replace: "'DELETE FROM pawl_cluster_leases WHERE key = $1 AND holder = $2 AND token = $3 AND false'",
+    description: 'postgres: a release frees nothing (the key waits for the lease to run out)',
     tests: CLUSTER_TESTS,
   },
   {

@@ -128,6 +128,18 @@ describe('PostgreSQL leases at their edges', { skip: unavailable ?? false }, () 
     assert.equal(await holderOf(sql, 'k'), 'r-b');
   });
 
+  test('a release frees the key at once for another replica', async () => {
+    const {
+      cs: [a, b],
+      sql,
+    } = await world(['r-a', 'r-b']);
+    const lease = (await a!.claim('k'))!;
+    assert.equal(await b!.claim('k'), null);
+    await a!.release(lease);
+    assert.equal(await holderOf(sql, 'k'), null, 'the row is gone');
+    assert.ok(await b!.claim('k'), 'claimed without waiting for the lease to run out');
+  });
+
   async function queued(c: PostgresCoordinator, key: string, lease: Lease) {
     await c.publish([{ key, repositories: ['apps/one'], tags: ['apps/one:1.1.0'], firstAt: 1, events: 1 }]);
     return (await c.take(lease))!;
@@ -145,6 +157,20 @@ describe('PostgreSQL leases at their edges', { skip: unavailable ?? false }, () 
     const theirs = (await b!.claim('k'))!;
     assert.ok(theirs);
     assert.deepEqual((await b!.take(theirs))?.repositories, ['apps/one']);
+  });
+
+  test('an event during the pass: the ack refuses, the row stays without the events done', async () => {
+    const {
+      cs: [a, b],
+    } = await world(['r-a', 'r-b']);
+    const lease = (await a!.claim('k'))!;
+    const work = await queued(a!, 'k', lease);
+    await b!.publish([{ key: 'k', repositories: ['apps/two'], tags: [], firstAt: 2, events: 1 }]);
+    assert.equal(await a!.ack(lease, work), false, 'more arrived meanwhile');
+    const rest = (await a!.take(lease))!;
+    assert.deepEqual([rest.repositories, rest.events], [['apps/one', 'apps/two'], 1]);
+    assert.equal(await a!.ack(lease, rest), true);
+    assert.equal(await a!.take(lease), null);
   });
 
   test("another replica cannot acknowledge work under the holder's lease", async () => {

@@ -91,9 +91,10 @@ test('a reload with one invalid object is refused whole; a valid one is applied'
   const first = await loadFirst(source, { log: silentLogger, metrics: new ServeMetrics() }, true);
   const { c, applied, metrics } = configuration(d, first);
 
-  // A new valid object beside a broken one: nothing of the read is taken, not even the new one.
+  // A new valid object beside a broken one: nothing of the read is taken, not even the new one
+  // (b.yaml still yields app: only the all-or-nothing rule refuses this, not the shrink rule).
   await writeFile(join(d, 'a.yaml'), `${repo('web')}---\n${repo('new')}`);
-  await writeFile(join(d, 'b.yaml'), repo('app', 'often'));
+  await writeFile(join(d, 'b.yaml'), `${repo('app')}---\n${repo('bad', 'often')}`);
   const refused = await c.reload('SIGHUP');
   assert.equal(refused.applied, false);
   assert.ok(
@@ -108,10 +109,10 @@ test('a reload with one invalid object is refused whole; a valid one is applied'
     1,
   );
 
-  await writeFile(join(d, 'b.yaml'), repo('app', '10m'));
+  await writeFile(join(d, 'b.yaml'), `${repo('app')}---\n${repo('bad', '10m')}`);
   const ok = await c.reload('SIGHUP');
   assert.equal(ok.applied, true);
-  assert.deepEqual(names(c.current), ['apps/app', 'apps/new', 'apps/web']);
+  assert.deepEqual(names(c.current), ['apps/app', 'apps/bad', 'apps/new', 'apps/web']);
   assert.equal(applied.length, 1);
   assert.equal(applied[0], c.current);
 });
@@ -146,7 +147,14 @@ test('no reload once stopping; reloads run one at a time', async () => {
   const source = new FileSource({ paths: [d], log: silentLogger });
   const first = await loadFirst(source, { log: silentLogger, metrics: new ServeMetrics() }, true);
   let stopping = false;
-  const { c, applied, holdApply } = configuration(d, first, { stopping: () => stopping });
+  // A reload asks whether the daemon is stopping before anything else: the calls say which started.
+  let started = 0;
+  const { c, applied, holdApply } = configuration(d, first, {
+    stopping: () => {
+      started++;
+      return stopping;
+    },
+  });
 
   let release!: () => void;
   holdApply(new Promise<void>((r) => (release = r)));
@@ -156,8 +164,9 @@ test('no reload once stopping; reloads run one at a time', async () => {
   while (applied.length === 0) await new Promise((r) => setImmediate(r));
   await writeFile(join(d, 'a.yaml'), `${repo('web')}---\n${repo('two')}`);
   const second = c.reload('two');
-  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-  assert.equal(applied.length, 1, 'the second reload waits for the first to finish');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(started, 1, 'the second reload has not started: it waits for the first to finish');
+  assert.equal(applied.length, 1);
   holdApply(null);
   release();
   assert.equal((await firstReload).applied, true);

@@ -357,6 +357,8 @@ describe('verifyWebhook: every type', () => {
                 .toString('utf8')
                 .replace(/^\s*\{/, `{"pawlNested":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)},`),
             );
+          // The limit docs/receivers.md promises, not whatever the constant says.
+          assert.equal(MAX_JSON_DEPTH, 32);
           const at = nested(MAX_JSON_DEPTH);
           assert.equal(verify(c.type, c.sign(at, TOKEN), at).status, 202);
           const over = nested(MAX_JSON_DEPTH + 1);
