@@ -373,10 +373,36 @@ const SETTLE = 'src/serve/jobs/settle.ts';
 const JOB_WORK = 'src/serve/jobs/work.ts';
 const CONFIGURATION = 'src/serve/source/configuration.ts';
 const SERVE_CLI = 'src/cli/commands/serve.ts';
+const DAEMON = 'src/serve/daemon.ts';
 const JOB_TESTS = ['test/serve/jobs.test.ts'];
+const WAKE_TESTS = ['test/serve/daemon-wake.test.ts'];
 const CONFIGURATION_TESTS = ['test/serve/configuration.test.ts'];
 
 const daemon: Mutation[] = [
+  {
+    area: 'daemon',
+    file: DAEMON,
+    find: "if (source === 'sweep' && status && (status.running || status.queued || status.failures > 0)) return;",
+    replace: "if (source === 'sweep' && status && (status.running || status.queued)) return;",
+    description: 'a sweep hurries a failing job past its backoff',
+    tests: WAKE_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: DAEMON,
+    find: "if (source === 'sweep' && status && (status.running || status.queued || status.failures > 0)) return;",
+    replace: 'if (status && (status.running || status.queued || status.failures > 0)) return;',
+    description: 'work queued for a failing job waits out its backoff',
+    tests: WAKE_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: DAEMON,
+    find: 'if (s.failures > 0 && !s.suspended && c.owns(s.key)) void this.scheduler.request(s.key);',
+    replace: '',
+    description: 'jobs that failed for want of the database wait out their backoff once it returns',
+    tests: WAKE_TESTS,
+  },
   {
     area: 'daemon',
     file: AUTOMATION,
@@ -423,6 +449,46 @@ const daemon: Mutation[] = [
     find: '      await coordinator.release(held);\n',
     replace: '',
     description: 'the lease is kept after the run',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: 'signal: AbortSignal.any([ctx.signal, held.signal]),',
+    replace: 'signal: ctx.signal,',
+    description: 'a lost lease does not stop the run holding it',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: 'const done = await this.deps.coordinator.ack(lease, work).catch(() => false);',
+    replace: 'const done = await this.deps.coordinator.ack(lease, work);',
+    description: 'an ack the database could not take fails the run instead of running again',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: '    if (this.deps.coordinator.owns(key)) return true;\n',
+    replace: '    return true;\n',
+    description: "every replica admits every job's run by the clock",
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_LEASES,
+    find: '    this.#skipped.delete(key);\n',
+    replace: '',
+    description: 'a job that ran still reports why an earlier run was skipped',
+    tests: JOB_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: JOB_WORK,
+    find: 'for (const a of named) if (runnable(a) && !touched.has(a)) touched.set(a, new Set());',
+    replace: 'for (const a of named) if (!touched.has(a)) touched.set(a, new Set());',
+    description: 'a Receiver naming a suspended automation queues work for it',
     tests: JOB_TESTS,
   },
   {

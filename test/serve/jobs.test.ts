@@ -342,10 +342,26 @@ describe('JobLeases: runs under the lease', () => {
     const c = coordinator({ claim: async () => lease, ack: async () => false });
     const { l, requested } = leases(c);
     await l.run(KEY, request, async (claimed) => {
+      assert.equal(claimed.signal.aborted, false);
       controller.abort(new Error('lease lost'));
+      assert.equal(claimed.signal.aborted, true, "the run's signal ends with the lease");
       await claimed.done({ ...ITEM(KEY), version: '1' });
     });
     assert.deepEqual(requested, []);
+  });
+
+  test('an ack the database could not take does not fail the run: one more run does the work', async () => {
+    const c = coordinator({
+      ack: async () => {
+        throw new Error('connection reset');
+      },
+    });
+    const { l, requested } = leases(c);
+    await c.publish([ITEM(KEY)]);
+    await l.run(KEY, request, async (claimed) => {
+      await claimed.done(await claimed.take());
+    });
+    assert.deepEqual(requested, [KEY]);
   });
 
   test('a run by the clock is the preferred owner’s; a request claims whatever the owner; a held key is skipped', async () => {
