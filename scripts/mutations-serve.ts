@@ -399,7 +399,7 @@ const daemon: Mutation[] = [
     area: 'daemon',
     file: DAEMON,
     find: 'if (s.failures > 0 && !s.suspended && c.owns(s.key)) void this.scheduler.request(s.key);',
-    replace: '',
+    replace: 'if (s.failures > 0 && !s.suspended && c.owns(s.key)) void s;',
     description: 'jobs that failed for want of the database wait out their backoff once it returns',
     tests: WAKE_TESTS,
   },
