@@ -378,6 +378,8 @@ const JOB_TESTS = ['test/serve/jobs.test.ts'];
 const WAKE_TESTS = ['test/serve/daemon-wake.test.ts'];
 const CONFIGURATION_TESTS = ['test/serve/configuration.test.ts'];
 
+const DISK_FULL_TESTS = ['test/serve/disk-full.test.ts'];
+
 const daemon: Mutation[] = [
   {
     area: 'daemon',
@@ -626,6 +628,22 @@ const daemon: Mutation[] = [
     replace: "      process.once('SIGTERM', () => log.warn('second signal: still waiting'));\n",
     description: 'a second SIGTERM waits out the grace period instead of exiting at once',
     tests: ['test/serve/second-signal.test.ts'],
+  },
+  {
+    area: 'daemon',
+    file: 'src/store/finish.ts',
+    find: 'throw new RuntimeError(unsaved ? `the scan could not be recorded: ${unsaved}` : `no scan with id ${id}`);',
+    replace: 'throw new RuntimeError(`no scan with id ${id}`);',
+    description: 'disk full: a scan whose start was lost says "no scan with id" instead of the cause',
+    tests: DISK_FULL_TESTS,
+  },
+  {
+    area: 'daemon',
+    file: 'src/store/sqlite/group.ts',
+    find: '    return this.#failing;',
+    replace: '    return null;',
+    description: 'disk full: /readyz stays ready while no commit lands',
+    tests: DISK_FULL_TESTS,
   },
 ];
 
