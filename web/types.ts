@@ -3,7 +3,15 @@
 import type { Decision } from '../src/records/index.js';
 
 export type MarkerState =
-  'error' | 'candidate-missing' | 'stale' | 'downgrade-blocked' | 'pinned' | 'upgrade' | 'up-to-date';
+  | 'error'
+  | 'candidate-missing'
+  | 'unverified'
+  | 'stale'
+  | 'downgrade-blocked'
+  | 'pinned'
+  | 'held'
+  | 'upgrade'
+  | 'up-to-date';
 
 /** A marker's stored decision (src/records/), with what the dashboard adds. */
 export interface Marker extends Decision {
@@ -132,9 +140,11 @@ export interface Explanation {
 export const STATE_LABELS: Record<MarkerState, string> = {
   error: 'error',
   'candidate-missing': 'candidate missing',
+  unverified: 'unverified',
   stale: 'stale registry',
   'downgrade-blocked': 'downgrade blocked',
   pinned: 'pinned',
+  held: 'held by a gate',
   upgrade: 'upgrade written',
   'up-to-date': 'up to date',
 };
@@ -142,9 +152,11 @@ export const STATE_LABELS: Record<MarkerState, string> = {
 export const STATE_ORDER: MarkerState[] = [
   'error',
   'candidate-missing',
+  'unverified',
   'stale',
   'downgrade-blocked',
   'pinned',
+  'held',
   'upgrade',
   'up-to-date',
 ];

@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import type { Problem } from '../util/index.js';
 import { valueAt } from './issues.js';
 import { selectPolicies } from './resolve.js';
@@ -46,6 +47,21 @@ const RECEIVER_TARGETS = new Set<string>([
   'ImageUpdateAutomation',
   'GitRepository',
 ]);
+
+/** `spec.verify.secretRef`: at least one `*.pub` key, each a PEM public key node:crypto reads. */
+function publicKeysProblem(secret: string, data: Record<string, Buffer>): string | undefined {
+  const pubs = Object.keys(data).filter((k) => k.endsWith('.pub'));
+  if (pubs.length === 0)
+    return `Secret ${secret} has no key ending in .pub; spec.verify needs the signers' PEM public keys there (cosign.pub)`;
+  for (const k of pubs) {
+    try {
+      createPublicKey(data[k]!);
+    } catch {
+      return `Secret ${secret} key ${k} is not a PEM public key (-----BEGIN PUBLIC KEY-----, as cosign generate-key-pair writes cosign.pub)`;
+    }
+  }
+  return undefined;
+}
 
 function str(raw: unknown, path: PropertyKey[]): string | undefined {
   const v = valueAt(raw, path);
@@ -101,7 +117,9 @@ export function referencesOf(
       });
       break;
     }
-    case 'ImagePolicy':
+    case 'ImagePolicy': {
+      const verifyPath = ['spec', 'verify', 'secretRef', 'name'];
+      add(verifyPath, 'Secret', undefined, (s) => publicKeysProblem(secretName(verifyPath), keys(s)));
       add(
         ['spec', 'imageRepositoryRef', 'name'],
         'ImageRepository',
@@ -118,6 +136,7 @@ export function referencesOf(
         },
       );
       break;
+    }
     case 'ImageUpdateAutomation': {
       const sourceKind = valueAt(raw, ['spec', 'sourceRef', 'kind']);
       if (sourceKind === undefined || sourceKind === 'GitRepository') {

@@ -24,6 +24,7 @@ export const ENV_KEYS = [
   'token',
   'identity',
   'identity.pub',
+  'cosign.pub',
   'known_hosts',
   'ca.crt',
   'tls.crt',

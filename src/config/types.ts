@@ -123,7 +123,18 @@ export interface ImagePolicy extends Base<'ImagePolicy'> {
     /** Only meaningful with digestReflectionPolicy Always. */
     interval?: number;
     guard: GuardSpec;
+    /** pawl's gate: only tags signed by a trusted key are candidates (docs/gates.md). */
+    verify?: VerifySpec;
   };
+}
+
+/** `spec.verify`, in the shape of Flux's `OCIRepository.spec.verify`. */
+export interface VerifySpec {
+  provider: 'cosign';
+  /** A Secret (same namespace) whose keys ending in `.pub` are PEM public keys. */
+  secretRef?: string;
+  /** Keyless: the certificate's issuer and subject must match one pair (RE2, anchored). */
+  matchOIDCIdentity: { issuer: string; subject: string }[];
 }
 
 export interface GitRef {

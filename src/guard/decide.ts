@@ -31,6 +31,11 @@ export interface DecideInput {
    * into a keep after every ordering row, before the HEAD of `candidate-missing`.
    */
   gate?: Gate | null;
+  /**
+   * `spec.verify`: the newest selected tag failed verification, with why; `candidate` is then
+   * the newest verified tag below it (or null). Kept lines say so (`unverified`), writes too.
+   */
+  unverified?: { tag: string; why: string } | null;
   /** How to name the policy's order in sentences, e.g. `semver range 6.7.x`. */
   orderLabel?: string;
 }
@@ -55,6 +60,24 @@ export function candidateValue(
 }
 
 export function decideMarker(input: DecideInput): GuardVerdict {
+  const d = decideRows(input);
+  const u = input.unverified;
+  if (!u) return d;
+  const newest = `The newest tag ${u.tag} ${u.why}`;
+  if (d.reason === 'no-candidate' && input.candidate === null)
+    return keep('unverified', `${newest}, and no tag below it is verified; keeping ${input.current.value}.`);
+  if (d.reason === 'up-to-date')
+    return keep(
+      'unverified',
+      `${newest}; ${input.current.value} is already the newest verified tag.`,
+      d.orderedBy,
+    );
+  if (d.action === 'write')
+    return { ...d, detail: `${d.detail} (${newest}; this is the newest verified tag.)` };
+  return d;
+}
+
+function decideRows(input: DecideInput): GuardVerdict {
   const { current, candidate: c, field, guard } = input;
   const V = current.value;
   const block = guard.downgrades === 'Block';

@@ -15,6 +15,7 @@ export const REASON_LABELS: Readonly<Record<Reason, string>> = {
   equivalent: 'equally new',
   undecidable: 'cannot be ordered',
   'invalid-value': 'not a valid value',
+  unverified: 'newest tag not verified (spec.verify)',
   'outside-window': 'outside the write window',
   'too-new': 'too new (minimum age)',
   'candidate-missing': 'candidate missing from the registry',
@@ -39,6 +40,8 @@ export function reasonMeaning(reason: Reason): string {
       return 'The line’s value cannot be ordered by the policy and the registry has no build times for it; pawl keeps it rather than guess.';
     case 'invalid-value':
       return 'The line’s value is not a valid image reference, tag, name or digest; pawl keeps it rather than guess or rewrite it as another image.';
+    case 'unverified':
+      return 'The newest tag the policy selects has no signature by a trusted key over its digest (spec.verify); it is never a candidate. A verified tag below it is written when it is newer than the line; the guard never goes below the line.';
     case 'outside-window':
       return 'The policy writes only inside its window (guard.window); the line is written when the window next opens. pawl rollback and pawl release are not held.';
     case 'too-new':
@@ -84,6 +87,8 @@ export function adviceFor(reason: Reason, ctx: ExplainContext): string | null {
       return `Fix the line by hand, or write a tag on purpose: pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
     case 'candidate-missing':
       return `pawl tries again at the next run; pawl tags <repository> --history shows what the registry listed.`;
+    case 'unverified':
+      return 'Sign the newest image by its digest with a key of spec.verify.secretRef (cosign sign --key cosign.key IMAGE@DIGEST); pawl checks again at the next run.';
     case 'outside-window':
       return `To write now anyway: pawl release ${policy} (not held by the window), or pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
     case 'too-new':

@@ -9,6 +9,7 @@ export type Reason =
   | 'equivalent'
   | 'undecidable'
   | 'invalid-value'
+  | 'unverified'
   | 'outside-window'
   | 'too-new'
   | 'candidate-missing'

@@ -37,6 +37,8 @@ export interface PolicyReport {
   candidate: string | null;
   highWater: string | null;
   error: string | null;
+  /** `spec.verify`: the newest selected tag when it failed verification, and why (docs/gates.md). */
+  unverified?: { tag: string; why: string };
 }
 
 /** One marker's decision in an automation's run: the stored Decision without the automation. */

@@ -27,7 +27,7 @@ export class ImageFacts {
     readonly repository: ImageRepository,
     readonly repoKey: string,
     readonly ref: RepositoryRef,
-    private readonly client: RegistryClient,
+    readonly client: RegistryClient,
     private readonly store: FactsStore,
   ) {}
 

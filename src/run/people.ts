@@ -57,6 +57,7 @@ function rollbackOutcome(policy: ImagePolicy): PolicyOutcome {
     selection: null,
     candidate: null,
     ratchet: null,
+    unverified: null,
     error: 'a rollback writes the tag a person chose',
     gates: { window: null, age: null },
     facts: null,

@@ -208,6 +208,7 @@ async function decide(
       pin,
       candidateExists,
       gate,
+      unverified: outcome.unverified,
       orderLabel: orderLabel(outcome),
     });
     if (wanted.size > 0 && facts) {

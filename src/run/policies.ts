@@ -26,7 +26,7 @@ import type {
   StoreWrite,
   TagDigestWrite,
 } from '../store/index.js';
-import type { ScanClients } from '../scan/index.js';
+import { verifierFor, verifyDigest, type ScanClients, type Verifier } from '../scan/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
 import { ImageFacts, type FactsStore } from './facts.js';
 import type { PolicyReport } from './report.js';
@@ -47,6 +47,11 @@ export interface PolicyOutcome {
   /** After the ratchet: what markers may be moved to. */
   candidate: Candidate | null;
   ratchet: RatchetState | null;
+  /**
+   * `spec.verify`: the newest tag the policy selected when it failed verification (then
+   * `candidate` is the newest verified tag below it, or null), with why; null when it passed.
+   */
+  unverified: { tag: string; why: string } | null;
   error: string | null;
   facts: ImageFacts | null;
   /**
@@ -65,7 +70,13 @@ export interface PolicyOutcome {
 export type PolicyStore = FactsStore &
   Pick<
     Store,
-    'policyStates' | 'latestScans' | 'currentTagsOf' | 'getPolicyState' | 'lastFinishedScan' | 'currentTags'
+    | 'policyStates'
+    | 'latestScans'
+    | 'currentTagsOf'
+    | 'getPolicyState'
+    | 'lastFinishedScan'
+    | 'currentTags'
+    | 'verifiedCache'
   >;
 
 export interface PolicyDeps {
@@ -172,6 +183,7 @@ export async function evaluatePolicy(
     selection: null,
     candidate: null,
     ratchet: null,
+    unverified: null,
     error: null,
     facts: null,
     gates: { window: null, age: null },
@@ -230,14 +242,36 @@ export async function evaluatePolicy(
     out.ratchet = r.state;
     out.events = withPolicy(r.events, name);
     if (!opts.readOnly) stateToKeep = r.state;
-    if (r.candidate !== null) {
+    const verifier = verifierFor(policy, deps.config);
+    const check = verifier ? new Verification(verifier, policy, facts, deps) : null;
+    let chosen: { tag: string; digest?: string } | null = null;
+    if (r.candidate !== null && check) {
+      // The newest verified tag at or below the ratchet's candidate: never above it.
+      const below = (out.selection?.candidates ?? [])
+        .map((c) => c.tag)
+        .filter(
+          (t) =>
+            t !== r.candidate &&
+            (compiled.compare(t, r.candidate!, buildTimes ? { buildTimes } : {}) ?? 1) < 0,
+        );
+      const found = await check.newest([r.candidate, ...below]);
+      out.unverified = found.unverified;
+      chosen = found.tag;
+      if (!chosen)
+        out.error = `no verified tag: ${found.unverified?.tag ?? r.candidate} ${found.unverified?.why ?? ''}`;
+    } else if (r.candidate !== null) {
       const digest = await reflectedDigest(policy, facts, r.candidate);
-      out.candidate = { tag: r.candidate, name: repo.spec.image, ...(digest ? { digest } : {}) };
+      chosen = { tag: r.candidate, ...(digest ? { digest } : {}) };
+    }
+    if (chosen !== null) {
+      out.candidate = { ...chosen, name: repo.spec.image };
       const now = deps.now();
       out.gates = {
         window: windowGate(policy.spec.guard.window, now),
-        age: await ageGate(policy, out.compiled, facts, tags, r.candidate, now, buildTimes),
+        age: await ageGate(policy, out.compiled, facts, tags, chosen.tag, now, buildTimes, check),
       };
+    } else if (r.candidate !== null) {
+      // Every tag walked failed verification: out.error says why.
     } else if (out.error === null) {
       const p = r.state.pending;
       out.error = p
@@ -264,6 +298,61 @@ export async function evaluatePolicy(
  * The digest a `:digest` marker (and `name:tag@digest`) receives: the index's, as Flux writes, or
  * with `spec.digest.platform` that platform's manifest in it (one GET of the index).
  */
+/** The most tags a pass verifies below the candidate before it gives up (each costs requests). */
+export const MAX_VERIFY_WALK = 20;
+
+/**
+ * Verification for one policy and pass: the digest checked is the one the write uses (the
+ * reflected digest, platform included, else the tag's HEAD), read fresh each pass, so a tag
+ * moved to an unsigned digest after a check is checked again.
+ */
+class Verification {
+  constructor(
+    private readonly verifier: Verifier,
+    private readonly policy: ImagePolicy,
+    private readonly facts: ImageFacts,
+    private readonly deps: PolicyDeps,
+  ) {}
+
+  /** The first verified of `tags` (best first), and why the newest failed when it did. */
+  async newest(
+    tags: readonly string[],
+  ): Promise<{
+    tag: { tag: string; digest?: string } | null;
+    unverified: { tag: string; why: string } | null;
+  }> {
+    let unverified: { tag: string; why: string } | null = null;
+    for (const tag of tags.slice(0, MAX_VERIFY_WALK)) {
+      const r = await this.check(tag);
+      if (r.ok) return { tag: r.candidate, unverified };
+      unverified ??= { tag, why: r.why };
+    }
+    if (unverified && tags.length > MAX_VERIFY_WALK)
+      unverified.why += ` (and none of the next ${MAX_VERIFY_WALK - 1} tags below it is verified; pawl checks at most ${MAX_VERIFY_WALK} per pass)`;
+    return { tag: null, unverified };
+  }
+
+  async check(
+    tag: string,
+  ): Promise<{ ok: true; candidate: { tag: string; digest?: string } } | { ok: false; why: string }> {
+    const reflect = this.policy.spec.digestReflectionPolicy !== 'Never';
+    const digest = reflect
+      ? await reflectedDigest(this.policy, this.facts, tag)
+      : await this.facts.digest(tag);
+    if (!digest) return { ok: false, why: 'has no manifest (or no such platform) in the registry now' };
+    const v = await verifyDigest(
+      this.verifier,
+      this.facts.client,
+      this.facts.ref,
+      digest,
+      this.deps.store.verifiedCache(),
+      this.deps.now(),
+    );
+    if (!v.verified) return { ok: false, why: `(${digest}) is not verified: ${v.why}` };
+    return { ok: true, candidate: { tag, ...(reflect ? { digest } : {}) } };
+  }
+}
+
 async function reflectedDigest(
   policy: ImagePolicy,
   facts: ImageFacts,
@@ -287,6 +376,7 @@ async function ageGate(
   candidate: string,
   now: Date,
   buildTimes: Map<string, Date> | undefined,
+  check: Verification | null,
 ): Promise<{ gate: Gate; oldEnough: Candidate | null } | null> {
   const age = policy.spec.guard.minimumAge;
   if (age === undefined || age <= 0) return null;
@@ -299,11 +389,17 @@ async function ageGate(
     return f !== undefined && oldEnoughAt(f, age).getTime() <= now.getTime();
   });
   const opts = buildTimes ? { buildTimes } : {};
-  const pick = ripe.length > 0 ? compiled.select(ripe, opts).tag : null;
+  const older = (ripe.length > 0 ? compiled.select(ripe, opts).candidates : [])
+    .map((c) => c.tag)
+    .filter((t) => t !== candidate && (compiled.compare(t, candidate, opts) ?? 1) < 0);
   let oldEnough: Candidate | null = null;
-  if (pick !== null && pick !== candidate && (compiled.compare(pick, candidate, opts) ?? 1) < 0) {
-    const digest = await reflectedDigest(policy, facts, pick);
-    oldEnough = { tag: pick, name: facts.repository.spec.image, ...(digest ? { digest } : {}) };
+  if (check) {
+    // With spec.verify the tag written meanwhile must be verified too.
+    const found = (await check.newest(older)).tag;
+    if (found) oldEnough = { ...found, name: facts.repository.spec.image };
+  } else if (older[0] !== undefined) {
+    const digest = await reflectedDigest(policy, facts, older[0]);
+    oldEnough = { tag: older[0], name: facts.repository.spec.image, ...(digest ? { digest } : {}) };
   }
   const detail =
     `${candidate} was first seen by pawl at ${first.toISOString()}, less than guard.minimumAge ` +
@@ -318,5 +414,6 @@ export function policyReport(o: PolicyOutcome): PolicyReport {
     candidate: o.candidate?.tag ?? null,
     highWater: o.ratchet?.highWater ?? null,
     error: o.error,
+    ...(o.unverified ? { unverified: o.unverified } : {}),
   };
 }

@@ -5,3 +5,4 @@ export * from './format.js';
 export * from './registry/index.js';
 export * from './diff.js';
 export * from './view.js';
+export * from './verify.js';

@@ -16,9 +16,11 @@ import type { PassEvent } from './events.js';
 export const MARKER_STATES = [
   'error',
   'candidate-missing',
+  'unverified',
   'stale',
   'downgrade-blocked',
   'pinned',
+  'held',
   'upgrade',
   'up-to-date',
 ] as const;
@@ -27,9 +29,11 @@ export type MarkerState = (typeof MARKER_STATES)[number];
 export const STATE_LABELS: Readonly<Record<MarkerState, string>> = {
   error: 'error',
   'candidate-missing': 'candidate missing',
+  unverified: 'unverified',
   stale: 'stale registry',
   'downgrade-blocked': 'downgrade blocked',
   pinned: 'pinned',
+  held: 'held by a gate',
   upgrade: 'upgrade written',
   'up-to-date': 'up to date',
 };
@@ -198,6 +202,11 @@ export function markerState(
       return 'downgrade-blocked';
     case 'candidate-missing':
       return 'candidate-missing';
+    case 'unverified':
+      return 'unverified';
+    case 'too-new':
+    case 'outside-window':
+      return 'held';
     case 'up-to-date':
     case 'equivalent':
       return policy?.stale ? 'stale' : 'up-to-date';
@@ -470,7 +479,7 @@ export async function overview(src: DashboardSource): Promise<Overview> {
         why: p.stale,
         href: `#/repository/${p.repository}`,
       });
-  const notable: MarkerState[] = ['error', 'candidate-missing', 'downgrade-blocked', 'pinned'];
+  const notable: MarkerState[] = ['error', 'candidate-missing', 'unverified', 'downgrade-blocked', 'pinned'];
   for (const m of markers)
     if (notable.includes(m.state))
       attention.push({

@@ -105,6 +105,17 @@ export interface BuildTimeCache {
   set(digest: string, value: BuildTime | null): Promise<void>;
 }
 
+/**
+ * Digests whose signatures a verifier accepted (`spec.verify`), keyed by the verifier's
+ * fingerprint and the digest: a digest's content never changes, so a hit costs no registry
+ * request. Only acceptances are kept: a signature may still arrive for an unsigned digest.
+ */
+export interface VerifiedCache {
+  /** Who signed the digest (the key's name), or undefined when not verified before. */
+  get(key: string): Promise<string | undefined>;
+  set(key: string, signer: string, at: Date): Promise<void>;
+}
+
 /** The newest finished scan and the newest good scan of one repository. */
 export interface LatestScans {
   /** The newest finished scan (ok or failed); null when there is none. */
@@ -207,6 +218,8 @@ export interface Store {
   // build times
   /** Build times by digest: immutable, so a hit (or a remembered "no time") never goes back to the registry. */
   buildTimeCache(): BuildTimeCache;
+  /** Signature verifications that passed, by verifier and digest (`spec.verify`). */
+  verifiedCache(): VerifiedCache;
 
   // policies
   getPolicyState(policy: string): Promise<PolicyState | null>;

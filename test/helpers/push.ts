@@ -114,7 +114,7 @@ async function expectOk(res: Response, what: string): Promise<void> {
   await res.arrayBuffer();
 }
 
-async function putBlob(
+export async function putBlob(
   registryUrl: string,
   repo: string,
   auth: PushAuth | undefined,
@@ -155,7 +155,7 @@ async function uploadBlob(
   return digest;
 }
 
-async function putManifest(
+export async function putManifest(
   registryUrl: string,
   repo: string,
   auth: PushAuth | undefined,

@@ -58,6 +58,9 @@ class FakeClient implements RegistryClient {
   platformDigest(): Promise<never> {
     throw new Error('not expected');
   }
+  signatures(): Promise<never> {
+    throw new Error('not expected');
+  }
   buildTime(): Promise<never> {
     throw new Error('not expected');
   }

@@ -5,6 +5,7 @@ import { DEFAULT_GUARD, type GuardSpec, type PolicyChoice } from '../types.js';
 import {
   duration,
   fluxDuration,
+  localRef,
   metadata,
   namespacedRef,
   oneOf,
@@ -106,6 +107,45 @@ const platform = z.string().transform((v, ctx) => {
   return variant ? { os, architecture, variant } : { os, architecture };
 });
 
+/** An RE2 pattern of `matchOIDCIdentity`, checked when the file is read. */
+const identityPattern = z.string().check((ctx) => {
+  const problem = throwsToIssue(() => compileRegex(ctx.value));
+  if (problem)
+    ctx.issues.push({
+      code: 'custom',
+      input: ctx.value,
+      message: `not a valid RE2 regular expression: ${problem}`,
+    });
+});
+
+/**
+ * `spec.verify` (docs/gates.md): Flux's `OCIRepository.spec.verify` shape. Keyless identities
+ * are read so that a file written for Flux loads, but verifying them needs Sigstore bundle
+ * support pawl does not have yet: such a policy is refused rather than left never writing.
+ */
+const verify = z
+  .object({
+    provider: oneOf(['cosign'] as const).default('cosign'),
+    secretRef: localRef.optional(),
+    matchOIDCIdentity: z.array(z.object({ issuer: identityPattern, subject: identityPattern })).default([]),
+  })
+  .superRefine((v, ctx) => {
+    if (v.matchOIDCIdentity.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['matchOIDCIdentity'],
+        message:
+          'asks for keyless (Fulcio certificate) verification, which this pawl cannot do yet; verify with public keys: secretRef naming a Secret with *.pub keys',
+      });
+    } else if (v.secretRef === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secretRef'],
+        message: 'is required: name a Secret whose keys ending in .pub hold the PEM public keys (cosign.pub)',
+      });
+    }
+  });
+
 const guard = z
   .object({
     downgrades: oneOf(['Block', 'Allow'] as const).default(DEFAULT_GUARD.downgrades),
@@ -156,6 +196,7 @@ export const imagePolicySchema = z
         interval: fluxDuration('interval').optional(),
         digest: z.object({ platform: platform }).optional(),
         guard,
+        verify: verify.optional(),
       })
       .superRefine((s, ctx) => {
         // Flux's own CEL rules: interval exactly when digests are re-read on a schedule.

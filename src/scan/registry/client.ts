@@ -12,6 +12,7 @@ import { Authorizer, type AuthOptions } from './auth.js';
 import { Exchanger, type ExchangeOptions } from './exchange.js';
 import { Manifests } from './manifests.js';
 import { familiarName } from './reference.js';
+import { legacySignatures } from './signatures.js';
 import { listTags } from './tags.js';
 import type {
   BuildTime,
@@ -20,6 +21,7 @@ import type {
   Platform,
   RegistryClient,
   RepositoryRef,
+  SignatureFind,
   TagList,
 } from './types.js';
 
@@ -52,6 +54,19 @@ class Client implements RegistryClient {
   ): Promise<ManifestHead> {
     const op = this.ex.startOp(`checking ${familiarName(repo)}:${reference}`, opts.signal, false);
     return this.ex.run(op, repo, () => this.manifests.head(op, repo, reference));
+  }
+
+  signatures(
+    repo: RepositoryRef,
+    digest: string,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<SignatureFind> {
+    const op = this.ex.startOp(
+      `reading the signatures of ${familiarName(repo)}@${digest}`,
+      opts.signal,
+      false,
+    );
+    return this.ex.run(op, repo, () => legacySignatures(this.ex, this.auth, op, repo, digest));
   }
 
   platformDigest(

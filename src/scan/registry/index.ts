@@ -5,6 +5,8 @@ export type {
   TagList,
   ManifestHead,
   Platform,
+  LegacySignature,
+  SignatureFind,
   RegistryClient,
   BuildTime,
   BuildTimeCache,

@@ -38,6 +38,21 @@ export interface Platform {
   variant?: string;
 }
 
+/** One cosign signature of the legacy `.sig` tag: the simple-signing payload and its signature. */
+export interface LegacySignature {
+  payload: Buffer;
+  /** Base64, as the `dev.cosignproject.cosign/signature` annotation holds it. */
+  signature: string;
+  /** The payload layer's digest, to name it in messages. */
+  layer: string;
+}
+
+/** The signatures found for a digest, and why others (or none) could not be read. */
+export interface SignatureFind {
+  legacy: LegacySignature[];
+  problems: string[];
+}
+
 export interface ManifestHead {
   exists: boolean;
   digest?: string;
@@ -64,6 +79,11 @@ export interface RegistryClient {
     platform: Platform,
     opts?: { signal?: AbortSignal },
   ): Promise<string | null>;
+  /**
+   * The cosign signatures stored for `digest` (`spec.verify`): the `.sig` tag's payloads. Fetching
+   * only; nothing here says whether they are good.
+   */
+  signatures(repo: RepositoryRef, digest: string, opts?: { signal?: AbortSignal }): Promise<SignatureFind>;
   /**
    * Build time of the image a tag or digest names (SPEC §4 order): null when the registry
    * has no usable time. Results are cached by digest by the caller-supplied cache.

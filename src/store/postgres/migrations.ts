@@ -16,4 +16,12 @@ export const PG_MIGRATIONS: readonly string[] = [
     // `latestEvents` asks for the newest event of each policy.
     indexes: 'CREATE INDEX events_by_policy ON events (policy, id);',
   }),
+  // 2: digests whose signatures spec.verify accepted, by verifier (docs/gates.md).
+  `
+  CREATE TABLE verified_digests (
+    key    TEXT   PRIMARY KEY,
+    signer TEXT   NOT NULL,
+    at     BIGINT NOT NULL
+  );
+  `,
 ];

@@ -62,6 +62,9 @@ export const SQL = {
   getBuildTime: 'SELECT created, source FROM build_times WHERE digest = $1',
   setBuildTime: `INSERT INTO build_times (digest, created, source) VALUES ($1, $2, $3)
      ON CONFLICT (digest) DO UPDATE SET created = excluded.created, source = excluded.source`,
+  getVerified: 'SELECT signer FROM verified_digests WHERE key = $1',
+  setVerified: `INSERT INTO verified_digests (key, signer, at) VALUES ($1, $2, $3)
+     ON CONFLICT (key) DO UPDATE SET signer = excluded.signer, at = excluded.at`,
   policyStates: 'SELECT * FROM policy_state WHERE policy = ANY($1::text[])',
   selectionHistory: 'SELECT * FROM selections WHERE policy = $1 ORDER BY id DESC LIMIT $2',
   latestSelections:

@@ -206,6 +206,16 @@ export class PostgresStore extends SingleReads implements store.Store {
     };
   }
 
+  verifiedCache(): store.VerifiedCache {
+    return {
+      get: async (key: string): Promise<string | undefined> =>
+        (await this.#s.q<{ signer: string }>(SQL.getVerified, [key]))[0]?.signer,
+      set: async (key: string, signer: string, at: Date): Promise<void> => {
+        await this.#s.q(SQL.setVerified, [key, signer, stored.ms(at)]);
+      },
+    };
+  }
+
   // ---------------------------------------------------------------- policies
 
   async policyStates(policies: readonly string[]): Promise<Map<string, store.PolicyState>> {

@@ -23,4 +23,12 @@ export const MIGRATIONS: readonly string[] = [
     version      INTEGER NOT NULL
   );
   `,
+  // 3: digests whose signatures spec.verify accepted, by verifier (docs/gates.md).
+  `
+  CREATE TABLE verified_digests (
+    key    TEXT    PRIMARY KEY,
+    signer TEXT    NOT NULL,
+    at     INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];

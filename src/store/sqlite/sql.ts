@@ -56,6 +56,8 @@ export const SQL = {
      ON CONFLICT (repository, tag) DO UPDATE SET digest = excluded.digest, at = excluded.at`,
   getBuildTime: 'SELECT created, source FROM build_times WHERE digest = ?',
   setBuildTime: 'INSERT OR REPLACE INTO build_times (digest, created, source) VALUES (?, ?, ?)',
+  getVerified: 'SELECT signer FROM verified_digests WHERE key = ?',
+  setVerified: 'INSERT OR REPLACE INTO verified_digests (key, signer, at) VALUES (?, ?, ?)',
   policyStates: 'SELECT p.* FROM json_each(?) j JOIN policy_state p ON p.policy = j.value',
   setPolicyState: `INSERT INTO policy_state (policy, spec_hash, high_water, high_water_at, pending) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (policy) DO UPDATE SET spec_hash = excluded.spec_hash, high_water = excluded.high_water,

@@ -226,6 +226,20 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     };
   }
 
+  verifiedCache(): store.VerifiedCache {
+    const get = this.#db.prepare(SQL.getVerified);
+    const set = this.#db.prepare(SQL.setVerified);
+    const groups = this.#groups;
+    return {
+      async get(key: string): Promise<string | undefined> {
+        return (get.get(key) as { signer: string } | undefined)?.signer;
+      },
+      async set(key: string, signer: string, at: Date): Promise<void> {
+        groups.write(() => set.run(key, signer, stored.ms(at)));
+      },
+    };
+  }
+
   // ---------------------------------------------------------------- policies
 
   async policyStates(policies: readonly string[]): Promise<Map<string, store.PolicyState>> {
