@@ -38,7 +38,7 @@ export interface PassObservation {
 /** A marked line in a state worth remembering. */
 interface LineMemory {
   policy: string;
-  reason: 'downgrade-blocked' | 'candidate-missing' | 'pinned';
+  reason: 'downgrade-blocked' | 'candidate-missing' | 'pinned' | 'too-new' | 'outside-window';
   current: string;
   candidate: string | null;
 }
@@ -53,6 +53,8 @@ export interface AlertMemory {
   scans: Record<string, { failures: number; lastAt: string; alerted: boolean }>;
   /** ImageUpdateAutomation → the error of its last failed pass. */
   failing: Record<string, string>;
+  /** Policy → the newest tag that failed `spec.verify` and why (absent in memories of older pawls). */
+  unverified?: Record<string, string>;
 }
 
 /** The memory while a pass is folded in. */
@@ -61,6 +63,7 @@ interface Working {
   stale: Map<string, { highWater: string; selected: string }>;
   scans: Map<string, { failures: number; lastAt: string; alerted: boolean }>;
   failing: Map<string, string>;
+  unverified: Map<string, string>;
 }
 
 export interface DeriveOptions {
@@ -69,10 +72,21 @@ export interface DeriveOptions {
 }
 
 export function emptyMemory(): AlertMemory {
-  return { lines: {}, stale: {}, scans: {}, failing: {} };
+  return { lines: {}, stale: {}, scans: {}, failing: {}, unverified: {} };
 }
 
-const NOTABLE = new Set<string>(['downgrade-blocked', 'candidate-missing', 'pinned']);
+/**
+ * Kept lines worth an event. The gates' holds (`too-new`, `outside-window`) are expected and
+ * sent as info; `unverified` is the policy's, not a line's (`unverifiedEvents`), so a line
+ * written to an older verified tag still tells of the refused newer one, and once per policy.
+ */
+const NOTABLE = new Set<string>([
+  'downgrade-blocked',
+  'candidate-missing',
+  'pinned',
+  'too-new',
+  'outside-window',
+]);
 
 function objectOf(kind: EventObjectKind, key: string): EventObject {
   const slash = key.indexOf('/');
@@ -98,6 +112,7 @@ export function eventsFrom(
     stale: new Map(Object.entries(previous.stale)),
     scans: new Map(Object.entries(previous.scans)),
     failing: new Map(Object.entries(previous.failing)),
+    unverified: new Map(Object.entries(previous.unverified ?? {})),
   };
   const at = current.at;
   const emit = (e: Omit<AlertEvent, 'at'>): void => {
@@ -105,6 +120,7 @@ export function eventsFrom(
   };
 
   for (const a of current.report.automations) automationEvents(a, memory, current, emit);
+  unverifiedEvents(current.report, memory, emit);
   if (current.guardEvents) staleEvents(current.report, current.guardEvents, memory, emit);
   if (current.scans) scanEvents(current.scans, memory, opts.scanFailures ?? 3, emit);
   return {
@@ -114,8 +130,37 @@ export function eventsFrom(
       stale: Object.fromEntries(memory.stale),
       scans: Object.fromEntries(memory.scans),
       failing: Object.fromEntries(memory.failing),
+      unverified: Object.fromEntries(memory.unverified),
     },
   };
+}
+
+/**
+ * `spec.verify`: an error when a policy's newest tag fails verification, once per tag and
+ * reason; forgotten when the newest tag passes again. A policy the pass did not evaluate keeps
+ * its memory (policies of automations not run are absent from the report).
+ */
+function unverifiedEvents(report: RunReport, memory: Working, emit: Emit): void {
+  for (const p of report.policies) {
+    if (!p.unverified) {
+      if (p.error === null) memory.unverified.delete(p.name);
+      continue;
+    }
+    const key = `${p.unverified.tag}\n${p.unverified.why}`;
+    if (memory.unverified.get(p.name) === key) continue;
+    memory.unverified.set(p.name, key);
+    const then =
+      p.candidate !== null
+        ? `the newest verified tag, ${p.candidate}, is the candidate`
+        : 'no tag below it is verified either';
+    emit({
+      object: objectOf('ImagePolicy', p.name),
+      severity: 'error',
+      reason: 'SignatureUnverified',
+      message: `Signature not verified: ${p.unverified.tag} ${p.unverified.why}; it is not written, and ${then}.`,
+      metadata: { tag: p.unverified.tag, ...(p.candidate !== null ? { candidate: p.candidate } : {}) },
+    });
+  }
 }
 
 type Emit = (e: Omit<AlertEvent, 'at'>) => void;
@@ -220,6 +265,15 @@ function lineEvent(
         reason: 'CandidateMissing',
         message: `Candidate missing ${where}: ${k.detail}`,
         metadata,
+      };
+    case 'too-new':
+    case 'outside-window':
+      return {
+        object,
+        severity: 'info',
+        reason: 'UpdateHeld',
+        message: `Update held ${where} (${k.reason}): ${k.detail}`,
+        metadata: { ...metadata, gate: k.reason },
       };
     default: {
       const pin = guardEvents?.find(

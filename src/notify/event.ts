@@ -27,6 +27,8 @@ export type EventReason =
   | 'StaleTagListEnded'
   | 'PinCreated'
   | 'PinLifted'
+  | 'UpdateHeld'
+  | 'SignatureUnverified'
   | 'UpdateFailed'
   | 'ScanFailing'
   | 'ScanRecovered'
@@ -39,6 +41,8 @@ export const EVENT_REASONS: readonly EventReason[] = [
   'StaleTagListEnded',
   'PinCreated',
   'PinLifted',
+  'UpdateHeld',
+  'SignatureUnverified',
   'UpdateFailed',
   'ScanFailing',
   'ScanRecovered',

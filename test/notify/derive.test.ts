@@ -283,3 +283,68 @@ describe('eventsFrom', () => {
     assert.deepEqual(reasons(r!), ['CandidateMissing']);
   });
 });
+
+describe('eventsFrom: the gates', () => {
+  const unverified = (tag: string | null, m: number, candidate = '1.1.0'): PassObservation => {
+    const r = report([automation({})]);
+    return {
+      at: at(m),
+      report: {
+        ...r,
+        policies: r.policies.map((p) => ({
+          ...p,
+          candidate,
+          ...(tag ? { unverified: { tag, why: '(sha256:ab) is not verified: no signature tag' } } : {}),
+        })),
+      },
+    };
+  };
+
+  test('an unverified newest tag is an error once per tag, also when an older verified one was written; again after it passed', () => {
+    const [first, second, third, fourth, fifth] = fold([
+      unverified('1.2.0', 1),
+      unverified('1.2.0', 2),
+      unverified('1.3.0', 3),
+      unverified(null, 4, '1.3.0'),
+      unverified('1.4.0', 5),
+    ]);
+    assert.deepEqual(reasons(first!), ['SignatureUnverified']);
+    assert.equal(first![0]!.severity, 'error');
+    assert.match(
+      first![0]!.message,
+      /1\.2\.0 \(sha256:ab\) is not verified: no signature tag; .*newest verified tag, 1\.1\.0/,
+    );
+    assert.deepEqual(first![0]!.metadata, { tag: '1.2.0', candidate: '1.1.0' });
+    assert.deepEqual(second, []);
+    assert.deepEqual(reasons(third!), ['SignatureUnverified']);
+    assert.deepEqual(fourth, []);
+    assert.deepEqual(reasons(fifth!), ['SignatureUnverified']);
+  });
+
+  test('too-new and outside-window holds are info, when the hold begins or its candidate changes', () => {
+    const held = (reason: 'too-new' | 'outside-window', candidate: string, m: number): PassObservation => ({
+      at: at(m),
+      report: report([
+        automation({ kept: [kept('apps/a.yaml', 3, reason, '1.0.0', candidate, `held ${m}`)] }),
+      ]),
+    });
+    const [first, second, third, fourth] = fold([
+      held('outside-window', '1.1.0', 1),
+      held('outside-window', '1.1.0', 2),
+      held('too-new', '1.1.0', 3),
+      held('too-new', '1.2.0', 4),
+    ]);
+    assert.deepEqual(reasons(first!), ['UpdateHeld']);
+    assert.equal(first![0]!.severity, 'info');
+    assert.equal(first![0]!.metadata.gate, 'outside-window');
+    assert.deepEqual(second, []);
+    assert.deepEqual(reasons(third!), ['UpdateHeld']);
+    assert.deepEqual(reasons(fourth!), ['UpdateHeld']);
+  });
+
+  test('a memory from a pawl without spec.verify (no unverified field) is read', () => {
+    const { unverified: _, ...old } = emptyMemory();
+    const r = eventsFrom(old, unverified('1.2.0', 1));
+    assert.deepEqual(reasons(r.events), ['SignatureUnverified']);
+  });
+});

@@ -12,6 +12,7 @@ import {
   type AlertEvent,
 } from '../../src/notify/index.js';
 import type { GuardEvent } from '../../src/guard/types.js';
+import type { RunReport } from '../../src/records/index.js';
 import { closedPort, loopbackCertificate, startReceiver, type Receiver } from '../helpers/receiver.js';
 import {
   BLOCKED,
@@ -59,6 +60,17 @@ function instantSleep(): { sleep: (ms: number) => Promise<void>; waits: number[]
   };
 }
 
+/** A report whose policy's newest tag 1.2.0 failed spec.verify (1.1.0 is the newest verified). */
+function withUnverified(r: RunReport): RunReport {
+  return {
+    ...r,
+    policies: r.policies.map((p) => ({
+      ...p,
+      unverified: { tag: '1.2.0', why: 'is not verified: no signature tag' },
+    })),
+  };
+}
+
 /** Three passes that between them produce every event type once. */
 function passes(): PassObservation[] {
   const pinEvent: GuardEvent = {
@@ -91,14 +103,16 @@ function passes(): PassObservation[] {
   return [
     {
       at: at(1),
-      report: report([
-        automation({
-          result: 'pushed',
-          commit: COMMIT,
-          changes: [change],
-          kept: [BLOCKED, MISSING, PINNED],
-        }),
-      ]),
+      report: withUnverified(
+        report([
+          automation({
+            result: 'pushed',
+            commit: COMMIT,
+            changes: [change],
+            kept: [BLOCKED, MISSING, PINNED],
+          }),
+        ]),
+      ),
       guardEvents: [stale, pinEvent],
       scans: [failedScan(-1), failedScan(0), failedScan(1)],
     },
@@ -112,7 +126,19 @@ function passes(): PassObservation[] {
       at: at(3),
       report: report([
         automation({
-          kept: [BLOCKED, MISSING, kept('apps/d.yaml', 5, 'up-to-date', '1.1.0', '1.1.0', '')],
+          kept: [
+            BLOCKED,
+            MISSING,
+            kept('apps/d.yaml', 5, 'up-to-date', '1.1.0', '1.1.0', ''),
+            kept(
+              'apps/e.yaml',
+              7,
+              'too-new',
+              '1.0.0',
+              '1.1.0',
+              '1.1.0 was first seen by pawl less than 1h ago.',
+            ),
+          ],
         }),
       ]),
       guardEvents: [],
