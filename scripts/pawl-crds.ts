@@ -63,6 +63,62 @@ const guard: Json = {
       type: 'boolean',
       default: true,
     },
+    minimumAge: {
+      description:
+        'Gate (docs/gates.md): a tag pawl first saw less than this long ago is not written yet (too-new).',
+      type: 'string',
+      pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$',
+    },
+    window: {
+      description: 'Gate (docs/gates.md): writes only inside the window (outside-window).',
+      type: 'object',
+      required: ['schedule'],
+      properties: {
+        schedule: { description: 'Five-field cron: the minutes on which the window opens.', type: 'string' },
+        timeZone: { description: 'IANA time zone of the schedule.', type: 'string', default: 'UTC' },
+        duration: {
+          description: 'How long the window stays open after each matching minute.',
+          type: 'string',
+          pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$',
+          default: '1m',
+        },
+      },
+    },
+  },
+};
+
+const digest: Json = {
+  description: "pawl's: which digest a digest reflection writes (docs/gates.md).",
+  type: 'object',
+  properties: {
+    platform: {
+      description: "One platform's manifest digest instead of the index's: os/architecture[/variant].",
+      type: 'string',
+    },
+  },
+};
+
+const verify: Json = {
+  description:
+    "pawl's gate (docs/gates.md), in the shape of Flux's OCIRepository.spec.verify: only tags whose digest a trusted key signed are candidates.",
+  type: 'object',
+  properties: {
+    provider: { type: 'string', enum: ['cosign'], default: 'cosign' },
+    secretRef: {
+      description: 'A Secret in the same namespace whose keys ending in .pub are PEM public keys.',
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: 'string' } },
+    },
+    matchOIDCIdentity: {
+      description: 'Keyless identities (RE2); not supported by pawl yet.',
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['issuer', 'subject'],
+        properties: { issuer: { type: 'string' }, subject: { type: 'string' } },
+      },
+    },
   },
 };
 
@@ -91,6 +147,8 @@ function pawlCrd(flux: Json): Json {
   const props = specSchema.properties as Json;
   if (names.kind === 'ImagePolicy') {
     props.guard = guard;
+    props.digest = digest;
+    props.verify = verify;
     const policy = props.policy as Json;
     (policy.properties as Json).newestBuild = newestBuild;
   }

@@ -90,3 +90,31 @@ test('the committed CRDs are what scripts/pawl-crds.ts writes', async () => {
     },
   });
 });
+
+test('a pawl ImagePolicy keeps its gates (verify, minimumAge, window, digest.platform) through the API server', async () => {
+  await kube.kubectl(
+    ['apply', '-f', '-'],
+    `
+apiVersion: image.pawl.dev/v1alpha1
+kind: ImagePolicy
+metadata: {name: gated, namespace: default}
+spec:
+  imageRepositoryRef: {name: app}
+  policy: {semver: {range: ">=1.0.0"}}
+  digestReflectionPolicy: IfNotPresent
+  digest: {platform: linux/arm64}
+  verify: {provider: cosign, secretRef: {name: cosign-keys}}
+  guard: {minimumAge: 1h, window: {schedule: "0 9 * * 1-5", timeZone: Europe/Berlin, duration: 8h}}
+`,
+  );
+  const { stdout } = await kube.kubectl(['get', 'imagepolicies.image.pawl.dev', 'gated', '-o', 'json']);
+  const spec = (JSON.parse(stdout) as { spec: Record<string, { [k: string]: unknown }> }).spec;
+  assert.deepEqual(spec.verify, { provider: 'cosign', secretRef: { name: 'cosign-keys' } });
+  assert.deepEqual(spec.digest, { platform: 'linux/arm64' });
+  assert.equal(spec.guard!.minimumAge, '1h');
+  assert.deepEqual(spec.guard!.window, {
+    schedule: '0 9 * * 1-5',
+    timeZone: 'Europe/Berlin',
+    duration: '8h',
+  });
+});
