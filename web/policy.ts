@@ -49,6 +49,12 @@ export function renderPolicy(e: Explanation): HTMLElement {
           h('dt', {}, 'Ratchet'),
           h('dd', {}, e.ratchet),
           e.error ? [h('dt', {}, 'Error'), h('dd', { class: 'error' }, e.error)] : null,
+          e.unverified
+            ? [
+                h('dt', {}, 'Unverified'),
+                h('dd', { class: 'error' }, `${e.unverified.tag} ${e.unverified.why}`),
+              ]
+            : null,
         ),
         e.counts
           ? h(

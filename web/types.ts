@@ -100,6 +100,8 @@ export interface Explanation {
   selected: string | null;
   candidate: string | null;
   error: string | null;
+  /** `spec.verify`: the newest selected tag when it failed verification (absent from older servers). */
+  unverified?: { tag: string; why: string } | null;
   counts: {
     tags: number;
     excluded: number;

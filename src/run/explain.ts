@@ -21,6 +21,8 @@ export interface Explanation {
   selected: string | null;
   candidate: string | null;
   error: string | null;
+  /** `spec.verify`: the newest selected tag when it failed verification, and why. */
+  unverified: { tag: string; why: string } | null;
   counts: {
     tags: number;
     excluded: number;
@@ -110,6 +112,7 @@ export async function explain(
     selected: sel?.tag ?? null,
     candidate: o.candidate?.tag ?? null,
     error: o.error,
+    unverified: o.unverified,
     counts: sel
       ? {
           tags: tagCount,

@@ -25,6 +25,7 @@ import type {
   Store,
   StoreWrite,
   TagDigestWrite,
+  VerifiedCache,
 } from '../store/index.js';
 import { verifierFor, verifyDigest, type ScanClients, type Verifier } from '../scan/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
@@ -307,12 +308,15 @@ export const MAX_VERIFY_WALK = 20;
  * moved to an unsigned digest after a check is checked again.
  */
 class Verification {
+  private readonly cache: VerifiedCache;
   constructor(
     private readonly verifier: Verifier,
     private readonly policy: ImagePolicy,
     private readonly facts: ImageFacts,
     private readonly deps: PolicyDeps,
-  ) {}
+  ) {
+    this.cache = deps.store.verifiedCache();
+  }
 
   /** The first verified of `tags` (best first), and why the newest failed when it did. */
   async newest(
@@ -345,7 +349,7 @@ class Verification {
       this.facts.client,
       this.facts.ref,
       digest,
-      this.deps.store.verifiedCache(),
+      this.cache,
       this.deps.now(),
     );
     if (!v.verified) return { ok: false, why: `(${digest}) is not verified: ${v.why}` };

@@ -150,6 +150,7 @@ describe('spec.verify: cosign key signatures', () => {
     // Each refusal, tag by tag, through explain's JSON-free text is long; the store's decision says it.
     const explain = await w.pawl(['explain', 'flux-system/app']);
     assert.equal(explain.code, 0, explain.stderr);
+    assert.match(explain.stdout, /unverified: 1\.3\.0 .*by none of the keys/, explain.stdout);
   });
 
   test('a tag moved to an unsigned digest after it was verified → not written', async () => {

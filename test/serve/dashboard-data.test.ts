@@ -36,6 +36,10 @@ test('markerState: the reason, and the policy’s situation for lines that were 
   assert.equal(markerState('up-to-date', fine), 'up-to-date');
   assert.equal(markerState('up-to-date', stale), 'stale');
   assert.equal(markerState('no-candidate', fine), 'error');
+  // spec.verify's refusal needs a person; the time gates are expected holds, not errors.
+  assert.equal(markerState('unverified', fine), 'unverified');
+  assert.equal(markerState('too-new', fine), 'held');
+  assert.equal(markerState('outside-window', fine), 'held');
   assert.equal(markerState('no-candidate', stale), 'stale');
   assert.equal(
     markerState('no-candidate', { ...fine, pending: { candidate: 'x', count: 1, firstAt: '', lastAt: '' } }),

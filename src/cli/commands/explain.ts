@@ -74,6 +74,8 @@ export function renderExplanation(ctx: CommandContext, e: Explanation): void {
     ctx,
     `  selected: ${e.selected ?? '(none)'}   candidate: ${e.candidate ?? '(none)'}${e.error ? `   (${e.error})` : ''}`,
   );
+  if (e.unverified)
+    writeLine(ctx, `  unverified: ${e.unverified.tag} ${e.unverified.why} (spec.verify; never a candidate)`);
   writeLine(ctx, `  ${e.ratchet}`);
   if (e.candidates.length > 0) {
     writeLine(ctx, '');
