@@ -319,9 +319,7 @@ class Verification {
   }
 
   /** The first verified of `tags` (best first), and why the newest failed when it did. */
-  async newest(
-    tags: readonly string[],
-  ): Promise<{
+  async newest(tags: readonly string[]): Promise<{
     tag: { tag: string; digest?: string } | null;
     unverified: { tag: string; why: string } | null;
   }> {
