@@ -140,7 +140,12 @@ async function chrootRunner(layout: string, tag: string, dir: string): Promise<R
   const bundle = join(dir, 'bundle');
   await must('umoci', ['unpack', '--image', `${layout}:${tag}`, bundle], 300_000);
   const rootfs = join(bundle, 'rootfs');
-  const env = ['PATH=/usr/local/bin:/usr/bin:/bin', 'PAWL_STATE_DIR=/var/lib/pawl', 'HOME=/var/lib/pawl'];
+  const env = [
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    'PAWL_CONFIG=/etc/pawl/config',
+    'PAWL_STATE_DIR=/var/lib/pawl',
+    'HOME=/var/lib/pawl',
+  ];
   const script = (args: string[], opts: RunOptions = {}) => {
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const binds = (opts.mounts ?? []).map(
@@ -312,6 +317,7 @@ if (!reason) {
     assert.equal(config.config.User, `${PAWL_UID}:${PAWL_UID}`);
     assert.deepEqual(config.config.Entrypoint, ['/usr/bin/tini', '--', 'pawl']);
     assert.ok(config.config.Env.includes('PAWL_STATE_DIR=/var/lib/pawl'));
+    assert.ok(config.config.Env.includes('PAWL_CONFIG=/etc/pawl/config'));
     assert.ok('/var/lib/pawl' in config.config.Volumes);
     const id = await runner!.run([], { entrypoint: ['id', '-u'] });
     assert.equal(id.stdout.trim(), String(PAWL_UID));
@@ -344,6 +350,17 @@ if (!reason) {
       no.stdout + no.stderr,
       /\/config\/flux\.yaml:12: ImagePolicy flux-system\/podinfo: spec\.policy\.semver\.range/,
     );
+  });
+
+  test('PAWL_CONFIG: a configuration mounted at /etc/pawl/config needs no -c (as kubectl exec … pawl explain)', async () => {
+    const dir = join(work, 'mounted');
+    await mkdir(dir);
+    await writeFile(join(dir, 'flux.yaml'), GOOD);
+    const r = await runner!.run(['validate'], {
+      mounts: [{ host: dir, container: '/etc/pawl/config', readOnly: true }],
+    });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /1 ImageRepository, 1 ImagePolicy; 0 errors/);
   });
 
   test('git and SQLite work inside the image', async () => {
