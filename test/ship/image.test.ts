@@ -72,6 +72,8 @@ interface RunOptions {
   mounts?: Mount[];
   entrypoint?: string[];
   network?: 'none' | 'host';
+  /** Added to the image's environment (a Deployment's `env`). */
+  env?: Record<string, string>;
 }
 
 interface Started {
@@ -107,6 +109,7 @@ function podmanRunner(ref: string): Runner {
     `--network=${opts.network ?? 'none'}`,
     ...HARDENED,
     ...(opts.mounts ?? []).map((m) => `--volume=${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
+    ...Object.entries(opts.env ?? {}).map(([k, v]) => `--env=${k}=${v}`),
     ...(opts.entrypoint ? [`--entrypoint=${JSON.stringify(opts.entrypoint)}`] : []),
   ];
   return {
@@ -164,8 +167,12 @@ async function chrootRunner(layout: string, tag: string, dir: string): Promise<R
         (d) => `touch ${q(`${rootfs}/dev/${d}`)} && mount --bind /dev/${d} ${q(`${rootfs}/dev/${d}`)}`,
       ),
       ...binds,
-      `exec chroot --userspec=${PAWL_UID}:${PAWL_UID} ${q(rootfs)} /usr/bin/env -i ${env.map(q).join(' ')} ` +
-        [...entry, ...args].map(q).join(' '),
+      `exec chroot --userspec=${PAWL_UID}:${PAWL_UID} ${q(rootfs)} /usr/bin/env -i ${[
+        ...env,
+        ...Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      ]
+        .map(q)
+        .join(' ')} ` + [...entry, ...args].map(q).join(' '),
     ].join('\n');
   };
   const unshare = (args: string[], opts?: RunOptions) => [
@@ -452,7 +459,10 @@ if (!reason) {
       throw new Error(`the test does not know the Deployment's mount ${m.mountPath}: add it here`);
     });
 
-    const server = await runner!.start(args, { mounts, network: 'host' });
+    // And its environment: the configuration, state and Secrets are given there, not as flags.
+    const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']));
+    assert.equal(env.PAWL_SECRETS_DIR, '/etc/pawl/secrets');
+    const server = await runner!.start(args, { mounts, network: 'host', env });
     let ready: Response | undefined;
     let body = '';
     // Poll until the daemon is up; how long it takes is not the point (no timed assertion), the
