@@ -15,9 +15,13 @@ ENV npm_config_nodedir=/usr/local
 COPY package.json package-lock.json ./
 # `npm ls` fails on a tree npm left incomplete (npm 10 can exit 0 after a failed download).
 RUN npm ci --no-audit --no-fund && npm ls >/dev/null
-COPY tsconfig.json tsconfig.build.json ./
+# `npm run build`'s two steps: the CLI as one esbuild bundle (dist/cli/), the dashboard (dist/web/).
+COPY tsconfig.json ./
+COPY scripts/build.ts scripts/build-web.ts ./scripts/
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json --declaration false --sourceMap false \
+COPY web ./web
+RUN node --import tsx scripts/build.ts \
+ && node --import tsx scripts/build-web.ts \
  && npm prune --omit=dev --no-audit --no-fund \
  && cd node_modules/better-sqlite3 \
  && rm -rf deps src build/Release/obj build/Release/obj.target build/Release/.deps build/Release/test_extension.node
@@ -38,7 +42,8 @@ COPY bin/pawl.js /opt/pawl/bin/pawl.js
 COPY --from=build /src/dist /opt/pawl/dist
 RUN ln -s /opt/pawl/bin/pawl.js /usr/local/bin/pawl
 USER 10001:10001
-ENV PAWL_STATE_DIR=/var/lib/pawl NODE_ENV=production
+# PAWL_CONFIG: mount the configuration there (or give -c); `kubectl exec … pawl explain` then needs no -c.
+ENV PAWL_CONFIG=/etc/pawl/config PAWL_STATE_DIR=/var/lib/pawl NODE_ENV=production
 VOLUME /var/lib/pawl
 WORKDIR /var/lib/pawl
 EXPOSE 9292 9293

@@ -234,7 +234,7 @@ revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 umoci config --image "$oci:$img" --config.user "$PAWL_UID:$PAWL_UID" \
   --config.entrypoint /usr/bin/tini --config.entrypoint -- --config.entrypoint pawl \
   --config.cmd --help \
-  --config.env "PAWL_STATE_DIR=$STATE_DIR" --config.env NODE_ENV=production \
+  --config.env "PAWL_CONFIG=/etc/pawl/config" --config.env "PAWL_STATE_DIR=$STATE_DIR" --config.env NODE_ENV=production \
   --config.volume "$STATE_DIR" --config.workingdir "$STATE_DIR" \
   --config.exposedports 8080/tcp --config.exposedports 9090/tcp \
   --config.label "org.opencontainers.image.title=pawl" \

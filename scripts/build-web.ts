@@ -1,26 +1,19 @@
 /**
  * Builds the dashboard (web/ → dist/web/): one ES module, one stylesheet and the page, minified.
- * `npm run build` runs it after tsc; tests call buildWeb() into a temporary directory.
+ * `npm run build` runs it after tsc; tests call buildWeb() into a temporary directory. The
+ * options are shared with a daemon run from a checkout (src/serve/web-build.ts).
  */
 import { build } from 'esbuild';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { webBuildOptions } from '../src/serve/web-build.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export async function buildWeb(outDir = join(ROOT, 'dist', 'web')): Promise<string> {
   await mkdir(outDir, { recursive: true });
-  await build({
-    entryPoints: { app: join(ROOT, 'web', 'app.ts') },
-    outdir: outDir,
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    target: ['es2022', 'chrome110', 'firefox110', 'safari16'],
-    legalComments: 'none',
-    logLevel: 'warning',
-  });
+  await build({ ...webBuildOptions(join(ROOT, 'web')), outdir: outDir, logLevel: 'warning' });
   await copyFile(join(ROOT, 'web', 'index.html'), join(outDir, 'index.html'));
   return outDir;
 }

@@ -17,8 +17,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-/** Native addons (and packages that locate files beside themselves at run time). */
-export const EXTERNAL = ['better-sqlite3'];
+/**
+ * Native addons (and packages that locate files beside themselves at run time). esbuild is only
+ * imported by a daemon run from a checkout's sources (src/serve/web-build.ts), never by the build.
+ */
+export const EXTERNAL = ['better-sqlite3', 'esbuild'];
 
 export async function buildCli(outDir = join(root, 'dist')): Promise<void> {
   await rm(outDir, { recursive: true, force: true });

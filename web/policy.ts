@@ -13,8 +13,6 @@ const STATE_OF: Record<string, MarkerState> = {
 };
 
 export function renderPolicy(e: Explanation): HTMLElement {
-  const previous = e.candidates[1]?.tag;
-  const rollbackTo = previous ?? 'TAG';
   const pinned = e.markers.some((m) => m.reason === 'pinned');
   return h(
     'div',
@@ -71,15 +69,17 @@ export function renderPolicy(e: Explanation): HTMLElement {
         h(
           'p',
           { class: 'muted' },
-          'This page changes nothing. To act, run one of these where pawl’s configuration is:',
+          'This page changes nothing. To act, run one of these beside the daemon (they carry its -c and --state-dir):',
         ),
-        copyButton(`pawl rollback ${e.policy} --to ${rollbackTo} --reason "…"`, `roll back ${e.policy}`),
+        copyButton(e.commands.rollback, `roll back ${e.policy}`),
         h(
           'p',
           { class: 'muted small' },
-          'Writes the older tag, commits with trailers and pins the lines until a newer release.',
+          e.rollbackTo
+            ? `Writes ${e.rollbackTo}, the newest candidate older than the lines, commits with trailers and pins the lines until a newer release.`
+            : 'No candidate is known to be older than the lines: put the tag to go back to in place of TAG. Commits with trailers and pins the lines until a newer release.',
         ),
-        copyButton(`pawl release ${e.policy}`, `release ${e.policy}`),
+        copyButton(e.commands.release, `release ${e.policy}`),
         h(
           'p',
           { class: 'muted small' },
@@ -87,7 +87,7 @@ export function renderPolicy(e: Explanation): HTMLElement {
             ? 'Lifts the pin and writes the candidate now.'
             : 'Nothing is pinned now; release would change nothing.',
         ),
-        copyButton(`pawl explain ${e.policy}`, `explain ${e.policy}`),
+        copyButton(e.commands.explain, `explain ${e.policy}`),
       ),
     ),
     h(

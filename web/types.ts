@@ -137,6 +137,8 @@ export interface Explanation {
   }[];
   automationErrors: { automation: string; error: string }[];
   events: { at: string; kind: string; detail: Record<string, unknown> }[];
+  rollbackTo: string | null;
+  commands: { rollback: string; release: string; explain: string };
 }
 
 export const STATE_LABELS: Record<MarkerState, string> = {

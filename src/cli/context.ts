@@ -1,9 +1,10 @@
-import { resolve } from 'node:path';
+import { delimiter, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { LOG_LEVELS, Redactor, createLogger, type LogLevel, type Logger } from '../util/index.js';
 
 /** Options every command takes (SPEC §5). */
 export interface GlobalOptions {
+  /** `-c` paths; without any, those of env `PAWL_CONFIG` (several joined by `:`, as in PATH). */
   config: string[];
   /**
    * Absolute: resolved once here, because git runs in other directories and is handed files
@@ -20,6 +21,12 @@ export interface GlobalOptions {
   store?: { value: string; from: '--store' | 'PAWL_STORE' };
   /** `--store-password-file`: the PostgreSQL password (else env PAWL_STORE_PASSWORD). */
   storePasswordFile?: string;
+  /**
+   * The global options given on the command line, as words: the commands this one offers for
+   * copying repeat them, so that they act on the same configuration and state. Those taken from
+   * the environment are not repeated (the same shell has them).
+   */
+  given?: string[];
 }
 
 export interface CommandContext {
@@ -35,7 +42,12 @@ export interface CommandContext {
 /** Adds the global options to a (sub)command, so they may be given after the command name too. */
 export function withGlobalOptions(cmd: Command): Command {
   return cmd
-    .option('-c, --config <path>', 'configuration file or directory (repeatable)', collect, [] as string[])
+    .option(
+      '-c, --config <path>',
+      'configuration file or directory (repeatable; env PAWL_CONFIG)',
+      collect,
+      [] as string[],
+    )
     .option('--state-dir <dir>', 'state directory (env PAWL_STATE_DIR)')
     .addOption(new Option('--log-level <level>', 'log level').choices([...LOG_LEVELS]))
     .option('--json', 'machine-readable output on stdout; logs on stderr')
@@ -84,12 +96,21 @@ export function contextFrom(cmd: Command): CommandContext {
     if (o.store !== undefined) raw.store = o.store;
     if (o.storePasswordFile !== undefined) raw.storePasswordFile = o.storePasswordFile;
   }
+  const given: string[] = [
+    ...raw.config.flatMap((c) => ['-c', c]),
+    ...(raw.stateDir !== undefined ? ['--state-dir', raw.stateDir] : []),
+    ...(raw.secretsDir !== undefined ? ['--secrets-dir', raw.secretsDir] : []),
+    ...(raw.store !== undefined ? ['--store', raw.store] : []),
+    ...(raw.storePasswordFile !== undefined ? ['--store-password-file', raw.storePasswordFile] : []),
+  ];
   const options: GlobalOptions = {
-    config: raw.config,
+    // The flag wins over the environment, which wins over nothing (commands then say what to give).
+    config: raw.config.length > 0 ? raw.config : configFromEnv(process.env.PAWL_CONFIG),
     stateDir: resolve(raw.stateDir ?? (process.env.PAWL_STATE_DIR || './.pawl')),
     logLevel: raw.logLevel ?? (process.env.PAWL_LOG_LEVEL as LogLevel | undefined) ?? 'warn',
     json: raw.json === true,
     strict: raw.strict === true,
+    given,
   };
   const secretsDir = raw.secretsDir ?? process.env.PAWL_SECRETS_DIR;
   if (secretsDir) options.secretsDir = secretsDir;
@@ -107,6 +128,40 @@ export function contextFrom(cmd: Command): CommandContext {
     stderr: process.stderr,
     redactor,
   };
+}
+
+/**
+ * The global options the daemon's offered commands carry: every one that decides what it reads
+ * and writes, from a flag or the environment, with absolute paths — they are run beside the
+ * daemon (`kubectl exec`, another shell on its host), not in the directory it was started from.
+ */
+export function daemonGlobals(o: GlobalOptions, cwd = process.cwd()): string[] {
+  const abs = (p: string) => resolve(cwd, p);
+  const store = o.store?.value;
+  return [
+    ...o.config.flatMap((c) => ['-c', abs(c)]),
+    '--state-dir',
+    o.stateDir,
+    ...(o.secretsDir ? ['--secrets-dir', abs(o.secretsDir)] : []),
+    ...(store ? ['--store', /^postgres(ql)?:\/\//.test(store) ? withoutPassword(store) : abs(store)] : []),
+    ...(o.storePasswordFile ? ['--store-password-file', abs(o.storePasswordFile)] : []),
+  ];
+}
+
+/** A printed command never holds the store's password (it comes from the file or the environment). */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** `PAWL_CONFIG`: one path, or several joined by the path delimiter (`:`), empty parts ignored. */
+export function configFromEnv(value: string | undefined): string[] {
+  return (value ?? '').split(delimiter).filter((p) => p !== '');
 }
 
 /** A command's action: resolves to the exit code; throws PawlError for 1/2 with a message. */

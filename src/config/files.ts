@@ -40,7 +40,7 @@ export async function walkConfigPaths(
 ): Promise<ConfigInputs> {
   if (paths.length === 0) {
     throw new UsageError(
-      'no configuration given: pass -c PATH (a file or directory of Flux/pawl YAML objects)',
+      'no configuration given: pass -c PATH (a file or directory of Flux/pawl YAML objects) or set PAWL_CONFIG',
     );
   }
   const out: ConfigInputs = { files: [], kustomizations: [], real: new Map(), top: new Map() };

@@ -5,6 +5,7 @@
 import type { RatchetState } from './ratchet.js';
 import type { PinStatus } from './pins.js';
 import type { GuardVerdict, GuardEvent, Reason } from './types.js';
+import { plainCommand, type CommandSpeller } from '../util/index.js';
 
 /** Short labels for tables. */
 export const REASON_LABELS: Readonly<Record<Reason, string>> = {
@@ -61,6 +62,13 @@ export interface ExplainContext {
   current: string;
   /** The candidate tag. */
   candidate: string | null;
+  /** `ns/name` of the policy's ImageRepository, for the commands that name it. */
+  repository?: string;
+  /**
+   * How the commands are spelled so that they run as printed where they are offered (with the
+   * `-c` and `--state-dir` of the command or daemon offering them); default: bare `pawl …`.
+   */
+  command?: CommandSpeller;
 }
 
 /** The decision's sentence and what a person can do about it, one line each. */
@@ -74,27 +82,29 @@ export function explainDecision(d: GuardVerdict, ctx: ExplainContext): string[] 
 /** What to do next, or null when nothing is needed. */
 export function adviceFor(reason: Reason, ctx: ExplainContext): string | null {
   const { policy, candidate } = ctx;
+  const cmd = ctx.command ?? plainCommand;
+  const rollback = (to: string, reason = false) => cmd(['rollback', policy, '--to', to], { reason });
   switch (reason) {
     case 'downgrade-blocked':
       return candidate
-        ? `To write ${candidate} anyway, roll back on purpose: pawl rollback ${policy} --to ${candidate} --reason "…" (the line then stays there until a newer release).`
-        : `To roll back on purpose: pawl rollback ${policy} --to TAG --reason "…".`;
+        ? `To write ${candidate} anyway, roll back on purpose: ${rollback(candidate, true)} (the line then stays there until a newer release).`
+        : `To roll back on purpose: ${rollback('TAG', true)}.`;
     case 'pinned':
-      return `To upgrade now: pawl release ${policy}. A release first seen after the pin lifts it by itself.`;
+      return `To upgrade now: ${cmd(['release', policy])}. A release first seen after the pin lifts it by itself.`;
     case 'undecidable':
-      return `Make the value pass the policy’s filterTags, or publish build times (the org.opencontainers.image.created annotation or label); to replace it anyway: pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
+      return `Make the value pass the policy’s filterTags, or publish build times (the org.opencontainers.image.created annotation or label); to replace it anyway: ${rollback(candidate ?? 'TAG')}.`;
     case 'invalid-value':
-      return `Fix the line by hand, or write a tag on purpose: pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
+      return `Fix the line by hand, or write a tag on purpose: ${rollback(candidate ?? 'TAG')}.`;
     case 'candidate-missing':
-      return `pawl tries again at the next run; pawl tags <repository> --history shows what the registry listed.`;
+      return `pawl tries again at the next run; ${cmd(['tags', ctx.repository ?? '<repository>', '--history'])} shows what the registry listed.`;
     case 'unverified':
       return 'Sign the newest image by its digest with a key of spec.verify.secretRef (cosign sign --key cosign.key IMAGE@DIGEST); pawl checks again at the next run.';
     case 'outside-window':
-      return `To write now anyway: pawl release ${policy} (not held by the window), or pawl rollback ${policy} --to ${candidate ?? 'TAG'}.`;
+      return `To write now anyway: ${cmd(['release', policy])} (not held by the window), or ${rollback(candidate ?? 'TAG')}.`;
     case 'too-new':
-      return `To write ${candidate ?? 'it'} before it is old enough: pawl release ${policy}, or lower guard.minimumAge.`;
+      return `To write ${candidate ?? 'it'} before it is old enough: ${cmd(['release', policy])}, or lower guard.minimumAge.`;
     case 'no-candidate':
-      return `pawl explain ${policy} shows the last scans and any regression waiting for confirmation.`;
+      return `${cmd(['explain', policy])} shows the last scans and any regression waiting for confirmation.`;
     default:
       return null;
   }

@@ -7,7 +7,8 @@
 import { refKey, type ImagePolicy } from '../config/index.js';
 import { adviceFor, explainPin, explainRatchet, REASON_LABELS, type Reason } from '../guard/index.js';
 import { describeAnomaly } from '../scan/index.js';
-import { errorMessage } from '../util/index.js';
+import { errorMessage, plainCommand, type CommandSpeller } from '../util/index.js';
+import { splitImage } from '../image/index.js';
 import { withAutomationWorkspace } from './automation.js';
 import { automationsFor, type PeopleDeps } from './people.js';
 import { evaluatePolicy, FactsBook } from './policies.js';
@@ -67,13 +68,54 @@ export interface Explanation {
   }[];
   automationErrors: { automation: string; error: string }[];
   events: { at: string; kind: string; detail: Record<string, unknown> }[];
+  /**
+   * The newest candidate older than every marked line's value (what "roll back" means), or null
+   * when no candidate is known to be older.
+   */
+  rollbackTo: string | null;
+  /** The commands to act on this policy, spelled to run as printed where they are offered. */
+  commands: { rollback: string; release: string; explain: string };
+}
+
+export interface ExplainOptions {
+  candidates?: number;
+  /** How the offered commands are spelled (the caller's -c, --state-dir…); default bare `pawl …`. */
+  command?: CommandSpeller;
+}
+
+/** The tag a marker's value holds (null for `:name` and `:digest` markers, which hold none). */
+function markerTag(setter: string, value: string): string | null {
+  if (setter.endsWith(':tag')) return value;
+  if (setter.endsWith(':name') || setter.endsWith(':digest')) return null;
+  return splitImage(value).tag;
+}
+
+/**
+ * Below every line: candidates are ranked newest first, so the one after the oldest line's
+ * value. A line newer than every candidate (a person's hotfix, downgrade-blocked) has the
+ * candidate itself below it; a value the policy does not rank gives no answer.
+ */
+export function rollbackTarget(
+  ranked: readonly string[],
+  lines: readonly { tag: string | null; newerThanCandidate: boolean }[],
+): string | null {
+  if (lines.length === 0 || ranked.length === 0) return null;
+  let lowest = -1;
+  for (const l of lines) {
+    const i = l.tag === null ? -1 : ranked.indexOf(l.tag);
+    if (i >= 0) lowest = Math.max(lowest, i + 1);
+    else if (l.newerThanCandidate) lowest = Math.max(lowest, 0);
+    else return null;
+  }
+  return ranked[lowest] ?? null;
 }
 
 export async function explain(
   deps: PeopleDeps,
   policy: ImagePolicy,
-  opts: { candidates?: number } = {},
+  opts: ExplainOptions = {},
 ): Promise<Explanation> {
+  const command = opts.command ?? plainCommand;
   const now = deps.now ?? (() => new Date());
   const name = refKey(policy.metadata);
   const repoKey = refKey(policy.spec.imageRepositoryRef);
@@ -151,6 +193,8 @@ export async function explain(
     markers: [],
     automationErrors: [],
     events: events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
+    rollbackTo: null,
+    commands: { rollback: '', release: command(['release', name]), explain: command(['explain', name]) },
   };
 
   for (const a of automationsFor(deps.config, policy)) {
@@ -177,6 +221,8 @@ export async function explain(
             policy: name,
             current: m.marker.value,
             candidate: o.candidate?.tag ?? null,
+            repository: repoKey,
+            command,
           }),
           pin: m.pin
             ? {
@@ -199,5 +245,13 @@ export async function explain(
       out.automationErrors.push({ automation, error: errorMessage(err) });
     }
   }
+  out.rollbackTo = rollbackTarget(
+    (sel?.candidates ?? []).map((c) => c.tag),
+    out.markers.map((m) => ({
+      tag: markerTag(m.setter, m.value),
+      newerThanCandidate: m.reason === 'downgrade-blocked',
+    })),
+  );
+  out.commands.rollback = command(['rollback', name, '--to', out.rollbackTo ?? 'TAG'], { reason: true });
   return out;
 }

@@ -229,7 +229,7 @@ const policyRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
       return await explain(
         { config, store: daemon.store, stateDir: daemon.stateDir, clients, log: daemon.log },
         policy,
-        { candidates: limitOf(req.query, 10, 200) },
+        { candidates: limitOf(req.query, 10, 200), command: daemon.command },
       );
     } catch (err) {
       return reply.code(500).send({ error: errorMessage(err) });

@@ -4,9 +4,10 @@
  * (jobs/), and stops them in order. Everything that touches the process (signals, exit) is the
  * CLI's; what each part does is in its own file (docs/architecture.md).
  */
+import { resolve } from 'node:path';
 import type { LoadOptions } from '../config/index.js';
 import type { Store, StoreSpec } from '../store/index.js';
-import { Slots, type Logger } from '../util/index.js';
+import { commandSpeller, Slots, type Logger } from '../util/index.js';
 import { ServeEvents } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { ServeMetrics } from './metrics.js';
@@ -75,6 +76,11 @@ export interface ServeOptions {
   loadOptions?: LoadOptions;
   /** Replicas on PostgreSQL: lease lifetime, heartbeat period, this replica's id. */
   cluster?: { leaseTtlMs?: number; heartbeatMs?: number; replicaId?: string };
+  /**
+   * The global options, as words, that the commands the daemon offers for copying carry (its own
+   * `-c`, `--state-dir`…, so that they run as printed beside it); default: `-c` and `--state-dir`.
+   */
+  commandGlobals?: string[];
 }
 
 /** What `start` opened (open.ts), and the metrics. */
@@ -178,6 +184,13 @@ export class Daemon {
       store,
       stateDir: opts.stateDir,
       configPaths: opts.configPaths,
+      command: commandSpeller(
+        opts.commandGlobals ?? [
+          ...opts.configPaths.flatMap((c) => ['-c', resolve(c)]),
+          '--state-dir',
+          opts.stateDir,
+        ],
+      ),
       dryRun: opts.dryRun === true,
       startedAt: new Date(clock.now()),
       get ready() {

@@ -10,22 +10,48 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorMessage } from '../util/index.js';
+import { errorMessage, type Logger } from '../util/index.js';
 import type { DaemonView } from './view.js';
 import { overview, timeline, type DashboardSource } from './dashboard-data.js';
+import { bundleWebSources } from './web-build.js';
 
 /**
- * The built page: `dist/web/` beside the bundle (`dist/cli/main.js` or a chunk below it), or the
- * repository's `dist/web/` when running from the sources; `PAWL_WEB_DIR` overrides both. The
- * bundle decides which file this code lands in, so the folders above it are searched.
+ * Where the page comes from:
+ * - `built`: a directory holding the built page (index.html and the app.js it loads) —
+ *   `PAWL_WEB_DIR` or the daemon's `webDir`, else `dist/web/` beside the bundle
+ *   (`dist/cli/main.js` or a chunk below it; the bundle decides which file this code lands in,
+ *   so the folders above it are searched);
+ * - `sources`: run from a checkout's sources (tsx), web/ is bundled in memory on the first
+ *   request, so the page always matches the code beside it;
+ * - `missing`: neither; `/` says how to build it.
+ * web/ itself holds index.html too, but not the app.js it loads: it is never served as built.
  */
-export function defaultWebDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.PAWL_WEB_DIR) return resolve(env.PAWL_WEB_DIR);
-  let dir = dirname(fileURLToPath(import.meta.url));
+export type WebSource =
+  { kind: 'built'; dir: string } | { kind: 'sources'; dir: string } | { kind: 'missing'; looked: string[] };
+
+export function locateWeb(
+  env: NodeJS.ProcessEnv = process.env,
+  moduleUrl: string = import.meta.url,
+): WebSource {
+  if (env.PAWL_WEB_DIR) return builtOrMissing([resolve(env.PAWL_WEB_DIR)]);
+  const here = dirname(fileURLToPath(moduleUrl));
+  if (moduleUrl.endsWith('.ts')) {
+    const sources = resolve(here, '..', '..', 'web');
+    if (existsSync(join(sources, 'app.ts'))) return { kind: 'sources', dir: sources };
+  }
   const candidates: string[] = [];
-  for (let up = 0; up < 4; up++, dir = dirname(dir))
+  for (let up = 0, dir = here; up < 4; up++, dir = dirname(dir))
     candidates.push(join(dir, 'web'), join(dir, 'dist', 'web'));
-  return candidates.find((c) => existsSync(join(c, 'index.html'))) ?? candidates[3]!;
+  return builtOrMissing(candidates);
+}
+
+function isBuilt(dir: string): boolean {
+  return existsSync(join(dir, 'index.html')) && existsSync(join(dir, 'app.js'));
+}
+
+function builtOrMissing(candidates: string[]): WebSource {
+  const dir = candidates.find(isBuilt);
+  return dir ? { kind: 'built', dir } : { kind: 'missing', looked: candidates };
 }
 
 const TYPES: Record<string, string> = {
@@ -42,21 +68,19 @@ interface Asset {
   gzip: Buffer;
 }
 
-async function loadAssets(dir: string): Promise<Map<string, Asset>> {
+function assetsOf(files: Map<string, Buffer>): Map<string, Asset> {
   const assets = new Map<string, Asset>();
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return assets;
-  }
-  for (const n of names) {
+  for (const [n, body] of files) {
     const type = TYPES[extname(n)];
-    if (!type) continue;
-    const body = await readFile(join(dir, n));
-    assets.set(n, { type, body, gzip: gzipSync(body, { level: 9 }) });
+    if (type) assets.set(n, { type, body, gzip: gzipSync(body, { level: 9 }) });
   }
   return assets;
+}
+
+async function readBuilt(dir: string): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  for (const n of await readdir(dir)) if (TYPES[extname(n)]) files.set(n, await readFile(join(dir, n)));
+  return files;
 }
 
 const SECURITY_HEADERS = {
@@ -145,20 +169,57 @@ button{font:inherit;padding:.5rem 1rem}.error{color:#c0392b}code{white-space:now
 }
 
 export interface DashboardOptions {
+  /** A directory holding the built page; default: `locateWeb()`. */
   webDir?: string;
   auth?: AdminAuth | null;
 }
 
 export interface DashboardSetup {
-  webDir: string;
-  assets: Map<string, Asset>;
+  web: WebSource;
+  /** The page's files, gzipped: read before the listener starts, or bundled on first use. */
+  assets(): Promise<Map<string, Asset>>;
   auth: AdminAuth | null;
 }
 
-/** Reads the built page once (and gzips it) before the listener starts. */
+/** Reads a built page once (and gzips it) before the listener starts; sources wait for a request. */
 export async function prepareDashboard(opts: DashboardOptions = {}): Promise<DashboardSetup> {
-  const webDir = opts.webDir ?? defaultWebDir();
-  return { webDir, assets: await loadAssets(webDir), auth: opts.auth ?? null };
+  const web = opts.webDir ? builtOrMissing([resolve(opts.webDir)]) : locateWeb();
+  const auth = opts.auth ?? null;
+  if (web.kind !== 'sources') {
+    const ready = Promise.resolve(web.kind === 'built' ? assetsOf(await readBuilt(web.dir)) : new Map());
+    return { web, auth, assets: () => ready };
+  }
+  // A failed bundle (a syntax error while editing web/) is tried again on the next request.
+  let bundling: Promise<Map<string, Asset>> | undefined;
+  const assets = () =>
+    (bundling ??= bundleWebSources(web.dir).then(assetsOf, (err: unknown) => {
+      bundling = undefined;
+      throw err;
+    }));
+  return { web, auth, assets };
+}
+
+/** The URL a person opens: a wildcard listener is reached on loopback from the same host. */
+export function dashboardUrl(adminAt: string): string {
+  const m = /^(.*):(\d+)$/.exec(adminAt);
+  const host = m?.[1] ?? adminAt;
+  const port = m?.[2] ?? '';
+  const shown = host === '0.0.0.0' || host === '[::]' || host === '' ? 'localhost' : host;
+  return `http://${shown}${port ? `:${port}` : ''}/`;
+}
+
+/** One line at start: where the page is and where it comes from, or how to build it. */
+export function logDashboard(log: Logger, setup: DashboardSetup, adminAt: string): void {
+  const url = dashboardUrl(adminAt);
+  const web = setup.web;
+  if (web.kind === 'built') log.info({ url, web: web.dir }, `dashboard at ${url}`);
+  else if (web.kind === 'sources')
+    log.info({ url, web: web.dir }, `dashboard at ${url} (bundled from ${web.dir} on the first request)`);
+  else
+    log.warn(
+      { url, looked: web.looked },
+      `the dashboard is not built (npm run build); ${url} serves the JSON API only`,
+    );
 }
 
 function source(daemon: DaemonView): DashboardSource {
@@ -179,12 +240,23 @@ function source(daemon: DaemonView): DashboardSource {
 
 /** Admin-listener hooks and routes; call before the API routes are registered. */
 export function registerDashboard(app: FastifyInstance, daemon: DaemonView, setup: DashboardSetup): void {
-  const { auth, webDir, assets } = setup;
-  if (!assets.has('index.html'))
-    daemon.log.warn(
-      { webDir },
-      'the dashboard is not built (npm run build); the admin listener serves the API only',
-    );
+  const { auth, web } = setup;
+  /** The page's files, or the reply already sent when there are none to serve. */
+  const pageFiles = async (reply: FastifyReply): Promise<Map<string, Asset> | null> => {
+    try {
+      return await setup.assets();
+    } catch (err) {
+      daemon.log.error(
+        { web: web.kind === 'missing' ? null : web.dir, err: errorMessage(err) },
+        'dashboard: cannot bundle the page',
+      );
+      await reply
+        .code(500)
+        .type('text/plain; charset=utf-8')
+        .send(`The dashboard cannot be bundled: ${errorMessage(err)}`);
+      return null;
+    }
+  };
 
   if (auth) {
     app.addHook('onRequest', async (req, reply) => {
@@ -228,17 +300,21 @@ export function registerDashboard(app: FastifyInstance, daemon: DaemonView, setu
   }
 
   app.get('/', async (req, reply) => {
+    const assets = await pageFiles(reply);
+    if (!assets) return reply;
     const index = assets.get('index.html');
     if (!index)
       return reply
         .code(404)
         .type('text/plain; charset=utf-8')
         .send(
-          `The dashboard is not built: run \`npm run build\` (looked in ${webDir}). The JSON API is at /api/v1/.`,
+          `The dashboard is not built: run \`npm run build\` (looked in ${web.kind === 'missing' ? web.looked.join(', ') : web.dir}), or set PAWL_WEB_DIR to a built page. The JSON API is at /api/v1/.`,
         );
     return sendAsset(req, reply, index);
   });
   app.get<{ Params: { file: string } }>('/assets/:file', async (req, reply) => {
+    const assets = await pageFiles(reply);
+    if (!assets) return reply;
     const a = req.params.file !== 'index.html' ? assets.get(req.params.file) : undefined;
     if (!a) return reply.code(404).send({ error: 'not found' });
     return sendAsset(req, reply, a);

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Daemon, type ServeOptions } from './daemon.js';
-import { AdminAuth, prepareDashboard } from './dashboard.js';
+import { AdminAuth, logDashboard, prepareDashboard } from './dashboard.js';
 import { adminApp, listen, parseListen, receiverApp, type ReceiverServerOptions } from './http.js';
 import { errorMessage, UsageError } from '../util/index.js';
 
@@ -26,7 +26,7 @@ export {
   type RunResult,
 } from './scheduler.js';
 export { parseListen } from './http.js';
-export { AdminAuth, defaultWebDir } from './dashboard.js';
+export { AdminAuth, dashboardUrl, locateWeb, type WebSource } from './dashboard.js';
 export { forgeCommitUrl, markerState, overview, timeline } from './dashboard-data.js';
 export { createServeLogger } from './log.js';
 
@@ -49,7 +49,7 @@ export interface StartOptions extends ServeOptions {
   receivers?: ReceiverServerOptions;
   /** A file holding the admin token; required when `adminListen` is not loopback. */
   adminTokenFile?: string;
-  /** The built dashboard (default: see defaultWebDir). */
+  /** A directory holding the built dashboard (default: see locateWeb). */
   webDir?: string;
 }
 
@@ -84,6 +84,7 @@ export async function startServer(opts: StartOptions): Promise<Server> {
     apps.push(admin);
     const adminAt = await listen(admin, adminAddr);
     daemon.log.info({ listen: listenAt, admin: adminAt }, 'listening');
+    logDashboard(daemon.log, dashboard, adminAt);
     return {
       daemon,
       listen: listenAt,

@@ -4,7 +4,7 @@
  * may also queue a webhook's work (ListenerView).
  */
 import type { Store } from '../store/index.js';
-import type { Logger } from '../util/index.js';
+import type { CommandSpeller, Logger } from '../util/index.js';
 import type { Coordinator } from './cluster/index.js';
 import type { PassEvent, ServeEvents } from './events.js';
 import type { SkipReason } from './jobs/index.js';
@@ -37,6 +37,8 @@ export interface DaemonView {
   readonly store: Store;
   readonly stateDir: string;
   readonly configPaths: readonly string[];
+  /** Spells the commands the API and the dashboard offer, with the daemon's own -c and --state-dir. */
+  readonly command: CommandSpeller;
   readonly dryRun: boolean;
   readonly startedAt: Date;
   /** Taking work: not stopping, the database (with several replicas) answers, and some automation runs. */

@@ -6,3 +6,4 @@ export * from './pool.js';
 export * from './process.js';
 export * from './heap.js';
 export * from './cron.js';
+export * from './command.js';

@@ -1,5 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { commandSpeller, shellQuote } from '../../src/util/index.js';
 import {
   adviceFor,
   explainDecision,
@@ -56,6 +57,16 @@ describe('words', () => {
   test('pinned says how to release', () => {
     assert.match(adviceFor('pinned', { policy: 'a/b', current: '1', candidate: '2' })!, /pawl release a\/b/);
     assert.equal(adviceFor('upgrade', { policy: 'a/b', current: '1', candidate: '2' }), null);
+  });
+
+  test('the commands in the advice carry the options they are given, quoted for a shell', () => {
+    const command = commandSpeller(['-c', '/etc/pawl/config', '--state-dir', '/var/lib/my state']);
+    assert.equal(
+      adviceFor('downgrade-blocked', { policy: 'a/b', current: '2', candidate: '1', command }),
+      `To write 1 anyway, roll back on purpose: pawl rollback a/b --to 1 --reason "…" -c /etc/pawl/config --state-dir '/var/lib/my state' (the line then stays there until a newer release).`,
+    );
+    assert.equal(shellQuote("it's"), `'it'\\''s'`);
+    assert.equal(shellQuote('flux-system/app'), 'flux-system/app');
   });
 
   test('ratchet and events in words', () => {

@@ -287,11 +287,14 @@ describe('the dashboard in a browser, on real state', () => {
     assert.match(text, /Author/);
     assert.match(text, /Time/);
     const commands = await page.locator('.command code').allInnerTexts();
+    // The daemon's own -c and --state-dir, so that they run as printed beside it; the rollback
+    // offered is below the pinned 1.1.0 (test/cli/offered-commands.test.ts runs them).
+    const globals = `-c ${w.configDir} --state-dir ${w.stateDir}`;
     assert.ok(
-      commands.some((c) => /^pawl rollback flux-system\/app --to \S+ --reason/.test(c)),
+      commands.includes(`pawl rollback flux-system/app --to 1.0.0 --reason "…" ${globals}`),
       String(commands),
     );
-    assert.ok(commands.includes('pawl release flux-system/app'), String(commands));
+    assert.ok(commands.includes(`pawl release flux-system/app ${globals}`), String(commands));
     assert.ok((await page.locator('main table.grid tbody tr').count()) >= 3, 'ranked candidates');
     await page.screenshot({ path: join(shots, 'dashboard-policy-wide.png') });
   });

@@ -72,6 +72,8 @@ interface RunOptions {
   mounts?: Mount[];
   entrypoint?: string[];
   network?: 'none' | 'host';
+  /** Added to the image's environment (a Deployment's `env`). */
+  env?: Record<string, string>;
 }
 
 interface Started {
@@ -107,6 +109,7 @@ function podmanRunner(ref: string): Runner {
     `--network=${opts.network ?? 'none'}`,
     ...HARDENED,
     ...(opts.mounts ?? []).map((m) => `--volume=${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
+    ...Object.entries(opts.env ?? {}).map(([k, v]) => `--env=${k}=${v}`),
     ...(opts.entrypoint ? [`--entrypoint=${JSON.stringify(opts.entrypoint)}`] : []),
   ];
   return {
@@ -140,7 +143,12 @@ async function chrootRunner(layout: string, tag: string, dir: string): Promise<R
   const bundle = join(dir, 'bundle');
   await must('umoci', ['unpack', '--image', `${layout}:${tag}`, bundle], 300_000);
   const rootfs = join(bundle, 'rootfs');
-  const env = ['PATH=/usr/local/bin:/usr/bin:/bin', 'PAWL_STATE_DIR=/var/lib/pawl', 'HOME=/var/lib/pawl'];
+  const env = [
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    'PAWL_CONFIG=/etc/pawl/config',
+    'PAWL_STATE_DIR=/var/lib/pawl',
+    'HOME=/var/lib/pawl',
+  ];
   const script = (args: string[], opts: RunOptions = {}) => {
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const binds = (opts.mounts ?? []).map(
@@ -159,8 +167,12 @@ async function chrootRunner(layout: string, tag: string, dir: string): Promise<R
         (d) => `touch ${q(`${rootfs}/dev/${d}`)} && mount --bind /dev/${d} ${q(`${rootfs}/dev/${d}`)}`,
       ),
       ...binds,
-      `exec chroot --userspec=${PAWL_UID}:${PAWL_UID} ${q(rootfs)} /usr/bin/env -i ${env.map(q).join(' ')} ` +
-        [...entry, ...args].map(q).join(' '),
+      `exec chroot --userspec=${PAWL_UID}:${PAWL_UID} ${q(rootfs)} /usr/bin/env -i ${[
+        ...env,
+        ...Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      ]
+        .map(q)
+        .join(' ')} ` + [...entry, ...args].map(q).join(' '),
     ].join('\n');
   };
   const unshare = (args: string[], opts?: RunOptions) => [
@@ -312,6 +324,7 @@ if (!reason) {
     assert.equal(config.config.User, `${PAWL_UID}:${PAWL_UID}`);
     assert.deepEqual(config.config.Entrypoint, ['/usr/bin/tini', '--', 'pawl']);
     assert.ok(config.config.Env.includes('PAWL_STATE_DIR=/var/lib/pawl'));
+    assert.ok(config.config.Env.includes('PAWL_CONFIG=/etc/pawl/config'));
     assert.ok('/var/lib/pawl' in config.config.Volumes);
     const id = await runner!.run([], { entrypoint: ['id', '-u'] });
     assert.equal(id.stdout.trim(), String(PAWL_UID));
@@ -344,6 +357,17 @@ if (!reason) {
       no.stdout + no.stderr,
       /\/config\/flux\.yaml:12: ImagePolicy flux-system\/podinfo: spec\.policy\.semver\.range/,
     );
+  });
+
+  test('PAWL_CONFIG: a configuration mounted at /etc/pawl/config needs no -c (as kubectl exec … pawl explain)', async () => {
+    const dir = join(work, 'mounted');
+    await mkdir(dir);
+    await writeFile(join(dir, 'flux.yaml'), GOOD);
+    const r = await runner!.run(['validate'], {
+      mounts: [{ host: dir, container: '/etc/pawl/config', readOnly: true }],
+    });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /1 ImageRepository, 1 ImagePolicy; 0 errors/);
   });
 
   test('git and SQLite work inside the image', async () => {
@@ -435,7 +459,10 @@ if (!reason) {
       throw new Error(`the test does not know the Deployment's mount ${m.mountPath}: add it here`);
     });
 
-    const server = await runner!.start(args, { mounts, network: 'host' });
+    // And its environment: the configuration, state and Secrets are given there, not as flags.
+    const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']));
+    assert.equal(env.PAWL_SECRETS_DIR, '/etc/pawl/secrets');
+    const server = await runner!.start(args, { mounts, network: 'host', env });
     let ready: Response | undefined;
     let body = '';
     // Poll until the daemon is up; how long it takes is not the point (no timed assertion), the

@@ -109,14 +109,13 @@ test('the Deployment runs pawl serve as the issue asks', async () => {
   assert.equal(pod.securityContext?.runAsUser, 10001);
   const args = c.args ?? [];
   assert.equal(args[0], 'serve');
-  for (const flag of [
-    '--listen=:9292',
-    '--admin-listen=:9293',
-    '--config=/etc/pawl/config',
-    '--secrets-dir=/etc/pawl/secrets',
-    '--admin-token-file=/etc/pawl/admin/token',
-  ])
+  for (const flag of ['--listen=:9292', '--admin-listen=:9293', '--admin-token-file=/etc/pawl/admin/token'])
     assert.ok(args.includes(flag), `args have ${flag}`);
+  // As environment, so that `kubectl exec deployment/pawl -- pawl …` reads the same things.
+  const env = new Map((c.env ?? []).map((e) => [e.name, e.value]));
+  assert.equal(env.get('PAWL_CONFIG'), '/etc/pawl/config');
+  assert.equal(env.get('PAWL_SECRETS_DIR'), '/etc/pawl/secrets');
+  assert.ok(!args.some((a) => a.startsWith('--config') || a.startsWith('--secrets-dir')));
   assert.deepEqual(c.securityContext, {
     runAsNonRoot: true,
     readOnlyRootFilesystem: true,
@@ -133,7 +132,7 @@ test('the Deployment runs pawl serve as the issue asks', async () => {
   assert.ok(c.resources?.requests?.cpu && c.resources.requests.memory && c.resources.limits?.memory);
 
   // Every mount has its volume; the state dir is the PVC, /tmp an emptyDir, the config the
-  // generated ConfigMap (hash-suffixed name), the secrets under --secrets-dir.
+  // generated ConfigMap (hash-suffixed name), the secrets under PAWL_SECRETS_DIR.
   const volumes = new Map((pod.volumes ?? []).map((v) => [v.name, v]));
   const mountAt = (path: string) => {
     const m = (c.volumeMounts ?? []).find((x) => x.mountPath === path);

@@ -6,6 +6,7 @@ import { configJson, loadCommandConfig, resolveNamed, shownPath } from '../confi
 import { openCommandStore } from '../store.js';
 import { createScanClients } from '../../scan/index.js';
 import { explain, markersOutsideAutomations, type Explanation } from '../../run/index.js';
+import { commandSpeller } from '../../util/index.js';
 
 export function register(program: Command): void {
   const cmd = withGlobalOptions(
@@ -31,6 +32,8 @@ export function register(program: Command): void {
           policy,
           {
             candidates: Number.isInteger(n) && n > 0 ? n : 10,
+            // The commands it offers repeat this one's -c, --state-dir…: they act on the same things.
+            command: commandSpeller(ctx.options.given ?? []),
           },
         );
         // Markers no automation reaches are the other half of "why does nothing change".
@@ -97,6 +100,12 @@ export function renderExplanation(ctx: CommandContext, e: Explanation): void {
     if (m.advice) writeLine(ctx, `  ${m.advice}`);
   }
   for (const a of e.automationErrors) writeLine(ctx, `automation ${a.automation}: ${a.error}`);
+  if (e.markers.length > 0) {
+    writeLine(ctx, '');
+    writeLine(ctx, `To roll back on purpose: ${e.commands.rollback}`);
+    if (e.markers.some((m) => m.reason === 'pinned'))
+      writeLine(ctx, `To lift the pin: ${e.commands.release}`);
+  }
   if (e.scans.length > 0) {
     writeLine(ctx, '');
     writeLine(

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { withGlobalOptions } from '../context.js';
+import { daemonGlobals, withGlobalOptions } from '../context.js';
 import { action } from '../action.js';
 import { commandStorePassword, commandStoreSpec, openCommandStore } from '../store.js';
 import { loadOptions } from '../config.js';
@@ -87,6 +87,7 @@ export function register(program: Command): void {
           ...(opts.replicaId ? { replicaId: opts.replicaId } : {}),
         },
         configPaths: ctx.options.config,
+        commandGlobals: daemonGlobals(ctx.options),
         // --secrets-dir and PAWL_SECRET_*, as every other command reads them (at start and on reload).
         loadOptions: loadOptions(ctx),
         stateDir: ctx.options.stateDir,
