@@ -129,7 +129,20 @@ export function renderPolicy(e: Explanation): HTMLElement {
                         m.pin.commit
                           ? [h('dt', {}, 'Commit'), h('dd', { class: 'mono' }, m.pin.commit.slice(0, 12))]
                           : null,
-                        m.pin.author ? [h('dt', {}, 'Author'), h('dd', {}, m.pin.author)] : null,
+                        m.pin.author
+                          ? [
+                              h('dt', {}, m.pin.kind === 'rollback' ? 'Rolled back by' : 'Author'),
+                              h('dd', { 'data-pin-author': '' }, m.pin.author),
+                            ]
+                          : null,
+                        m.pin.kind === 'rollback'
+                          ? [
+                              h('dt', {}, 'Reason'),
+                              m.pin.reason
+                                ? h('dd', { 'data-pin-reason': '' }, m.pin.reason)
+                                : h('dd', { class: 'muted', 'data-pin-reason': '' }, 'none given (--reason)'),
+                            ]
+                          : null,
                         m.pin.time ? [h('dt', {}, 'Time'), h('dd', {}, when(m.pin.time))] : null,
                         m.pin.previous
                           ? [h('dt', {}, 'Moved from'), h('dd', { class: 'mono' }, tagOf(m.pin.previous))]

@@ -133,6 +133,7 @@ export interface Explanation {
       time?: string;
       previous?: string;
       kind?: string;
+      reason?: string;
     } | null;
   }[];
   automationErrors: { automation: string; error: string }[];
