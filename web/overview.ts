@@ -30,12 +30,15 @@ function summary(o: Overview): HTMLElement {
 }
 
 function attention(o: Overview): HTMLElement {
-  if (o.attention.length === 0)
+  if (o.attention.length === 0) {
+    // Green only when there is something to be well: an empty configuration is not good news.
+    const calm = o.calm ?? { kind: 'all-well', text: 'Nothing needs a person.' };
     return section(
       'attention',
       'Needs attention',
-      h('p', { class: 'ok' }, 'Nothing needs a person: every line is up to date or upgraded.'),
+      h('p', { class: calm.kind === 'all-well' ? 'ok' : 'calm', 'data-calm': calm.kind }, calm.text),
     );
+  }
   return section(
     'attention',
     `Needs attention (${o.attention.length})`,

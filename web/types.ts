@@ -60,6 +60,11 @@ export interface Automation {
 export interface Overview {
   generatedAt: string;
   dryRun: boolean;
+  configuration: { paths: string[]; automations: number; policies: number; repositories: number };
+  calm: {
+    kind: 'nothing-configured' | 'all-suspended' | 'no-pass-yet' | 'no-markers' | 'all-well';
+    text: string;
+  } | null;
   automations: Automation[];
   policies: Policy[];
   repositories: Repository[];

@@ -132,9 +132,22 @@ export interface AttentionItem {
   href: string;
 }
 
+/**
+ * What the attention list says when it is empty. Only `all-well` is good news: an empty
+ * configuration, or lines no pass has decided yet, are not "nothing needs a person".
+ */
+export interface Calm {
+  kind: 'nothing-configured' | 'all-suspended' | 'no-pass-yet' | 'no-markers' | 'all-well';
+  text: string;
+}
+
 export interface Overview {
   generatedAt: string;
   dryRun: boolean;
+  /** Where the daemon reads its configuration (`-c`), and how many objects it runs. */
+  configuration: { paths: string[]; automations: number; policies: number; repositories: number };
+  /** Set when `attention` is empty. */
+  calm: Calm | null;
   automations: AutomationView[];
   policies: PolicyView[];
   repositories: RepositoryView[];
@@ -167,7 +180,48 @@ export interface DashboardSource {
    * the last reload was refused — why, while the one before keeps running.
    */
   configuration?: { refused: boolean; at: Date; problems: readonly Problem[] };
+  /** The daemon's `-c` paths: where an empty configuration was looked for. */
+  configPaths?: readonly string[];
   now: Date;
+}
+
+/** The empty attention list's words, from what runs and what the passes decided. */
+export function calmWords(c: {
+  paths: readonly string[];
+  automations: number;
+  suspended: number;
+  policies: number;
+  repositories: number;
+  passes: number;
+  markers: number;
+}): Calm {
+  const where = c.paths.length > 0 ? c.paths.join(', ') : 'no -c path (the working directory)';
+  if (c.automations === 0) {
+    const found =
+      c.policies + c.repositories === 0
+        ? 'no ImageRepository, ImagePolicy or ImageUpdateAutomation'
+        : `${c.repositories} ImageRepository and ${c.policies} ImagePolicy objects but no ImageUpdateAutomation`;
+    return {
+      kind: 'nothing-configured',
+      text: `Nothing is configured: pawl found ${found} in ${where}, so it updates nothing. Point -c at the directory with your Flux image automation objects (pawl validate -c DIR lists what it finds).`,
+    };
+  }
+  if (c.suspended === c.automations)
+    return {
+      kind: 'all-suspended',
+      text: `Every ImageUpdateAutomation (${c.automations}) is suspended (spec.suspend: true), so pawl writes nothing.`,
+    };
+  if (c.markers === 0 && c.passes === 0)
+    return {
+      kind: 'no-pass-yet',
+      text: 'No pass has decided anything yet: the marked lines appear here after the first one.',
+    };
+  if (c.markers === 0)
+    return {
+      kind: 'no-markers',
+      text: `The automations found no marked line in their update paths, so there is nothing to update. A marker is a comment such as # {"$imagepolicy": "NAMESPACE:POLICY"} on the image line.`,
+    };
+  return { kind: 'all-well', text: 'Nothing needs a person: every line is up to date or upgraded.' };
 }
 
 /** Configuration problems come first: they explain whatever else is missing from the page. */
@@ -492,9 +546,25 @@ export async function overview(src: DashboardSource): Promise<Overview> {
   attention.sort((a, b) => MARKER_STATES.indexOf(a.state) - MARKER_STATES.indexOf(b.state));
   const counts = Object.fromEntries(MARKER_STATES.map((s) => [s, 0])) as Record<MarkerState, number>;
   for (const m of markers) counts[m.state]++;
+  const configuration = {
+    paths: [...(src.configPaths ?? [])],
+    automations: src.config.automations.size,
+    policies: src.config.imagePolicies.size,
+    repositories: src.config.imageRepositories.size,
+  };
   return {
     generatedAt: src.now.toISOString(),
     dryRun: src.dryRun,
+    configuration,
+    calm:
+      attention.length > 0
+        ? null
+        : calmWords({
+            ...configuration,
+            suspended: [...src.config.automations.values()].filter((a) => a.spec.suspend).length,
+            passes: automations.filter((a) => a.lastPass).length,
+            markers: markers.length,
+          }),
     automations,
     policies,
     repositories,

@@ -1,6 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { forgeCommitUrl, markerState } from '../../src/serve/dashboard-data.js';
+import { emptyConfig } from '../../src/config/index.js';
+import {
+  calmWords,
+  forgeCommitUrl,
+  markerState,
+  overview,
+  type DashboardStore,
+} from '../../src/serve/dashboard-data.js';
+import type { Problem } from '../../src/util/index.js';
 
 const SHA = '0123456789abcdef0123456789abcdef01234567';
 
@@ -46,4 +54,93 @@ test('markerState: the reason, and the policy’s situation for lines that were 
     'stale',
   );
   assert.equal(markerState('undecidable', fine), 'error');
+});
+
+test('calmWords: an empty attention list is good news only when there are lines to be well', () => {
+  const base = { paths: ['/etc/pawl'], automations: 1, suspended: 0, policies: 1, repositories: 1 };
+  const empty = calmWords({ ...base, automations: 0, policies: 0, repositories: 0, passes: 0, markers: 0 });
+  assert.equal(empty.kind, 'nothing-configured');
+  assert.match(
+    empty.text,
+    /^Nothing is configured: pawl found no ImageRepository, ImagePolicy or ImageUpdateAutomation in \/etc\/pawl/,
+  );
+  const noAutomation = calmWords({
+    ...base,
+    automations: 0,
+    policies: 2,
+    repositories: 3,
+    passes: 0,
+    markers: 0,
+  });
+  assert.match(noAutomation.text, /3 ImageRepository and 2 ImagePolicy objects but no ImageUpdateAutomation/);
+  assert.match(calmWords({ ...base, paths: [], automations: 0, passes: 0, markers: 0 }).text, /no -c path/);
+  assert.equal(calmWords({ ...base, suspended: 1, passes: 0, markers: 0 }).kind, 'all-suspended');
+  assert.equal(calmWords({ ...base, passes: 0, markers: 0 }).kind, 'no-pass-yet');
+  assert.equal(calmWords({ ...base, passes: 1, markers: 0 }).kind, 'no-markers');
+  const well = calmWords({ ...base, passes: 1, markers: 4 });
+  assert.deepEqual(well.kind, 'all-well');
+  assert.match(well.text, /^Nothing needs a person/);
+});
+
+/** The store of a daemon that has recorded nothing yet. */
+const nothingStored: DashboardStore = {
+  policyStates: async () => new Map(),
+  latestSelections: async () => new Map(),
+  latestEvents: async () => new Map(),
+  latestScans: async () => new Map(),
+  decisions: async () => [],
+  getRun: async () => null,
+  scanHistory: async () => [],
+  selectionHistory: async () => [],
+};
+
+test('overview: each configuration problem first, with its file:line; an empty configuration is not green', async () => {
+  const src = {
+    config: emptyConfig(),
+    store: nothingStored,
+    dryRun: false,
+    lastPass: new Map(),
+    repositoriesOf: new Map(),
+    configPaths: ['clusters/prod'],
+    now: new Date('2026-12-01T00:00:00Z'),
+  };
+  const quiet = await overview(src);
+  assert.deepEqual(quiet.attention, []);
+  assert.equal(quiet.calm?.kind, 'nothing-configured');
+  assert.match(quiet.calm!.text, /in clusters\/prod/);
+  assert.deepEqual(quiet.configuration, {
+    paths: ['clusters/prod'],
+    automations: 0,
+    policies: 0,
+    repositories: 0,
+  });
+
+  const problems: Problem[] = [
+    {
+      location: { file: 'clusters/prod/app.yaml', line: 12 },
+      object: 'ImagePolicy apps/app',
+      message: 'spec.policy is missing',
+      severity: 'error',
+    },
+    {
+      location: { file: 'clusters/prod/fleet.yaml', line: 3 },
+      object: 'ImageUpdateAutomation apps/fleet',
+      message: 'skipped: ImagePolicy apps/app is invalid',
+      severity: 'error',
+    },
+    { location: { file: 'clusters/prod/sops.yaml' }, message: 'encrypted', severity: 'warning' },
+  ];
+  const bad = await overview({ ...src, configuration: { refused: false, at: src.now, problems } });
+  assert.equal(bad.calm, null);
+  assert.deepEqual(
+    bad.attention.map((a) => [a.state, a.title, a.why]),
+    [
+      ['error', 'Configuration: clusters/prod/app.yaml:12', 'ImagePolicy apps/app: spec.policy is missing'],
+      [
+        'error',
+        'Configuration: clusters/prod/fleet.yaml:3',
+        'ImageUpdateAutomation apps/fleet: skipped: ImagePolicy apps/app is invalid',
+      ],
+    ],
+  );
 });
