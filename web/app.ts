@@ -4,7 +4,7 @@
  */
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
-import { ago, h } from './dom.js';
+import { h, time } from './dom.js';
 import { LiveRefresh } from './live-refresh.js';
 import { renderOverview } from './overview.js';
 import { renderPolicy } from './policy.js';
@@ -104,7 +104,7 @@ function activity(): HTMLElement {
       : h(
           'ul',
           { class: 'events', 'data-feed': '' },
-          feed.map((f) => h('li', {}, h('time', { datetime: f.at }, ago(f.at)), ' ', f.text)),
+          feed.map((f) => h('li', {}, time(f.at), ' ', f.text)),
         ),
   );
 }

@@ -1,4 +1,4 @@
-import { copyButton, h, tagOf, time, type Child } from './dom.js';
+import { copyButton, h, tagOf, time, withTimes, type Child } from './dom.js';
 import { STATE_LABELS, STATE_ORDER, type MarkerState, type Overview } from './types.js';
 
 export const badge = (state: MarkerState, text: string = STATE_LABELS[state]): HTMLElement =>
@@ -48,9 +48,27 @@ function attention(o: Overview): HTMLElement {
       o.attention.map((a) =>
         h(
           'li',
-          { 'data-attention': a.state },
+          { 'data-attention': a.state, 'data-count': a.count },
           badge(a.state),
-          h('div', {}, h('a', { href: a.href, class: 'title' }, a.title), h('p', { class: 'why' }, a.why)),
+          h(
+            'div',
+            {},
+            h('a', { href: a.href, class: 'title' }, a.title),
+            a.count > 1 ? h('span', { class: 'times' }, ` and ${a.count - 1} more`) : null,
+            h('p', { class: 'why' }, withTimes(a.why)),
+            a.count > 1
+              ? h(
+                  'details',
+                  { class: 'others' },
+                  h('summary', {}, `The same for ${a.count - 1} more`),
+                  h(
+                    'ul',
+                    {},
+                    a.others.map((x) => h('li', {}, h('a', { href: x.href }, x.title))),
+                  ),
+                )
+              : null,
+          ),
         ),
       ),
     ),
@@ -168,7 +186,7 @@ function markers(o: Overview): HTMLElement {
             h(
               'td',
               { 'data-label': 'Why', class: 'why' },
-              m.detail,
+              withTimes(m.detail),
               m.meaning ? h('span', { class: 'meaning' }, ` ${m.meaning}`) : null,
             ),
           ),
@@ -266,7 +284,12 @@ function repositories(o: Overview): HTMLElement {
               repositoryLink(r.name),
               h('div', { class: 'muted small mono' }, r.image),
             ),
-            h('td', { 'data-label': 'Tags', class: 'num', 'data-tags': r.tags ?? '' }, r.tags ?? '—'),
+            h(
+              'td',
+              { 'data-label': 'Tags', class: 'num', 'data-tags': r.tags ?? '' },
+              // Never answered is not zero tags.
+              r.tags ?? h('span', { class: 'muted' }, r.lastScan ? 'no answer yet' : 'not scanned yet'),
+            ),
             h(
               'td',
               { 'data-label': 'Last scan' },

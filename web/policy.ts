@@ -1,4 +1,4 @@
-import { copyButton, h, tagOf, time, when } from './dom.js';
+import { copyButton, h, tagOf, time, withTimes } from './dom.js';
 import { badge, repositoryLink } from './overview.js';
 import type { Explanation, MarkerState } from './types.js';
 
@@ -115,7 +115,7 @@ export function renderPolicy(e: Explanation): HTMLElement {
                   {},
                   h('span', { class: 'mono' }, tagOf(m.value)),
                   m.action === 'write' ? ` → ${e.candidate ?? ''}` : ' kept. ',
-                  m.detail,
+                  withTimes(m.detail),
                 ),
                 m.advice ? h('p', { class: 'advice' }, m.advice) : null,
                 m.pin
@@ -143,12 +143,12 @@ export function renderPolicy(e: Explanation): HTMLElement {
                                 : h('dd', { class: 'muted', 'data-pin-reason': '' }, 'none given (--reason)'),
                             ]
                           : null,
-                        m.pin.time ? [h('dt', {}, 'Time'), h('dd', {}, when(m.pin.time))] : null,
+                        m.pin.time ? [h('dt', {}, 'Time'), h('dd', {}, time(m.pin.time))] : null,
                         m.pin.previous
                           ? [h('dt', {}, 'Moved from'), h('dd', { class: 'mono' }, tagOf(m.pin.previous))]
                           : null,
                       ),
-                      h('p', { class: 'muted' }, m.pin.detail),
+                      h('p', { class: 'muted' }, withTimes(m.pin.detail)),
                     )
                   : null,
               ),
@@ -216,9 +216,9 @@ export function renderPolicy(e: Explanation): HTMLElement {
                   ' ',
                   h('strong', {}, ev.kind),
                   ' ',
-                  ev.text,
+                  withTimes(ev.text),
                   ev.times > 1
-                    ? h('span', { class: 'times' }, ` (×${ev.times}, first ${when(ev.first)})`)
+                    ? h('span', { class: 'times' }, ` (×${ev.times}, first `, time(ev.first), ')')
                     : null,
                 ),
               ),

@@ -1,11 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { emptyConfig } from '../../src/config/index.js';
+import { emptyConfig, type Config } from '../../src/config/index.js';
+import type { DecisionRecord, RunKind } from '../../src/records/index.js';
 import {
   calmWords,
+  foldAttention,
+  foldScanRows,
   forgeCommitUrl,
   markerState,
   overview,
+  shownCounts,
+  tagPart,
+  timeline,
   type DashboardStore,
 } from '../../src/serve/dashboard-data.js';
 import type { Problem } from '../../src/util/index.js';
@@ -143,4 +149,150 @@ test('overview: each configuration problem first, with its file:line; an empty c
       ],
     ],
   );
+});
+
+test('foldAttention: the same words in the same state are one item with a count, in the first one’s place', () => {
+  const why = 'no candidate: the last scan failed: 403 denied';
+  const folded = foldAttention([
+    { state: 'error', title: 'Scans of ops/broken fail', why: '403 denied', href: '#/repository/ops/broken' },
+    { state: 'error', title: 'apps/a.yaml:3 — error', why, href: '#/policy/ops/a' },
+    { state: 'pinned', title: 'apps/p.yaml:1 — pinned', why, href: '#/policy/ops/p' },
+    { state: 'error', title: 'apps/b.yaml:7 — error', why, href: '#/policy/ops/b' },
+    { state: 'error', title: 'apps/c.yaml:9 — error', why, href: '#/policy/ops/c' },
+  ]);
+  assert.deepEqual(
+    folded.map((f) => [f.title, f.count, f.others.map((o) => o.title)]),
+    [
+      ['Scans of ops/broken fail', 1, []],
+      ['apps/a.yaml:3 — error', 3, ['apps/b.yaml:7 — error', 'apps/c.yaml:9 — error']],
+      ['apps/p.yaml:1 — pinned', 1, []],
+    ],
+  );
+});
+
+test('shownCounts: a failure is drawn at the last count; a repository that never answered has no count, not 0', () => {
+  const ok = (tags: number) => ({ outcome: 'ok', tags });
+  const failed = { outcome: 'failed', tags: null };
+  assert.deepEqual(shownCounts([failed, failed]), [null, null]);
+  assert.deepEqual(shownCounts([failed, ok(4), failed, ok(5), failed]), [null, 4, 4, 5, 5]);
+});
+
+test('foldScanRows: newest first, a run of failures with the same error is one row with its count and first time', () => {
+  const scan = (at: string, outcome: string, error: string | null = null) => ({ at, outcome, error });
+  const rows = foldScanRows([
+    scan('t1', 'failed', 'denied'),
+    scan('t2', 'ok'),
+    scan('t3', 'failed', 'denied'),
+    scan('t4', 'failed', 'denied'),
+    scan('t5', 'failed', 'timeout'),
+    scan('t6', 'failed', 'denied'),
+  ]);
+  assert.deepEqual(
+    rows.map((r) => [r.at, r.count, r.firstAt]),
+    [
+      ['t6', 1, 't6'],
+      ['t5', 1, 't5'],
+      ['t4', 2, 't3'],
+      ['t2', 1, 't2'],
+      ['t1', 1, 't1'],
+    ],
+  );
+});
+
+test('tagPart: the tag of a marker value', () => {
+  assert.equal(tagPart('registry:5000/org/app:1.2.0@sha256:abc'), '1.2.0');
+  assert.equal(tagPart('1.2.0'), '1.2.0');
+  assert.equal(tagPart('registry:5000/org/app'), 'registry:5000/org/app');
+});
+
+test('timeline: the value in Git after each run, and pawl’s commits to the lines with a rollback’s person and reason', async () => {
+  const meta = (name: string) => ({ namespace: 'apps', name });
+  const config = {
+    ...emptyConfig(),
+    imageRepositories: new Map([['apps/app', { metadata: meta('app'), spec: { image: 'reg/org/app' } }]]),
+    imagePolicies: new Map([
+      ['apps/app', { metadata: meta('app'), spec: { imageRepositoryRef: meta('app') } }],
+    ]),
+    automations: new Map([['apps/fleet', { metadata: meta('fleet'), spec: { sourceRef: meta('fleet') } }]]),
+    gitRepositories: new Map([
+      ['apps/fleet', { metadata: meta('fleet'), spec: { url: 'https://github.com/acme/fleet' } }],
+    ]),
+  } as unknown as Config;
+  const at = (m: number) => new Date(Date.UTC(2026, 11, 1, 0, m));
+  const decision = (
+    runId: number,
+    runKind: RunKind,
+    m: number,
+    action: 'write' | 'keep',
+    current: string,
+    candidate: string,
+  ) => ({
+    id: runId,
+    runId,
+    runKind,
+    at: at(m),
+    automation: 'apps/fleet',
+    file: 'app.yaml',
+    line: 9,
+    setter: 'apps:app',
+    policy: 'apps/app',
+    current: `reg/org/app:${current}`,
+    candidate: action === 'write' ? `reg/org/app:${candidate}` : candidate,
+    reason: action === 'write' ? 'upgrade' : 'up-to-date',
+    detail: '',
+    action,
+  });
+  const decisions: DecisionRecord[] = [
+    decision(4, 'run', 40, 'keep', '1.1.0', '1.2.0'),
+    decision(3, 'rollback', 30, 'write', '1.2.0', '1.1.0'),
+    decision(2, 'dry-run', 20, 'write', '1.0.0', '9.9.9'),
+    decision(1, 'run', 10, 'write', '1.0.0', '1.2.0'),
+  ];
+  const results: Record<number, unknown> = {
+    1: { automations: [{ name: 'apps/fleet', commit: 'a'.repeat(40) }] },
+    3: {
+      automations: [{ name: 'apps/fleet', commit: 'b'.repeat(40) }],
+      requestedBy: 'Dana <d@x>',
+      reason: 'leak',
+    },
+  };
+  const store: DashboardStore = {
+    ...nothingStored,
+    scanHistory: async () => [],
+    decisions: async (f) => decisions.filter((d) => d.policy === f?.policy),
+    getRun: async (id) => ({
+      id,
+      at: at(id * 10),
+      kind: 'run',
+      endedAt: at(id * 10 + 1),
+      result: results[id] ?? null,
+    }),
+  };
+  const t = await timeline(
+    { config, store, dryRun: false, lastPass: new Map(), repositoriesOf: new Map(), now: at(50) },
+    'apps/app',
+    50,
+  );
+  const p = t!.policies[0]!;
+  assert.deepEqual(
+    p.inGit.map((g) => g.value),
+    ['1.2.0', '1.1.0', '1.1.0'],
+    'dry runs change nothing in Git',
+  );
+  assert.deepEqual(
+    p.git.map((g) => [g.kind, g.value, g.commit?.[0], g.url, g.by, g.reason]),
+    [
+      ['run', '1.2.0', 'a', `https://github.com/acme/fleet/commit/${'a'.repeat(40)}`, null, null],
+      [
+        'rollback',
+        '1.1.0',
+        'b',
+        `https://github.com/acme/fleet/commit/${'b'.repeat(40)}`,
+        'Dana <d@x>',
+        'leak',
+      ],
+    ],
+  );
+  assert.deepEqual(p.tags, ['1.2.0', '1.1.0'], 'the y axis has the values in Git');
+  assert.equal(t!.answered, false);
 });
