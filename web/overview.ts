@@ -110,7 +110,7 @@ function automations(o: Overview): HTMLElement {
                     ),
                     ' ',
                     time(a.lastPass.at),
-                    a.lastPass.error ? h('p', { class: 'error' }, a.lastPass.error) : null,
+                    a.lastPass.error ? h('p', { class: 'error' }, withTimes(a.lastPass.error)) : null,
                   ]
                 : h('span', { class: 'muted' }, 'not yet (since this daemon started)'),
             ),
@@ -239,8 +239,8 @@ function policies(o: Overview): HTMLElement {
             h(
               'td',
               { 'data-label': 'Notes', class: 'why' },
-              p.error ? h('span', { class: 'error' }, p.error) : null,
-              p.stale ? [badge('stale'), ' ', p.stale] : null,
+              p.error ? h('span', { class: 'error' }, withTimes(p.error)) : null,
+              p.stale ? [badge('stale'), ' ', withTimes(p.stale)] : null,
               p.pending
                 ? ` Regression to ${p.pending.candidate} seen ${p.pending.count}×, awaiting confirmation.`
                 : null,
@@ -304,8 +304,8 @@ function repositories(o: Overview): HTMLElement {
             h(
               'td',
               { 'data-label': 'Registry said', class: 'why' },
-              r.lastScan?.error ? h('span', { class: 'error' }, r.lastScan.error) : null,
-              r.lastScan?.anomalies.map((a) => h('div', { class: 'anomaly' }, a)),
+              r.lastScan?.error ? h('span', { class: 'error' }, withTimes(r.lastScan.error)) : null,
+              r.lastScan?.anomalies.map((a) => h('div', { class: 'anomaly' }, withTimes(a))),
               !r.lastScan?.error && !r.lastScan?.anomalies.length
                 ? h('span', { class: 'muted' }, 'ok')
                 : null,

@@ -47,12 +47,12 @@ export function renderPolicy(e: Explanation): HTMLElement {
           h('dt', {}, 'High-water mark'),
           h('dd', { class: 'mono' }, e.highWater ?? '—', e.highWaterAt ? [' ', time(e.highWaterAt)] : null),
           h('dt', {}, 'Ratchet'),
-          h('dd', {}, e.ratchet),
-          e.error ? [h('dt', {}, 'Error'), h('dd', { class: 'error' }, e.error)] : null,
+          h('dd', {}, withTimes(e.ratchet)),
+          e.error ? [h('dt', {}, 'Error'), h('dd', { class: 'error' }, withTimes(e.error))] : null,
           e.unverified
             ? [
                 h('dt', {}, 'Unverified'),
-                h('dd', { class: 'error' }, `${e.unverified.tag} ${e.unverified.why}`),
+                h('dd', { class: 'error' }, `${e.unverified.tag} `, withTimes(e.unverified.why)),
               ]
             : null,
         ),
@@ -117,7 +117,7 @@ export function renderPolicy(e: Explanation): HTMLElement {
                   m.action === 'write' ? ` → ${e.candidate ?? ''}` : ' kept. ',
                   withTimes(m.detail),
                 ),
-                m.advice ? h('p', { class: 'advice' }, m.advice) : null,
+                m.advice ? h('p', { class: 'advice' }, withTimes(m.advice)) : null,
                 m.pin
                   ? h(
                       'div',
@@ -154,7 +154,7 @@ export function renderPolicy(e: Explanation): HTMLElement {
               ),
             ),
           ),
-      e.automationErrors.map((a) => h('p', { class: 'error' }, `${a.automation}: ${a.error}`)),
+      e.automationErrors.map((a) => h('p', { class: 'error' }, `${a.automation}: `, withTimes(a.error))),
     ),
     h(
       'section',

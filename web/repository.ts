@@ -216,7 +216,10 @@ export function renderRepository(t: Timeline): HTMLElement {
               { class: 'calm', 'data-no-answer': '' },
               `No answer yet: the registry has not listed this repository's tags in ${t.scans.length} scan${t.scans.length === 1 ? '' : 's'}, so there is no count to plot.`,
               t.scans[t.scans.length - 1]?.error
-                ? [' It said: ', h('span', { class: 'error' }, t.scans[t.scans.length - 1]!.error!)]
+                ? [
+                    ' It said: ',
+                    h('span', { class: 'error' }, withTimes(t.scans[t.scans.length - 1]!.error!)),
+                  ]
                 : null,
             ),
       t.policies.map((p) =>
@@ -286,7 +289,9 @@ export function renderRepository(t: Timeline): HTMLElement {
                 'td',
                 { 'data-label': 'Registry said', class: 'why' },
                 s.error ? h('span', { class: 'error' }, withTimes(s.error)) : null,
-                s.anomalies.map((a) => h('div', { class: 'anomaly', 'data-anomaly': a.kind }, a.text)),
+                s.anomalies.map((a) =>
+                  h('div', { class: 'anomaly', 'data-anomaly': a.kind }, withTimes(a.text)),
+                ),
               ),
             ),
           ),

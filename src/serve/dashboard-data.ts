@@ -747,7 +747,8 @@ export async function timeline(src: DashboardSource, name: string, limit: number
   const [states, histories, gits] = await Promise.all([
     src.store.policyStates(names),
     Promise.all(names.map((n) => src.store.selectionHistory(n, limit * 4))),
-    Promise.all(names.map((n) => gitHistory(src, n, since, limit * 4))),
+    // The run that made a commit begins before its scan: only a cut history limits Git's marks.
+    Promise.all(names.map((n) => gitHistory(src, n, scans.length >= limit ? since : 0, limit * 4))),
   ]);
   const policies = mine.map((p, i) => {
     const pname = names[i]!;
