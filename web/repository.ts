@@ -232,6 +232,13 @@ export function renderRepository(t: Timeline): HTMLElement {
             'Selections of ',
             policyLink(p.name),
             p.highWater ? h('span', { class: 'muted' }, ` — high-water mark ${p.highWater}`) : null,
+            p.inGit.length
+              ? h(
+                  'span',
+                  { class: 'muted', 'data-in-git': '' },
+                  ` — in Git ${p.inGit[p.inGit.length - 1]!.value}`,
+                )
+              : null,
           ),
           p.selections.length || p.inGit.length
             ? selectionChart(p, range, width)

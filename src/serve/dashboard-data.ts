@@ -709,23 +709,29 @@ async function gitHistory(
     // One point per run (the first line of the policy it decided): lines of one policy move together.
     if (seenRuns.has(d.runId)) continue;
     seenRuns.add(d.runId);
-    const written = d.action === 'write' && d.candidate !== null;
-    inGit.push({ at: d.at.toISOString(), value: tagPart(written ? d.candidate! : d.current) });
-    if (!written || git.length >= 100) continue;
+    if (d.action !== 'write' || d.candidate === null) {
+      inGit.push({ at: d.at.toISOString(), value: tagPart(d.current) });
+      continue;
+    }
     if (!runs.has(d.runId)) runs.set(d.runId, await src.store.getRun(d.runId));
     const run = runs.get(d.runId);
     const result = (run?.result ?? null) as RunResultWithPerson | null;
     const a = result?.automations?.find((x) => x.name === d.automation);
     const commit =
       typeof a?.commit === 'string' ? a.commit : typeof result?.commit === 'string' ? result.commit : null;
-    // A run that wrote but did not push (a rejected push, a failure) made no commit to show.
-    if (!commit) continue;
+    // A write is in Git from its push, at the run's end; one that was not pushed (a rejected
+    // push, a failure) left the old value there and made no commit to show.
+    if (!commit) {
+      inGit.push({ at: d.at.toISOString(), value: tagPart(d.current) });
+      continue;
+    }
+    inGit.push({ at: (run?.endedAt ?? d.at).toISOString(), value: tagPart(d.candidate) });
     const automation = src.config.automations.get(d.automation);
     const repo = automation ? src.config.gitRepositories.get(refKey(automation.spec.sourceRef)) : undefined;
     git.push({
       at: (run?.endedAt ?? d.at).toISOString(),
       kind: d.runKind === 'rollback' || d.runKind === 'release' ? d.runKind : 'run',
-      value: tagPart(d.candidate!),
+      value: tagPart(d.candidate),
       commit,
       url: repo ? forgeCommitUrl(repo.spec.url, commit) : null,
       by: typeof result?.requestedBy === 'string' ? result.requestedBy : null,

@@ -243,6 +243,7 @@ test('timeline: the value in Git after each run, and pawl’s commits to the lin
     action,
   });
   const decisions: DecisionRecord[] = [
+    decision(5, 'run', 50, 'write', '1.1.0', '1.3.0'),
     decision(4, 'run', 40, 'keep', '1.1.0', '1.2.0'),
     decision(3, 'rollback', 30, 'write', '1.2.0', '1.1.0'),
     decision(2, 'dry-run', 20, 'write', '1.0.0', '9.9.9'),
@@ -250,6 +251,7 @@ test('timeline: the value in Git after each run, and pawl’s commits to the lin
   ];
   const results: Record<number, unknown> = {
     1: { automations: [{ name: 'apps/fleet', commit: 'a'.repeat(40) }] },
+    5: { automations: [{ name: 'apps/fleet', result: 'failed', commit: null }] },
     3: {
       automations: [{ name: 'apps/fleet', commit: 'b'.repeat(40) }],
       requestedBy: 'Dana <d@x>',
@@ -275,9 +277,14 @@ test('timeline: the value in Git after each run, and pawl’s commits to the lin
   );
   const p = t!.policies[0]!;
   assert.deepEqual(
-    p.inGit.map((g) => g.value),
-    ['1.2.0', '1.1.0', '1.1.0'],
-    'dry runs change nothing in Git',
+    p.inGit.map((g) => [g.at.slice(11, 16), g.value]),
+    [
+      ['00:11', '1.2.0'],
+      ['00:31', '1.1.0'],
+      ['00:40', '1.1.0'],
+      ['00:50', '1.1.0'],
+    ],
+    'a write is in Git from its run’s end; dry runs and writes never pushed change nothing there',
   );
   assert.deepEqual(
     p.git.map((g) => [g.kind, g.value, g.commit?.[0], g.url, g.by, g.reason]),

@@ -305,6 +305,8 @@ describe('the dashboard in a browser, on real state', () => {
     );
     const [head] = await w.git.log(w.repoName, 'main');
     assert.ok(head, 'a commit');
+    assert.equal(await page.locator('[data-in-git]').innerText(), ' — in Git 1.1.0');
+    await page.screenshot({ path: join(shots, 'dashboard-repository-git-wide.png'), fullPage: true });
     const legend = await page.locator('.selections .u-legend').first().innerText();
     assert.match(legend, /in Git/);
     assert.match(legend, /rollback/);
