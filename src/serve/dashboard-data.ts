@@ -533,6 +533,16 @@ export async function overview(src: DashboardSource): Promise<Overview> {
       a.line - b.line,
   );
   const raw: AttentionInput[] = configurationAttention(src.configuration);
+  // A marker that points nowhere is never updated, and says nothing anywhere else on the page.
+  for (const [name, pass] of src.lastPass)
+    for (const w of pass.report.automations[0]?.warnings ?? [])
+      if (w.line !== undefined && src.config.automations.has(name))
+        raw.push({
+          state: 'error',
+          title: `${w.file}:${w.line} — marker points nowhere`,
+          why: `${name}: ${w.message}`,
+          href: '#/',
+        });
   for (const r of repositories)
     if (r.lastScan?.outcome === 'failed')
       raw.push({

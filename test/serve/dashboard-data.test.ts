@@ -14,6 +14,7 @@ import {
   timeline,
   type DashboardStore,
 } from '../../src/serve/dashboard-data.js';
+import type { PassEvent } from '../../src/serve/events.js';
 import type { Problem } from '../../src/util/index.js';
 
 const SHA = '0123456789abcdef0123456789abcdef01234567';
@@ -302,4 +303,74 @@ test('timeline: the value in Git after each run, and pawl’s commits to the lin
   );
   assert.deepEqual(p.tags, ['1.2.0', '1.1.0'], 'the y axis has the values in Git');
   assert.equal(t!.answered, false);
+});
+
+test('overview: a marker that points nowhere is in Needs attention, with its file:line and the pass’s words', async () => {
+  const config = {
+    ...emptyConfig(),
+    automations: new Map([
+      [
+        'apps/fleet',
+        {
+          metadata: { namespace: 'apps', name: 'fleet' },
+          spec: { sourceRef: { namespace: 'apps', name: 'fleet' } },
+        },
+      ],
+    ]),
+  } as unknown as Config;
+  const at = new Date('2026-12-01T00:00:00Z');
+  const report = {
+    repositories: [],
+    policies: [],
+    automations: [
+      {
+        name: 'apps/fleet',
+        result: 'up-to-date',
+        commit: null,
+        branch: 'main',
+        changes: [],
+        kept: [],
+        error: null,
+        warnings: [
+          {
+            file: 'apps/web.yaml',
+            line: 12,
+            message: 'names ImagePolicy apps/wbe, which does not exist; did you mean apps/web?',
+          },
+          { file: 'apps/link.yaml', message: 'a symlink out of the repository, skipped' },
+        ],
+      },
+    ],
+  } as unknown as PassEvent['report'];
+  const o = await overview({
+    config,
+    store: nothingStored,
+    dryRun: false,
+    lastPass: new Map([
+      [
+        'apps/fleet',
+        {
+          automation: 'apps/fleet',
+          trigger: 'interval',
+          webhooks: 0,
+          startedAt: at,
+          endedAt: at,
+          dryRun: false,
+          report,
+        },
+      ],
+    ]),
+    repositoriesOf: new Map(),
+    now: at,
+  });
+  assert.deepEqual(
+    o.attention.map((a) => [a.state, a.title, a.why]),
+    [
+      [
+        'error',
+        'apps/web.yaml:12 — marker points nowhere',
+        'apps/fleet: names ImagePolicy apps/wbe, which does not exist; did you mean apps/web?',
+      ],
+    ],
+  );
 });
