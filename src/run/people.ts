@@ -261,9 +261,11 @@ export async function release(
   if (automations.length === 0)
     throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to release`);
 
+  const startedAt = now();
   const reports: AutomationReport[] = [];
+  const decisions: Decision[] = [];
   for (const a of automations) {
-    const { report } = await runAutomation(
+    const { report, decisions: made } = await runAutomation(
       a,
       new Map([[name, outcome]]),
       { config: deps.config, stateDir: deps.stateDir, log: deps.log, now },
@@ -277,6 +279,30 @@ export async function release(
       },
     );
     reports.push(report);
+    const automation = refKey(a.metadata);
+    for (const d of made)
+      if (d.policy === name)
+        decisions.push({
+          ...d,
+          automation,
+          detail: d.action === 'write' ? `Released: the pin is lifted, ${d.candidate} written.` : d.detail,
+        });
+  }
+  if (!opts.dryRun) {
+    // Beside Git, as a rollback is: the dashboard's timeline marks the release's commit.
+    const runId = await deps.store.beginRun(startedAt, 'release');
+    await deps.store.write({
+      decisions: { runId, decisions },
+      finishRun: {
+        runId,
+        endedAt: now(),
+        result: {
+          policy: name,
+          candidate: outcome.candidate.tag,
+          automations: reports.map((r) => ({ name: r.name, result: r.result, commit: r.commit ?? null })),
+        },
+      },
+    });
   }
   return { policy: name, candidate: outcome.candidate.tag, error: null, automations: reports };
 }

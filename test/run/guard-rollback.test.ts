@@ -92,6 +92,17 @@ describe('pawl rollback', () => {
     assert.equal(rel.code, 0, rel.stderr);
     const [head] = await w.git.log(w.repoName, 'main');
     assert.match(head!.body, /^Pawl-Release: flux-system\/app$/m);
+    const store = openSqliteStore(w.stateDir);
+    try {
+      const [d] = (await store.decisions({ policy: 'flux-system/app' })).filter(
+        (x) => x.runKind === 'release',
+      );
+      assert.equal(d?.action, 'write');
+      const recorded = (await store.getRun(d!.runId))?.result as { automations: { commit: string }[] };
+      assert.equal(recorded.automations[0]?.commit, head!.sha, 'the release run names its commit');
+    } finally {
+      await store.close();
+    }
     assert.match(await fileAt(w), /org\/app:1\.3\.0 /);
     assert.equal((await run(w)).result, 'up-to-date');
   });
