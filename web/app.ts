@@ -4,7 +4,7 @@
  */
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
-import { ago, h } from './dom.js';
+import { h, time } from './dom.js';
 import { LiveRefresh } from './live-refresh.js';
 import { renderOverview } from './overview.js';
 import { renderPolicy } from './policy.js';
@@ -32,7 +32,7 @@ async function getJson<T>(path: string): Promise<T> {
 
 const main = document.getElementById('main')!;
 const liveEl = document.getElementById('live')!;
-const feed: { at: string; text: string }[] = [];
+const feed: { at: string; text: string; times: number }[] = [];
 let rendering = 0;
 /** A navigation's render may be overtaken by a live refresh's: the refresh then moves the focus. */
 let focusPending = false;
@@ -104,7 +104,16 @@ function activity(): HTMLElement {
       : h(
           'ul',
           { class: 'events', 'data-feed': '' },
-          feed.map((f) => h('li', {}, h('time', { datetime: f.at }, ago(f.at)), ' ', f.text)),
+          feed.map((f) =>
+            h(
+              'li',
+              {},
+              time(f.at),
+              ' ',
+              f.text,
+              f.times > 1 ? h('span', { class: 'times' }, ` (×${f.times})`) : null,
+            ),
+          ),
         ),
   );
 }
@@ -129,7 +138,13 @@ function concerns(kind: 'scan' | 'pass', repository?: string): boolean {
 }
 
 function note(text: string, at: string): void {
-  feed.unshift({ at, text });
+  // The same news again (a scan failing the same way every minute) is one line with a count.
+  if (feed[0]?.text === text) {
+    feed[0].times++;
+    feed[0].at = at;
+    return;
+  }
+  feed.unshift({ at, text, times: 1 });
   feed.splice(20);
 }
 

@@ -28,11 +28,17 @@ function append(el: Node, children: Child[]): void {
   }
 }
 
-export function when(iso: string | null | undefined): string {
-  if (!iso) return '—';
+/*
+ * Times: the page shows every time one way — how long ago, with the local date and time (and
+ * the offset) in the element's title — through time() below, also inside the daemon's
+ * sentences (withTimes), whose ISO times are the CLI's.
+ */
+function absolute(iso: string): string {
   const d = new Date(iso);
   const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const off = -d.getTimezoneOffset();
+  const zone = `UTC${off >= 0 ? '+' : '−'}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zone}`;
 }
 
 export function ago(iso: string | null | undefined, now = Date.now()): string {
@@ -47,7 +53,21 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
 
 export function time(iso: string | null | undefined): HTMLElement {
   if (!iso) return h('span', { class: 'muted' }, '—');
-  return h('time', { datetime: iso, title: when(iso) }, ago(iso));
+  return h('time', { datetime: iso, title: absolute(iso) }, ago(iso));
+}
+
+const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+
+/** A sentence with each ISO time in it shown as time() shows times. */
+export function withTimes(text: string): Child[] {
+  const out: Child[] = [];
+  let at = 0;
+  for (const m of text.matchAll(ISO_TIME)) {
+    out.push(text.slice(at, m.index), time(m[0]));
+    at = m.index + m[0].length;
+  }
+  out.push(text.slice(at));
+  return out;
 }
 
 /** The tag part of a marker value (`host/org/app:1.2.3@sha256:…` → `1.2.3`), for display. */

@@ -1,4 +1,4 @@
-import { copyButton, h, tagOf, time, type Child } from './dom.js';
+import { copyButton, h, tagOf, time, withTimes, type Child } from './dom.js';
 import { STATE_LABELS, STATE_ORDER, type MarkerState, type Overview } from './types.js';
 
 export const badge = (state: MarkerState, text: string = STATE_LABELS[state]): HTMLElement =>
@@ -30,12 +30,15 @@ function summary(o: Overview): HTMLElement {
 }
 
 function attention(o: Overview): HTMLElement {
-  if (o.attention.length === 0)
+  if (o.attention.length === 0) {
+    // Green only when there is something to be well: an empty configuration is not good news.
+    const calm = o.calm ?? { kind: 'all-well', text: 'Nothing needs a person.' };
     return section(
       'attention',
       'Needs attention',
-      h('p', { class: 'ok' }, 'Nothing needs a person: every line is up to date or upgraded.'),
+      h('p', { class: calm.kind === 'all-well' ? 'ok' : 'calm', 'data-calm': calm.kind }, calm.text),
     );
+  }
   return section(
     'attention',
     `Needs attention (${o.attention.length})`,
@@ -45,9 +48,27 @@ function attention(o: Overview): HTMLElement {
       o.attention.map((a) =>
         h(
           'li',
-          { 'data-attention': a.state },
+          { 'data-attention': a.state, 'data-count': a.count },
           badge(a.state),
-          h('div', {}, h('a', { href: a.href, class: 'title' }, a.title), h('p', { class: 'why' }, a.why)),
+          h(
+            'div',
+            {},
+            h('a', { href: a.href, class: 'title' }, a.title),
+            a.count > 1 ? h('span', { class: 'times' }, ` and ${a.count - 1} more`) : null,
+            h('p', { class: 'why' }, withTimes(a.why)),
+            a.count > 1
+              ? h(
+                  'details',
+                  { class: 'others' },
+                  h('summary', {}, `The same for ${a.count - 1} more`),
+                  h(
+                    'ul',
+                    {},
+                    a.others.map((x) => h('li', {}, h('a', { href: x.href }, x.title))),
+                  ),
+                )
+              : null,
+          ),
         ),
       ),
     ),
@@ -89,7 +110,7 @@ function automations(o: Overview): HTMLElement {
                     ),
                     ' ',
                     time(a.lastPass.at),
-                    a.lastPass.error ? h('p', { class: 'error' }, a.lastPass.error) : null,
+                    a.lastPass.error ? h('p', { class: 'error' }, withTimes(a.lastPass.error)) : null,
                   ]
                 : h('span', { class: 'muted' }, 'not yet (since this daemon started)'),
             ),
@@ -165,7 +186,7 @@ function markers(o: Overview): HTMLElement {
             h(
               'td',
               { 'data-label': 'Why', class: 'why' },
-              m.detail,
+              withTimes(m.detail),
               m.meaning ? h('span', { class: 'meaning' }, ` ${m.meaning}`) : null,
             ),
           ),
@@ -218,8 +239,8 @@ function policies(o: Overview): HTMLElement {
             h(
               'td',
               { 'data-label': 'Notes', class: 'why' },
-              p.error ? h('span', { class: 'error' }, p.error) : null,
-              p.stale ? [badge('stale'), ' ', p.stale] : null,
+              p.error ? h('span', { class: 'error' }, withTimes(p.error)) : null,
+              p.stale ? [badge('stale'), ' ', withTimes(p.stale)] : null,
               p.pending
                 ? ` Regression to ${p.pending.candidate} seen ${p.pending.count}×, awaiting confirmation.`
                 : null,
@@ -263,7 +284,12 @@ function repositories(o: Overview): HTMLElement {
               repositoryLink(r.name),
               h('div', { class: 'muted small mono' }, r.image),
             ),
-            h('td', { 'data-label': 'Tags', class: 'num', 'data-tags': r.tags ?? '' }, r.tags ?? '—'),
+            h(
+              'td',
+              { 'data-label': 'Tags', class: 'num', 'data-tags': r.tags ?? '' },
+              // Never answered is not zero tags.
+              r.tags ?? h('span', { class: 'muted' }, r.lastScan ? 'no answer yet' : 'not scanned yet'),
+            ),
             h(
               'td',
               { 'data-label': 'Last scan' },
@@ -278,8 +304,8 @@ function repositories(o: Overview): HTMLElement {
             h(
               'td',
               { 'data-label': 'Registry said', class: 'why' },
-              r.lastScan?.error ? h('span', { class: 'error' }, r.lastScan.error) : null,
-              r.lastScan?.anomalies.map((a) => h('div', { class: 'anomaly' }, a)),
+              r.lastScan?.error ? h('span', { class: 'error' }, withTimes(r.lastScan.error)) : null,
+              r.lastScan?.anomalies.map((a) => h('div', { class: 'anomaly' }, withTimes(a))),
               !r.lastScan?.error && !r.lastScan?.anomalies.length
                 ? h('span', { class: 'muted' }, 'ok')
                 : null,

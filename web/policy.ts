@@ -1,4 +1,4 @@
-import { copyButton, h, tagOf, time, when } from './dom.js';
+import { copyButton, h, tagOf, time, withTimes } from './dom.js';
 import { badge, repositoryLink } from './overview.js';
 import type { Explanation, MarkerState } from './types.js';
 
@@ -45,12 +45,12 @@ export function renderPolicy(e: Explanation): HTMLElement {
           h('dt', {}, 'High-water mark'),
           h('dd', { class: 'mono' }, e.highWater ?? '—', e.highWaterAt ? [' ', time(e.highWaterAt)] : null),
           h('dt', {}, 'Ratchet'),
-          h('dd', {}, e.ratchet),
-          e.error ? [h('dt', {}, 'Error'), h('dd', { class: 'error' }, e.error)] : null,
+          h('dd', {}, withTimes(e.ratchet)),
+          e.error ? [h('dt', {}, 'Error'), h('dd', { class: 'error' }, withTimes(e.error))] : null,
           e.unverified
             ? [
                 h('dt', {}, 'Unverified'),
-                h('dd', { class: 'error' }, `${e.unverified.tag} ${e.unverified.why}`),
+                h('dd', { class: 'error' }, `${e.unverified.tag} `, withTimes(e.unverified.why)),
               ]
             : null,
         ),
@@ -115,9 +115,9 @@ export function renderPolicy(e: Explanation): HTMLElement {
                   {},
                   h('span', { class: 'mono' }, tagOf(m.value)),
                   m.action === 'write' ? ` → ${e.candidate ?? ''}` : ' kept. ',
-                  m.detail,
+                  withTimes(m.detail),
                 ),
-                m.advice ? h('p', { class: 'advice' }, m.advice) : null,
+                m.advice ? h('p', { class: 'advice' }, withTimes(m.advice)) : null,
                 m.pin
                   ? h(
                       'div',
@@ -129,19 +129,32 @@ export function renderPolicy(e: Explanation): HTMLElement {
                         m.pin.commit
                           ? [h('dt', {}, 'Commit'), h('dd', { class: 'mono' }, m.pin.commit.slice(0, 12))]
                           : null,
-                        m.pin.author ? [h('dt', {}, 'Author'), h('dd', {}, m.pin.author)] : null,
-                        m.pin.time ? [h('dt', {}, 'Time'), h('dd', {}, when(m.pin.time))] : null,
+                        m.pin.author
+                          ? [
+                              h('dt', {}, m.pin.kind === 'rollback' ? 'Rolled back by' : 'Author'),
+                              h('dd', { 'data-pin-author': '' }, m.pin.author),
+                            ]
+                          : null,
+                        m.pin.kind === 'rollback'
+                          ? [
+                              h('dt', {}, 'Reason'),
+                              m.pin.reason
+                                ? h('dd', { 'data-pin-reason': '' }, m.pin.reason)
+                                : h('dd', { class: 'muted', 'data-pin-reason': '' }, 'none given (--reason)'),
+                            ]
+                          : null,
+                        m.pin.time ? [h('dt', {}, 'Time'), h('dd', {}, time(m.pin.time))] : null,
                         m.pin.previous
                           ? [h('dt', {}, 'Moved from'), h('dd', { class: 'mono' }, tagOf(m.pin.previous))]
                           : null,
                       ),
-                      h('p', { class: 'muted' }, m.pin.detail),
+                      h('p', { class: 'muted' }, withTimes(m.pin.detail)),
                     )
                   : null,
               ),
             ),
           ),
-      e.automationErrors.map((a) => h('p', { class: 'error' }, `${a.automation}: ${a.error}`)),
+      e.automationErrors.map((a) => h('p', { class: 'error' }, `${a.automation}: `, withTimes(a.error))),
     ),
     h(
       'section',
@@ -203,9 +216,9 @@ export function renderPolicy(e: Explanation): HTMLElement {
                   ' ',
                   h('strong', {}, ev.kind),
                   ' ',
-                  ev.text,
+                  withTimes(ev.text),
                   ev.times > 1
-                    ? h('span', { class: 'times' }, ` (×${ev.times}, first ${when(ev.first)})`)
+                    ? h('span', { class: 'times' }, ` (×${ev.times}, first `, time(ev.first), ')')
                     : null,
                 ),
               ),

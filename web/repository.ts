@@ -1,5 +1,5 @@
 import uPlot from 'uplot';
-import { h, time, when } from './dom.js';
+import { ago, h, time, withTimes } from './dom.js';
 import { policyLink } from './overview.js';
 import type { Timeline } from './types.js';
 
@@ -47,16 +47,10 @@ function shortTag(tag: string, max: number): string {
 
 function countChart(t: Timeline, range: [number, number], width: number): HTMLElement {
   const xs = t.scans.map((s) => secs(s.at));
-  let last: number | null = null;
-  const count: (number | null)[] = [];
-  const failed: (number | null)[] = [];
-  const anomalous: (number | null)[] = [];
-  for (const s of t.scans) {
-    count.push(s.tags);
-    if (s.tags !== null) last = s.tags;
-    failed.push(s.outcome === 'failed' ? (last ?? 0) : null);
-    anomalous.push(s.anomalies.length > 0 ? s.tags : null);
-  }
+  // `shown` (dashboard-data): a failure sits at the last known count; before any answer, a gap.
+  const count = t.scans.map((s) => (s.outcome === 'failed' ? null : s.tags));
+  const failed = t.scans.map((s) => (s.outcome === 'failed' ? s.shown : null));
+  const anomalous = t.scans.map((s) => (s.anomalies.length > 0 ? s.tags : null));
   const el = h('div', { class: 'chart', 'aria-hidden': 'true' });
   const opts: uPlot.Options = {
     width,
@@ -69,7 +63,7 @@ function countChart(t: Timeline, range: [number, number], width: number): HTMLEl
     },
     axes: [axis(), { ...axis(), size: yAxisSize(width) }],
     series: [
-      { value: (_u, v) => (v === null ? '—' : when(new Date(v * 1000).toISOString())) },
+      { value: (_u, v) => (v === null ? '—' : ago(new Date(v * 1000).toISOString())) },
       {
         label: 'tags listed',
         stroke: css('--accent'),
@@ -93,12 +87,40 @@ function selectionChart(
   range: [number, number],
   width: number,
 ): HTMLElement {
-  const xs = p.selections.map((s) => secs(s.at));
   const ord = (tag: string | null) => (tag === null ? null : p.tags.indexOf(tag));
-  const selected = p.selections.map((s) => ord(s.candidate));
+  // One time axis for the selections, the value in Git and the commits; each series has a value
+  // at its own times only (null elsewhere, spanned by the stepped lines).
+  const at = new Map<number, number>();
+  const points = [
+    ...p.selections.map((s) => ({
+      x: secs(s.at),
+      series: 0,
+      y: ord(s.candidate) ?? -0.5,
+      none: !s.candidate,
+    })),
+    ...p.inGit.map((g) => ({ x: secs(g.at), series: 1, y: ord(g.value), none: false })),
+    ...p.git.map((g) => ({
+      x: secs(g.at),
+      series: g.kind === 'rollback' ? 3 : 2,
+      y: ord(g.value),
+      none: false,
+    })),
+  ].sort((a, b) => a.x - b.x);
+  const xs: number[] = [];
+  for (const pt of points) if (!at.has(pt.x)) at.set(pt.x, xs.push(pt.x) - 1);
+  const column = () => xs.map((): number | null => null);
+  const selected = column();
+  const none = column();
+  const inGit = column();
+  const commits = column();
+  const rollbacks = column();
+  for (const pt of points) {
+    const i = at.get(pt.x)!;
+    if (pt.series === 0) (pt.none ? none : selected)[i] = pt.y;
+    else [inGit, commits, rollbacks][pt.series - 1]![i] = pt.y;
+  }
   const hw = ord(p.highWater);
-  const high = p.selections.map(() => hw);
-  const none = p.selections.map((s) => (s.candidate === null ? -0.5 : null));
+  const high = xs.map(() => hw);
   const el = h('div', { class: 'chart', 'aria-hidden': 'true' });
   const opts: uPlot.Options = {
     width,
@@ -118,14 +140,30 @@ function selectionChart(
       },
     ],
     series: [
-      { value: (_u, v) => (v === null ? '—' : when(new Date(v * 1000).toISOString())) },
+      { value: (_u, v) => (v === null ? '—' : ago(new Date(v * 1000).toISOString())) },
       {
         label: 'selected',
         stroke: css('--good'),
         width: 2,
+        spanGaps: true,
         paths: uPlot.paths.stepped!({ align: 1 }),
         points: { show: true, size: 6 },
         value: (_u, v) => (v === null ? '—' : (p.tags[v] ?? '')),
+      },
+      {
+        label: 'in Git',
+        stroke: css('--accent'),
+        width: 1.5,
+        spanGaps: true,
+        paths: uPlot.paths.stepped!({ align: 1 }),
+        points: { show: false },
+        value: (_u, v) => (v === null ? '—' : (p.tags[v] ?? '')),
+      },
+      { label: 'commit', ...pointsOnly(css('--accent'), 12), value: (_u, v) => (v === null ? '' : 'commit') },
+      {
+        label: 'rollback',
+        ...pointsOnly(css('--pin'), 14),
+        value: (_u, v) => (v === null ? '' : 'rollback'),
       },
       {
         label: 'high-water mark (now)',
@@ -138,7 +176,7 @@ function selectionChart(
       { label: 'no candidate', ...pointsOnly(css('--bad'), 9), value: (_u, v) => (v === null ? '' : 'none') },
     ],
   };
-  charts.push(new uPlot(opts, [xs, selected, high, none], el));
+  charts.push(new uPlot(opts, [xs, selected, inGit, commits, rollbacks, high, none], el));
   return el;
 }
 
@@ -146,7 +184,7 @@ export function renderRepository(t: Timeline): HTMLElement {
   destroyCharts();
   const all = [
     ...t.scans.map((s) => secs(s.at)),
-    ...t.policies.flatMap((p) => p.selections.map((s) => secs(s.at))),
+    ...t.policies.flatMap((p) => [...p.selections, ...p.inGit, ...p.git].map((s) => secs(s.at))),
   ];
   const min = Math.min(...all);
   const max = Math.max(...all);
@@ -169,7 +207,21 @@ export function renderRepository(t: Timeline): HTMLElement {
         { class: 'muted', 'data-summary': '' },
         `${t.scans.length} scans shown; ${failed} failed; ${odd} with anomalies (empty list, tags missing, count drop). The table below has every value.`,
       ),
-      t.scans.length ? countChart(t, range, width) : h('p', {}, 'No scans yet.'),
+      !t.scans.length
+        ? h('p', {}, 'No scans yet.')
+        : t.answered
+          ? countChart(t, range, width)
+          : h(
+              'p',
+              { class: 'calm', 'data-no-answer': '' },
+              `No answer yet: the registry has not listed this repository's tags in ${t.scans.length} scan${t.scans.length === 1 ? '' : 's'}, so there is no count to plot.`,
+              t.scans[t.scans.length - 1]?.error
+                ? [
+                    ' It said: ',
+                    h('span', { class: 'error' }, withTimes(t.scans[t.scans.length - 1]!.error!)),
+                  ]
+                : null,
+            ),
       t.policies.map((p) =>
         h(
           'div',
@@ -180,10 +232,18 @@ export function renderRepository(t: Timeline): HTMLElement {
             'Selections of ',
             policyLink(p.name),
             p.highWater ? h('span', { class: 'muted' }, ` — high-water mark ${p.highWater}`) : null,
+            p.inGit.length
+              ? h(
+                  'span',
+                  { class: 'muted', 'data-in-git': '' },
+                  ` — in Git ${p.inGit[p.inGit.length - 1]!.value}`,
+                )
+              : null,
           ),
-          p.selections.length
+          p.selections.length || p.inGit.length
             ? selectionChart(p, range, width)
             : h('p', { class: 'muted' }, 'No selection yet.'),
+          gitMarks(p.git),
         ),
       ),
     ),
@@ -211,15 +271,23 @@ export function renderRepository(t: Timeline): HTMLElement {
         h(
           'tbody',
           {},
-          [...t.scans].reverse().map((s) =>
+          t.rows.map((s) =>
             h(
               'tr',
               {
                 'data-scan': s.id,
                 'data-outcome': s.outcome,
+                'data-count': s.count,
                 class: s.outcome === 'failed' ? 'failed' : s.anomalies.length ? 'anomalous' : '',
               },
-              h('td', { 'data-label': 'When' }, time(s.at)),
+              h(
+                'td',
+                { 'data-label': 'When' },
+                time(s.at),
+                s.count > 1
+                  ? h('span', { class: 'times' }, ` ×${s.count} in a row since `, time(s.firstAt))
+                  : null,
+              ),
               h('td', { 'data-label': 'Outcome' }, h('span', { class: `result r-${s.outcome}` }, s.outcome)),
               h('td', { 'data-label': 'Tags', class: 'num' }, s.tags ?? '—'),
               h('td', { 'data-label': 'Added', class: 'tags-diff' }, diff('+', s.added, s.addedCount)),
@@ -227,8 +295,10 @@ export function renderRepository(t: Timeline): HTMLElement {
               h(
                 'td',
                 { 'data-label': 'Registry said', class: 'why' },
-                s.error ? h('span', { class: 'error' }, s.error) : null,
-                s.anomalies.map((a) => h('div', { class: 'anomaly', 'data-anomaly': a.kind }, a.text)),
+                s.error ? h('span', { class: 'error' }, withTimes(s.error)) : null,
+                s.anomalies.map((a) =>
+                  h('div', { class: 'anomaly', 'data-anomaly': a.kind }, withTimes(a.text)),
+                ),
               ),
             ),
           ),
@@ -237,6 +307,36 @@ export function renderRepository(t: Timeline): HTMLElement {
     ),
   );
   return main;
+}
+
+/** pawl's commits to the policy's lines, newest first: what the chart's commit marks are. */
+function gitMarks(marks: Timeline['policies'][number]['git']): HTMLElement | null {
+  if (marks.length === 0) return null;
+  return h(
+    'ul',
+    { class: 'events git-marks', 'aria-label': 'Commits' },
+    [...marks]
+      .reverse()
+      .map((g) =>
+        h(
+          'li',
+          { 'data-git-kind': g.kind },
+          time(g.at),
+          ' ',
+          h('strong', {}, g.kind === 'run' ? 'upgrade' : g.kind),
+          ' to ',
+          h('span', { class: 'mono' }, g.value),
+          ' in ',
+          g.commit
+            ? g.url
+              ? h('a', { href: g.url, class: 'mono', rel: 'noreferrer' }, g.commit.slice(0, 10))
+              : h('span', { class: 'mono', title: g.commit }, g.commit.slice(0, 10))
+            : '—',
+          g.by ? ` by ${g.by}` : '',
+          g.reason ? h('span', { class: 'why', 'data-reason': '' }, `: ${g.reason}`) : null,
+        ),
+      ),
+  );
 }
 
 function diff(sign: string, names: string[], count: number): HTMLElement | string {

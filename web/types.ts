@@ -60,34 +60,62 @@ export interface Automation {
 export interface Overview {
   generatedAt: string;
   dryRun: boolean;
+  configuration: { paths: string[]; automations: number; policies: number; repositories: number };
+  calm: {
+    kind: 'nothing-configured' | 'all-suspended' | 'no-pass-yet' | 'no-markers' | 'all-well';
+    text: string;
+  } | null;
   automations: Automation[];
   policies: Policy[];
   repositories: Repository[];
   markers: Marker[];
-  attention: { state: MarkerState; title: string; why: string; href: string }[];
+  attention: {
+    state: MarkerState;
+    title: string;
+    why: string;
+    href: string;
+    count: number;
+    others: { title: string; href: string }[];
+  }[];
   counts: Record<MarkerState, number>;
+}
+
+interface Scan {
+  id: number;
+  at: string;
+  outcome: string;
+  tags: number | null;
+  added: string[];
+  addedCount: number;
+  removed: string[];
+  removedCount: number;
+  anomalies: { kind: string; text: string }[];
+  error: string | null;
+}
+
+export interface GitMark {
+  at: string;
+  kind: 'run' | 'rollback' | 'release';
+  value: string;
+  commit: string | null;
+  url: string | null;
+  by: string | null;
+  reason: string | null;
 }
 
 export interface Timeline {
   name: string;
   image: string;
-  scans: {
-    id: number;
-    at: string;
-    outcome: string;
-    tags: number | null;
-    added: string[];
-    addedCount: number;
-    removed: string[];
-    removedCount: number;
-    anomalies: { kind: string; text: string }[];
-    error: string | null;
-  }[];
+  answered: boolean;
+  scans: (Scan & { shown: number | null })[];
+  rows: (Scan & { count: number; firstAt: string })[];
   policies: {
     name: string;
     highWater: string | null;
     highWaterAt: string | null;
     selections: { at: string; candidate: string | null; error: string | null }[];
+    inGit: { at: string; value: string }[];
+    git: GitMark[];
     tags: string[];
   }[];
 }
@@ -133,6 +161,7 @@ export interface Explanation {
       time?: string;
       previous?: string;
       kind?: string;
+      reason?: string;
     } | null;
   }[];
   automationErrors: { automation: string; error: string }[];

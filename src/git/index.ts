@@ -39,3 +39,4 @@ export {
   type HistoryMap,
 } from './history.js';
 export { blameHistory, parseBlame, parseDiff, previousValue, type Located } from './blame.js';
+export { findPerson, parseIdentity, type PersonSource } from './person.js';

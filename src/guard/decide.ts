@@ -113,7 +113,7 @@ function decideRows(input: DecideInput): GuardVerdict {
     const who = p.kind === 'rollback' ? `pawl rollback by ${p.author.name}` : p.author.name;
     return keep(
       'pinned',
-      `${V} was pinned by ${who} in commit ${p.commit.slice(0, 12)} (${p.time.toISOString()}, moved back from ${p.previous}); candidate ${C} is not a release first seen after that, so ${V} is kept.`,
+      `${V} was pinned by ${who} in commit ${p.commit.slice(0, 12)} (${p.time.toISOString()}, moved back from ${p.previous}${p.reason ? `, because: ${p.reason}` : ''}); candidate ${C} is not a release first seen after that, so ${V} is kept.`,
       p.orderedBy,
     );
   }

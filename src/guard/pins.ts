@@ -92,7 +92,10 @@ export function pinStatus(input: PinInput): PinStatus {
     ...(reason !== undefined ? { reason } : {}),
     ...(move.cmp !== null ? { orderedBy: move.by } : {}),
   };
-  const by = `${rollback ? 'pawl rollback' : h.author.name} in ${short(h.commit)} at ${h.time.toISOString()}`;
+  // A rollback's author is the person who asked (the automation commits it); older ones were the bot's.
+  const by =
+    `${h.author.name}${rollback ? ' (pawl rollback)' : ''} in ${short(h.commit)} at ${h.time.toISOString()}` +
+    (reason !== undefined ? `, because: ${reason}` : '');
   if (input.released)
     return { state: 'released', pin, detail: `Pinned at ${h.value} by ${by}; lifted by pawl release.` };
   const c = input.candidate;

@@ -13,7 +13,14 @@ import {
   type Secret,
   type TemplateChange,
 } from '../config/index.js';
-import { withWorkspace, type Workspace, commit, pushWithRetry, GitError } from '../git/index.js';
+import {
+  withWorkspace,
+  type Identity,
+  type Workspace,
+  commit,
+  pushWithRetry,
+  GitError,
+} from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
 import { rewriteFileSync, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
@@ -46,8 +53,15 @@ export interface AutomationOptions extends PlanOptions {
    * Default: every marker the guard decided to write.
    */
   edits?: (plan: TreePlan) => { plan: MarkerPlan; value: string }[];
-  /** Message and trailers instead of the automation's template (rollback, release). */
-  message?: (changes: ChangeReport[]) => { message: string; trailers: Record<string, string | string[]> };
+  /**
+   * Message and trailers instead of the automation's template (rollback, release); `author`,
+   * the person who asked, makes the automation's identity the committer only.
+   */
+  message?: (changes: ChangeReport[]) => {
+    message: string;
+    trailers: Record<string, string | string[]>;
+    author?: Identity;
+  };
   maxAttempts?: number;
   /** Aborted: stop before the next push (the commit stays local; the next run starts clean). */
   signal?: AbortSignal;
@@ -172,7 +186,7 @@ export async function runAutomation(
       const needObjects = !opts.message && !!automation.spec.git.commit.messageTemplate;
       const templateChanges = await writeEdits(w, plan, edits, automation.spec.update.path, needObjects);
       if (opts.dryRun) return null;
-      const { message, trailers } = opts.message
+      const { message, trailers, author } = opts.message
         ? opts.message(report.changes)
         : {
             message: renderCommitMessage(
@@ -189,7 +203,8 @@ export async function runAutomation(
       const signingKey = secretOf(deps.config, automation.metadata.namespace, signing?.secretRef);
       return commit(w, {
         message,
-        author: automation.spec.git.commit.author,
+        author: author ?? automation.spec.git.commit.author,
+        committer: automation.spec.git.commit.author,
         trailers,
         automation: name,
         stateDir: deps.stateDir,

@@ -64,6 +64,8 @@ export interface Explanation {
       time?: string;
       previous?: string;
       kind?: string;
+      /** A rollback's `Pawl-Reason` (`--reason`). */
+      reason?: string;
     } | null;
   }[];
   automationErrors: { automation: string; error: string }[];
@@ -235,6 +237,7 @@ export async function explain(
                       time: m.pin.pin.time.toISOString(),
                       previous: m.pin.pin.previous,
                       kind: m.pin.pin.kind,
+                      ...(m.pin.pin.reason !== undefined ? { reason: m.pin.pin.reason } : {}),
                     }
                   : {}),
               }

@@ -24,12 +24,14 @@ import type { Store } from '../store/index.js';
 import { RuntimeError, UsageError, type Logger } from '../util/index.js';
 import { runAutomation } from './automation.js';
 import { evaluatePolicy, FactsBook, policyWrites, type PolicyOutcome, type PolicyStore } from './policies.js';
+import type { Identity } from '../git/index.js';
+import type { Decision } from '../records/index.js';
 import type { AutomationReport } from './report.js';
 
 /** The store as the people's commands (explain, rollback, release) use it. */
 export type PeopleStore = ScanStore &
   PolicyStore &
-  Pick<Store, 'lastFinishedScan' | 'write' | 'currentTags' | 'scanHistory' | 'events'>;
+  Pick<Store, 'lastFinishedScan' | 'write' | 'currentTags' | 'scanHistory' | 'events' | 'beginRun'>;
 
 export interface PeopleDeps {
   config: Config;
@@ -69,15 +71,29 @@ function rollbackOutcome(policy: ImagePolicy): PolicyOutcome {
 export interface RollbackResult {
   policy: string;
   to: string;
+  /** `--reason`, as the commit's `Pawl-Reason` trailer holds it; null without one. */
+  reason: string | null;
+  /** Who asked: the commit's author (the automation's identity commits); null when unknown. */
+  requestedBy: Identity | null;
   automations: AutomationReport[];
 }
+
+/** Who asks for a rollback, found as `git commit` finds an author (for the command line). */
+export { findPerson, type PersonSource } from '../git/index.js';
+
+/** `Name <email>`, as git prints an identity. */
+export const formatIdentity = (i: Identity): string => `${i.name} <${i.email}>`;
 
 export async function rollback(
   deps: PeopleDeps,
   policy: ImagePolicy,
-  opts: { to: string; reason?: string; dryRun?: boolean },
+  opts: { to: string; reason?: string; dryRun?: boolean; requestedBy?: Identity },
 ): Promise<RollbackResult> {
   const name = refKey(policy.metadata);
+  const now = deps.now ?? (() => new Date());
+  const startedAt = now();
+  const reason = opts.reason?.replace(/\s+/g, ' ').trim() || null;
+  const requestedBy = opts.requestedBy ?? null;
   // Before anything asks the registry: a registry may normalise `../manifests/1.0.0` into a tag.
   if (!isValidTag(opts.to)) throw new UsageError(`--to ${JSON.stringify(opts.to)} is not a tag; ${TAG_RULE}`);
   const repo = deps.config.imageRepositories.get(refKey(policy.spec.imageRepositoryRef));
@@ -97,11 +113,12 @@ export async function rollback(
 
   const outcomes = new Map([[name, rollbackOutcome(policy)]]);
   const reports: AutomationReport[] = [];
+  const decisions: Decision[] = [];
   for (const a of automations) {
-    const { report } = await runAutomation(
+    const { report, decisions: made } = await runAutomation(
       a,
       outcomes,
-      { config: deps.config, stateDir: deps.stateDir, log: deps.log, now: deps.now ?? (() => new Date()) },
+      { config: deps.config, stateDir: deps.stateDir, log: deps.log, now },
       {
         ...(opts.dryRun ? { dryRun: true } : {}),
         edits: (plan) =>
@@ -117,16 +134,87 @@ export async function rollback(
               [TRAILER_POLICY]: name,
               [TRAILER_OLD]: olds,
               [TRAILER_NEW]: opts.to,
-              ...(opts.reason ? { [TRAILER_REASON]: opts.reason.replace(/\s+/g, ' ').trim() } : {}),
+              ...(reason ? { [TRAILER_REASON]: reason } : {}),
             },
+            ...(requestedBy ? { author: requestedBy } : {}),
           };
         },
       },
     );
     for (const c of report.changes) c.reason = 'rollback';
     reports.push(report);
+    const automation = refKey(a.metadata);
+    for (const d of made)
+      if (d.policy === name)
+        decisions.push({
+          ...d,
+          automation,
+          detail: d.action === 'write' ? rollbackWords(opts.to, requestedBy, reason) : d.detail,
+        });
   }
-  return { policy: name, to: opts.to, automations: reports };
+  const result: RollbackResult = { policy: name, to: opts.to, reason, requestedBy, automations: reports };
+  if (!opts.dryRun) await recordRollback(deps.store, result, decisions, startedAt, now());
+  return result;
+}
+
+/** What the store keeps of a rollback: its detail sentence names the person and the reason. */
+export function rollbackWords(to: string, by: Identity | null, reason: string | null): string {
+  return (
+    `Rolled back to ${to} on purpose by ${by ? formatIdentity(by) : 'someone pawl does not know (no --author or git user)'}` +
+    (reason ? `: ${reason}` : ' (no reason given)') +
+    '.'
+  );
+}
+
+/**
+ * A rollback in the store (docs/run.md): a run of kind `rollback` with its decisions, its
+ * result (commit, person, reason) and a `rollback` event, beside what Git holds.
+ */
+async function recordRollback(
+  store: PeopleStore,
+  r: RollbackResult,
+  decisions: readonly Decision[],
+  startedAt: Date,
+  endedAt: Date,
+): Promise<void> {
+  const runId = await store.beginRun(startedAt, 'rollback');
+  const commits = r.automations
+    .filter((a) => a.commit)
+    .map((a) => ({ automation: a.name, commit: a.commit! }));
+  const by = r.requestedBy ? formatIdentity(r.requestedBy) : null;
+  await store.write({
+    decisions: { runId, decisions },
+    ...(commits.length > 0
+      ? {
+          events: [
+            {
+              at: endedAt,
+              kind: 'rollback',
+              policy: r.policy,
+              detail: {
+                to: r.to,
+                from: [...new Set(decisions.filter((d) => d.action === 'write').map((d) => d.current))],
+                reason: r.reason,
+                requestedBy: by,
+                commits,
+                detail: rollbackWords(r.to, r.requestedBy, r.reason),
+              },
+            },
+          ],
+        }
+      : {}),
+    finishRun: {
+      runId,
+      endedAt,
+      result: {
+        policy: r.policy,
+        to: r.to,
+        reason: r.reason,
+        requestedBy: by,
+        automations: r.automations.map((a) => ({ name: a.name, result: a.result, commit: a.commit ?? null })),
+      },
+    },
+  });
 }
 
 export interface ReleaseResult {
@@ -173,9 +261,11 @@ export async function release(
   if (automations.length === 0)
     throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to release`);
 
+  const startedAt = now();
   const reports: AutomationReport[] = [];
+  const decisions: Decision[] = [];
   for (const a of automations) {
-    const { report } = await runAutomation(
+    const { report, decisions: made } = await runAutomation(
       a,
       new Map([[name, outcome]]),
       { config: deps.config, stateDir: deps.stateDir, log: deps.log, now },
@@ -189,6 +279,30 @@ export async function release(
       },
     );
     reports.push(report);
+    const automation = refKey(a.metadata);
+    for (const d of made)
+      if (d.policy === name)
+        decisions.push({
+          ...d,
+          automation,
+          detail: d.action === 'write' ? `Released: the pin is lifted, ${d.candidate} written.` : d.detail,
+        });
+  }
+  if (!opts.dryRun) {
+    // Beside Git, as a rollback is: the dashboard's timeline marks the release's commit.
+    const runId = await deps.store.beginRun(startedAt, 'release');
+    await deps.store.write({
+      decisions: { runId, decisions },
+      finishRun: {
+        runId,
+        endedAt: now(),
+        result: {
+          policy: name,
+          candidate: outcome.candidate.tag,
+          automations: reports.map((r) => ({ name: r.name, result: r.result, commit: r.commit ?? null })),
+        },
+      },
+    });
   }
   return { policy: name, candidate: outcome.candidate.tag, error: null, automations: reports };
 }

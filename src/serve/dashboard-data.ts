@@ -130,11 +130,46 @@ export interface AttentionItem {
   why: string;
   /** `#/policy/ns/name` or `#/repository/ns/name`. */
   href: string;
+  /** Folded: how many items said the same (1 when alone), and the titles of the others. */
+  count: number;
+  others: { title: string; href: string }[];
+}
+
+/** Identical problems (same state and words) are one item with a count, in the first one's place. */
+export function foldAttention(items: readonly Omit<AttentionItem, 'count' | 'others'>[]): AttentionItem[] {
+  const out: AttentionItem[] = [];
+  const byWords = new Map<string, AttentionItem>();
+  for (const item of items) {
+    const key = `${item.state}\u0000${item.why}`;
+    const seen = byWords.get(key);
+    if (seen) {
+      seen.count++;
+      seen.others.push({ title: item.title, href: item.href });
+      continue;
+    }
+    const folded = { ...item, count: 1, others: [] };
+    byWords.set(key, folded);
+    out.push(folded);
+  }
+  return out;
+}
+
+/**
+ * What the attention list says when it is empty. Only `all-well` is good news: an empty
+ * configuration, or lines no pass has decided yet, are not "nothing needs a person".
+ */
+export interface Calm {
+  kind: 'nothing-configured' | 'all-suspended' | 'no-pass-yet' | 'no-markers' | 'all-well';
+  text: string;
 }
 
 export interface Overview {
   generatedAt: string;
   dryRun: boolean;
+  /** Where the daemon reads its configuration (`-c`), and how many objects it runs. */
+  configuration: { paths: string[]; automations: number; policies: number; repositories: number };
+  /** Set when `attention` is empty. */
+  calm: Calm | null;
   automations: AutomationView[];
   policies: PolicyView[];
   repositories: RepositoryView[];
@@ -167,14 +202,57 @@ export interface DashboardSource {
    * the last reload was refused — why, while the one before keeps running.
    */
   configuration?: { refused: boolean; at: Date; problems: readonly Problem[] };
+  /** The daemon's `-c` paths: where an empty configuration was looked for. */
+  configPaths?: readonly string[];
   now: Date;
 }
 
+/** The empty attention list's words, from what runs and what the passes decided. */
+export function calmWords(c: {
+  paths: readonly string[];
+  automations: number;
+  suspended: number;
+  policies: number;
+  repositories: number;
+  passes: number;
+  markers: number;
+}): Calm {
+  const where = c.paths.length > 0 ? c.paths.join(', ') : 'no -c path (the working directory)';
+  if (c.automations === 0) {
+    const found =
+      c.policies + c.repositories === 0
+        ? 'no ImageRepository, ImagePolicy or ImageUpdateAutomation'
+        : `${c.repositories} ImageRepository and ${c.policies} ImagePolicy objects but no ImageUpdateAutomation`;
+    return {
+      kind: 'nothing-configured',
+      text: `Nothing is configured: pawl found ${found} in ${where}, so it updates nothing. Point -c at the directory with your Flux image automation objects (pawl validate -c DIR lists what it finds).`,
+    };
+  }
+  if (c.suspended === c.automations)
+    return {
+      kind: 'all-suspended',
+      text: `Every ImageUpdateAutomation (${c.automations}) is suspended (spec.suspend: true), so pawl writes nothing.`,
+    };
+  if (c.markers === 0 && c.passes === 0)
+    return {
+      kind: 'no-pass-yet',
+      text: 'No pass has decided anything yet: the marked lines appear here after the first one.',
+    };
+  if (c.markers === 0)
+    return {
+      kind: 'no-markers',
+      text: `The automations found no marked line in their update paths, so there is nothing to update. A marker is a comment such as # {"$imagepolicy": "NAMESPACE:POLICY"} on the image line.`,
+    };
+  return { kind: 'all-well', text: 'Nothing needs a person: every line is up to date or upgraded.' };
+}
+
 /** Configuration problems come first: they explain whatever else is missing from the page. */
-function configurationAttention(c: DashboardSource['configuration']): AttentionItem[] {
+type AttentionInput = Omit<AttentionItem, 'count' | 'others'>;
+
+function configurationAttention(c: DashboardSource['configuration']): AttentionInput[] {
   if (!c) return [];
   const errors = c.problems.filter((p) => p.severity === 'error');
-  const items: AttentionItem[] = errors.map((p) => ({
+  const items: AttentionInput[] = errors.map((p) => ({
     state: 'error',
     title: `${c.refused ? 'Configuration change refused' : 'Configuration'}: ${p.location.file}${p.location.line !== undefined ? `:${p.location.line}` : ''}`,
     why: `${p.object ? `${p.object}: ` : ''}${p.message}`,
@@ -454,10 +532,20 @@ export async function overview(src: DashboardSource): Promise<Overview> {
       a.file.localeCompare(b.file) ||
       a.line - b.line,
   );
-  const attention: AttentionItem[] = configurationAttention(src.configuration);
+  const raw: AttentionInput[] = configurationAttention(src.configuration);
+  // A marker that points nowhere is never updated, and says nothing anywhere else on the page.
+  for (const [name, pass] of src.lastPass)
+    for (const w of pass.report.automations[0]?.warnings ?? [])
+      if (w.line !== undefined && src.config.automations.has(name))
+        raw.push({
+          state: 'error',
+          title: `${w.file}:${w.line} — marker points nowhere`,
+          why: `${name}: ${w.message}`,
+          href: '#/',
+        });
   for (const r of repositories)
     if (r.lastScan?.outcome === 'failed')
-      attention.push({
+      raw.push({
         state: 'error',
         title: `Scans of ${r.name} fail`,
         why: r.lastScan.error ?? 'the last scan failed',
@@ -465,7 +553,7 @@ export async function overview(src: DashboardSource): Promise<Overview> {
       });
   for (const a of automations)
     if (a.lastPass?.error)
-      attention.push({
+      raw.push({
         state: 'error',
         title: `${a.name} failed`,
         why: a.lastPass.error,
@@ -473,7 +561,7 @@ export async function overview(src: DashboardSource): Promise<Overview> {
       });
   for (const p of policies)
     if (p.stale)
-      attention.push({
+      raw.push({
         state: 'stale',
         title: `${p.name}: stale registry`,
         why: p.stale,
@@ -482,19 +570,36 @@ export async function overview(src: DashboardSource): Promise<Overview> {
   const notable: MarkerState[] = ['error', 'candidate-missing', 'unverified', 'downgrade-blocked', 'pinned'];
   for (const m of markers)
     if (notable.includes(m.state))
-      attention.push({
+      raw.push({
         state: m.state,
         title: `${m.file}:${m.line} — ${STATE_LABELS[m.state]}`,
         why: m.detail,
         href: `#/policy/${m.policy}`,
       });
   // Stable: the configuration's items stay first among the errors.
-  attention.sort((a, b) => MARKER_STATES.indexOf(a.state) - MARKER_STATES.indexOf(b.state));
+  raw.sort((a, b) => MARKER_STATES.indexOf(a.state) - MARKER_STATES.indexOf(b.state));
+  const attention = foldAttention(raw);
   const counts = Object.fromEntries(MARKER_STATES.map((s) => [s, 0])) as Record<MarkerState, number>;
   for (const m of markers) counts[m.state]++;
+  const configuration = {
+    paths: [...(src.configPaths ?? [])],
+    automations: src.config.automations.size,
+    policies: src.config.imagePolicies.size,
+    repositories: src.config.imageRepositories.size,
+  };
   return {
     generatedAt: src.now.toISOString(),
     dryRun: src.dryRun,
+    configuration,
+    calm:
+      attention.length > 0
+        ? null
+        : calmWords({
+            ...configuration,
+            suspended: [...src.config.automations.values()].filter((a) => a.spec.suspend).length,
+            passes: automations.filter((a) => a.lastPass).length,
+            markers: markers.length,
+          }),
     automations,
     policies,
     repositories,
@@ -507,30 +612,143 @@ export async function overview(src: DashboardSource): Promise<Overview> {
 /** A first scan "adds" every tag; the page needs a few names, not thousands. */
 export const TAG_NAMES_SHOWN = 20;
 
+type TimelineScan = {
+  id: number;
+  at: string;
+  outcome: string;
+  tags: number | null;
+  /** At most TAG_NAMES_SHOWN names each; the counts are whole. */
+  added: string[];
+  addedCount: number;
+  removed: string[];
+  removedCount: number;
+  anomalies: { kind: string; text: string }[];
+  error: string | null;
+};
+
+/** A commit that changed the policy's lines, as the store's runs recorded it. */
+export interface GitMark {
+  at: string;
+  kind: 'run' | 'rollback' | 'release';
+  /** The tag written. */
+  value: string;
+  commit: string | null;
+  url: string | null;
+  /** A rollback's person and `--reason`. */
+  by: string | null;
+  reason: string | null;
+}
+
 export interface Timeline {
   name: string;
   image: string;
-  scans: {
-    id: number;
-    at: string;
-    outcome: string;
-    tags: number | null;
-    /** At most TAG_NAMES_SHOWN names each; the counts are whole. */
-    added: string[];
-    addedCount: number;
-    removed: string[];
-    removedCount: number;
-    anomalies: { kind: string; text: string }[];
-    error: string | null;
-  }[];
+  /** Some scan ever got the registry's tag list: before that, there is no count to plot. */
+  answered: boolean;
+  scans: (TimelineScan & {
+    /** What the count chart plots: the count, a failed scan at the last count, null before any answer. */
+    shown: number | null;
+  })[];
+  /** The table's rows, newest first: a run of failed scans with the same error is one row. */
+  rows: (TimelineScan & { count: number; firstAt: string })[];
   policies: {
     name: string;
     highWater: string | null;
     highWaterAt: string | null;
     /** Oldest first; `tags` orders the selected tags in the order pawl first selected them. */
     selections: { at: string; candidate: string | null; error: string | null }[];
+    /** Oldest first: the tag in Git after each recorded run that read or wrote the policy's lines. */
+    inGit: { at: string; value: string }[];
+    /** Oldest first: pawl's commits to the policy's lines (upgrades, rollbacks, releases). */
+    git: GitMark[];
     tags: string[];
   }[];
+}
+
+/** The tag part of a marker value (`host/app:1.2@sha256:…` → `1.2`); a bare tag stays itself. */
+export function tagPart(value: string): string {
+  const noDigest = value.split('@')[0]!;
+  const slash = noDigest.lastIndexOf('/');
+  const colon = noDigest.lastIndexOf(':');
+  return colon > slash ? noDigest.slice(colon + 1) : noDigest;
+}
+
+/** The count chart's y values: a failure is drawn at the last known count, never at 0. */
+export function shownCounts(scans: readonly { outcome: string; tags: number | null }[]): (number | null)[] {
+  let last: number | null = null;
+  return scans.map((s) => {
+    if (s.tags !== null && s.outcome !== 'failed') last = s.tags;
+    return s.outcome === 'failed' ? last : s.tags;
+  });
+}
+
+/** Newest first; consecutive failed scans with the same error fold into the newest of them. */
+export function foldScanRows<T extends { at: string; outcome: string; error: string | null }>(
+  oldestFirst: readonly T[],
+): (T & { count: number; firstAt: string })[] {
+  const out: (T & { count: number; firstAt: string })[] = [];
+  for (const s of [...oldestFirst].reverse()) {
+    const prev = out[out.length - 1];
+    if (prev && s.outcome === 'failed' && prev.outcome === 'failed' && prev.error === s.error) {
+      prev.count++;
+      prev.firstAt = s.at;
+    } else out.push({ ...s, count: 1, firstAt: s.at });
+  }
+  return out;
+}
+
+interface RunResultWithPerson extends RunResultShape {
+  reason?: unknown;
+  requestedBy?: unknown;
+}
+
+/** The policy's history in Git from the store's decisions (newest first in, oldest first out). */
+async function gitHistory(
+  src: DashboardSource,
+  policy: string,
+  since: number,
+  limit: number,
+): Promise<{ inGit: { at: string; value: string }[]; git: GitMark[] }> {
+  const decisions = (await src.store.decisions({ policy, limit })).filter(
+    (d) => d.runKind !== 'dry-run' && d.at.getTime() >= since,
+  );
+  const inGit: { at: string; value: string }[] = [];
+  const git: GitMark[] = [];
+  const seenRuns = new Set<number>();
+  const runs = new Map<number, Awaited<ReturnType<DashboardStore['getRun']>>>();
+  for (const d of decisions) {
+    // One point per run (the first line of the policy it decided): lines of one policy move together.
+    if (seenRuns.has(d.runId)) continue;
+    seenRuns.add(d.runId);
+    if (d.action !== 'write' || d.candidate === null) {
+      inGit.push({ at: d.at.toISOString(), value: tagPart(d.current) });
+      continue;
+    }
+    if (!runs.has(d.runId)) runs.set(d.runId, await src.store.getRun(d.runId));
+    const run = runs.get(d.runId);
+    const result = (run?.result ?? null) as RunResultWithPerson | null;
+    const a = result?.automations?.find((x) => x.name === d.automation);
+    const commit =
+      typeof a?.commit === 'string' ? a.commit : typeof result?.commit === 'string' ? result.commit : null;
+    // A write is in Git from its push, at the run's end; one that was not pushed (a rejected
+    // push, a failure) left the old value there and made no commit to show.
+    if (!commit) {
+      inGit.push({ at: d.at.toISOString(), value: tagPart(d.current) });
+      continue;
+    }
+    inGit.push({ at: (run?.endedAt ?? d.at).toISOString(), value: tagPart(d.candidate) });
+    const automation = src.config.automations.get(d.automation);
+    const repo = automation ? src.config.gitRepositories.get(refKey(automation.spec.sourceRef)) : undefined;
+    git.push({
+      at: (run?.endedAt ?? d.at).toISOString(),
+      kind: d.runKind === 'rollback' || d.runKind === 'release' ? d.runKind : 'run',
+      value: tagPart(d.candidate),
+      commit,
+      url: repo ? forgeCommitUrl(repo.spec.url, commit) : null,
+      by: typeof result?.requestedBy === 'string' ? result.requestedBy : null,
+      reason: typeof result?.reason === 'string' ? result.reason : null,
+    });
+  }
+  return { inGit: inGit.reverse(), git: git.reverse() };
 }
 
 export async function timeline(src: DashboardSource, name: string, limit: number): Promise<Timeline | null> {
@@ -542,17 +760,25 @@ export async function timeline(src: DashboardSource, name: string, limit: number
     (p) => refKey(p.spec.imageRepositoryRef) === name,
   );
   const names = mine.map((p) => refKey(p.metadata));
-  const [states, histories] = await Promise.all([
+  const [states, histories, gits] = await Promise.all([
     src.store.policyStates(names),
     Promise.all(names.map((n) => src.store.selectionHistory(n, limit * 4))),
+    // The run that made a commit begins before its scan: only a cut history limits Git's marks.
+    Promise.all(names.map((n) => gitHistory(src, n, scans.length >= limit ? since : 0, limit * 4))),
   ]);
   const policies = mine.map((p, i) => {
     const pname = names[i]!;
     const state = states.get(pname);
     const selections = histories[i]!.filter((s) => s.at.getTime() >= since).reverse();
+    const { inGit, git } = gits[i]!;
     const tags: string[] = [];
-    for (const s of selections) if (s.candidate && !tags.includes(s.candidate)) tags.push(s.candidate);
-    if (state?.highWater && !tags.includes(state.highWater)) tags.push(state.highWater);
+    const add = (t: string | null | undefined) => {
+      if (t && !tags.includes(t)) tags.push(t);
+    };
+    for (const s of selections) add(s.candidate);
+    add(state?.highWater);
+    for (const g of inGit) add(g.value);
+    for (const g of git) add(g.value);
     return {
       name: pname,
       highWater: state?.highWater ?? null,
@@ -562,24 +788,30 @@ export async function timeline(src: DashboardSource, name: string, limit: number
         candidate: s.candidate,
         error: s.error,
       })),
+      inGit,
+      git,
       tags,
     };
   });
+  const shaped: TimelineScan[] = scans.map((s) => ({
+    id: s.id,
+    at: s.startedAt.toISOString(),
+    outcome: s.outcome,
+    tags: s.tagCount,
+    added: s.added.slice(0, TAG_NAMES_SHOWN),
+    addedCount: s.added.length,
+    removed: s.removed.slice(0, TAG_NAMES_SHOWN),
+    removedCount: s.removed.length,
+    anomalies: s.anomalies.map((a) => ({ kind: a.kind, text: describeAnomaly(a, 5) })),
+    error: s.error,
+  }));
+  const shown = shownCounts(shaped);
   return {
     name,
     image: repo.spec.image,
-    scans: scans.map((s) => ({
-      id: s.id,
-      at: s.startedAt.toISOString(),
-      outcome: s.outcome,
-      tags: s.tagCount,
-      added: s.added.slice(0, TAG_NAMES_SHOWN),
-      addedCount: s.added.length,
-      removed: s.removed.slice(0, TAG_NAMES_SHOWN),
-      removedCount: s.removed.length,
-      anomalies: s.anomalies.map((a) => ({ kind: a.kind, text: describeAnomaly(a, 5) })),
-      error: s.error,
-    })),
+    answered: scans.some((s) => s.outcome === 'ok'),
+    scans: shaped.map((s, i) => ({ ...s, shown: shown[i]! })),
+    rows: foldScanRows(shaped),
     policies,
   };
 }

@@ -234,6 +234,7 @@ function source(daemon: DaemonView): DashboardSource {
       at: daemon.lastReload.at,
       problems: daemon.lastReload.applied ? daemon.current.errors : daemon.lastReload.problems,
     },
+    configPaths: daemon.configPaths,
     now: new Date(),
   };
 }

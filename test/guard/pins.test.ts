@@ -82,6 +82,20 @@ describe('pins', () => {
     );
     const p = pinFor(input(change('1.1.0', '1.0.0', { trailers })));
     assert.deepEqual([p?.kind, p?.reason], ['rollback', 'login broken']);
+    // Who (the commit's author: the person who asked) and why, in the words explain shows.
+    const s = pinStatus(input(change('1.1.0', '1.0.0', { trailers })));
+    assert.match(s.detail, /by Jane Doe \(pawl rollback\) in c{12} at .*, because: login broken;/);
+    const d = decideMarker({
+      current: parseMarkerValue('tag', '1.0.0'),
+      candidate: { tag: '1.1.0', name: 'ghcr.io/org/app' },
+      field: 'tag',
+      guard: guard(),
+      order: sem.order,
+      buildTimeOrder: noBuildTimes,
+      pin: p,
+      candidateExists: true,
+    });
+    assert.match(d.detail, /pinned by pawl rollback by Jane Doe .*because: login broken\)/);
   });
 
   test('a rollback commit pins even where the values cannot be ordered; another policy’s trailers do not', () => {

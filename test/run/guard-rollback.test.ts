@@ -5,6 +5,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteStore } from '../../src/store/index.js';
+import type { Explanation } from '../../src/run/explain.js';
 import { pushTags } from '../helpers/push.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
 import type { RunReport } from '../../src/run/report.js';
@@ -87,6 +92,17 @@ describe('pawl rollback', () => {
     assert.equal(rel.code, 0, rel.stderr);
     const [head] = await w.git.log(w.repoName, 'main');
     assert.match(head!.body, /^Pawl-Release: flux-system\/app$/m);
+    const store = openSqliteStore(w.stateDir);
+    try {
+      const [d] = (await store.decisions({ policy: 'flux-system/app' })).filter(
+        (x) => x.runKind === 'release',
+      );
+      assert.equal(d?.action, 'write');
+      const recorded = (await store.getRun(d!.runId))?.result as { automations: { commit: string }[] };
+      assert.equal(recorded.automations[0]?.commit, head!.sha, 'the release run names its commit');
+    } finally {
+      await store.close();
+    }
     assert.match(await fileAt(w), /org\/app:1\.3\.0 /);
     assert.equal((await run(w)).result, 'up-to-date');
   });
@@ -108,6 +124,115 @@ describe('pawl rollback', () => {
     }
     assert.equal((await w.git.log(w.repoName, 'main')).length, before);
     assert.doesNotMatch(await fileAt(w), /manifests/);
+  });
+});
+
+describe('who rolled back and why', () => {
+  let w: World;
+  // No git identity of the machine running the tests may leak into what is recorded.
+  let home: string;
+  before(async () => {
+    w = await world();
+    home = await mkdtemp(join(tmpdir(), 'pawl-home-'));
+  });
+  after(() => w?.close());
+  const isolated = (extra: Record<string, string> = {}) => ({
+    env: { HOME: home, GIT_CONFIG_GLOBAL: join(home, '.gitconfig'), GIT_CONFIG_NOSYSTEM: '1', ...extra },
+  });
+
+  test('the person is the commit’s author, the automation its committer; explain, the JSON and the store show who and why', async () => {
+    const rb = await w.pawl(
+      [
+        'rollback',
+        'app',
+        '--to',
+        '1.1.0',
+        '--reason',
+        'memory leak in 1.2.0',
+        '--author',
+        'Dana Dev <dana@example.com>',
+      ],
+      isolated(),
+    );
+    assert.equal(rb.code, 0, rb.stderr);
+    assert.match(
+      rb.stdout,
+      /by Dana Dev <dana@example\.com> \(from --author\), because: memory leak in 1\.2\.0/,
+    );
+    const [head] = await w.git.log(w.repoName, 'main');
+    assert.deepEqual(
+      [head!.authorName, head!.authorEmail, head!.committerName, head!.committerEmail],
+      ['Dana Dev', 'dana@example.com', 'pawl-bot', 'pawl@example.com'],
+    );
+    assert.match(head!.body, /^Pawl-Reason: memory leak in 1\.2\.0$/m);
+
+    // The next run keeps the line, and its sentence says who and why.
+    const kept = (await run(w)).kept[0]!;
+    assert.equal(kept.reason, 'pinned');
+    assert.match(kept.detail, /pawl rollback by Dana Dev .*because: memory leak in 1\.2\.0/);
+
+    const text = await w.pawl(['explain', 'app']);
+    assert.match(text.stdout, /^ {2}rolled back by: Dana Dev <dana@example\.com>$/m);
+    assert.match(text.stdout, /^ {2}reason: memory leak in 1\.2\.0$/m);
+    const json = await w.pawlJson<Explanation>(['explain', 'app']);
+    const pin = json.json.markers[0]!.pin!;
+    assert.deepEqual(
+      [pin.state, pin.kind, pin.author, pin.reason],
+      ['pinned', 'rollback', 'Dana Dev <dana@example.com>', 'memory leak in 1.2.0'],
+    );
+
+    const store = openSqliteStore(w.stateDir);
+    try {
+      const [event] = await store.events({ kind: 'rollback', policy: 'flux-system/app' });
+      assert.equal(event?.detail.requestedBy, 'Dana Dev <dana@example.com>');
+      assert.equal(event?.detail.reason, 'memory leak in 1.2.0');
+      assert.deepEqual(event?.detail.commits, [{ automation: 'flux-system/fleet', commit: head!.sha }]);
+      const [d] = (await store.decisions({ policy: 'flux-system/app' })).filter(
+        (x) => x.runKind === 'rollback',
+      );
+      assert.equal(d?.action, 'write');
+      assert.match(d!.detail, /by Dana Dev <dana@example\.com>: memory leak in 1\.2\.0/);
+      const runRecord = await store.getRun(d!.runId);
+      assert.equal(runRecord?.kind, 'rollback');
+      assert.deepEqual(runRecord?.result, {
+        policy: 'flux-system/app',
+        to: '1.1.0',
+        reason: 'memory leak in 1.2.0',
+        requestedBy: 'Dana Dev <dana@example.com>',
+        automations: [{ name: 'flux-system/fleet', result: 'pushed', commit: head!.sha }],
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('without --author the person comes from git’s own settings, as `git commit` finds them', async () => {
+    await writeFile(
+      join(home, '.gitconfig'),
+      '[user]\n\tname = Config Person\n\temail = config@example.com\n',
+    );
+    const fromConfig = await w.pawl(['rollback', 'app', '--to', '1.0.0'], isolated());
+    assert.equal(fromConfig.code, 0, fromConfig.stderr);
+    assert.match(fromConfig.stdout, /by Config Person <config@example\.com> \(from git config\)/);
+    assert.equal((await w.git.log(w.repoName, 'main'))[0]!.authorName, 'Config Person');
+
+    const fromEnv = await w.pawl(
+      ['rollback', 'app', '--to', '1.1.0'],
+      isolated({ GIT_AUTHOR_NAME: 'Env Person', GIT_AUTHOR_EMAIL: 'env@example.com' }),
+    );
+    assert.equal(fromEnv.code, 0, fromEnv.stderr);
+    assert.equal((await w.git.log(w.repoName, 'main'))[0]!.authorEmail, 'env@example.com');
+  });
+
+  test('nobody known: the rollback goes ahead as the automation’s, and says how to record the person', async () => {
+    await rm(join(home, '.gitconfig'), { force: true });
+    const r = await w.pawl(['rollback', 'app', '--to', '1.0.0'], isolated());
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /not recorded .*--author "Name <email>"/);
+    assert.equal((await w.git.log(w.repoName, 'main'))[0]!.authorName, 'pawl-bot');
+    const bad = await w.pawl(['rollback', 'app', '--to', '1.1.0', '--author', 'just a name'], isolated());
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /--author "just a name" is not "Name <email>"/);
   });
 });
 

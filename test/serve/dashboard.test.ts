@@ -66,6 +66,25 @@ const FILES = {
 /** Page code, as text: the tests' TypeScript has no DOM types. */
 const OVERFLOW = 'document.documentElement.scrollWidth - window.innerWidth';
 
+/**
+ * Every element in a table cell whose box leaves the cell's value column (right of the label,
+ * inside the cell): `where` for each. The label is the cell's ::before, at the cell's left.
+ */
+const CELL_LINES_OUTSIDE = `(() => {
+  const out = [];
+  for (const td of document.querySelectorAll('table.grid td[data-label]')) {
+    const cell = td.getBoundingClientRect();
+    const left = cell.left + parseFloat(getComputedStyle(td, '::before').width);
+    for (const el of td.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.left < left - 1 || r.right > cell.right + 1 || r.top < cell.top - 1 || r.bottom > cell.bottom + 1)
+        out.push(td.dataset.label + ': ' + (el.textContent || '').slice(0, 40));
+    }
+  }
+  return out;
+})()`;
+
 const DENIED = '{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}';
 
 async function run(w: World, args: string[] = ['run']): Promise<RunReport> {
@@ -118,6 +137,8 @@ async function story(): Promise<World> {
     '1.1.0',
     '--reason',
     'memory leak in 1.2.0',
+    '--author',
+    'Rita Release <rita@example.com>',
   ]);
   assert.equal(rb.code, 0, rb.stderr);
   // The registry serves a stale list without the current tag, holding one deleted long ago.
@@ -263,6 +284,50 @@ describe('the dashboard in a browser, on real state', () => {
     await page.goto(`${base}/#/repository/flux-system/broken`);
     await page.locator('main[data-view="repository"] tr[data-outcome="failed"]').first().waitFor();
     assert.match(await page.locator('tr[data-outcome="failed"]').first().innerText(), /denied/i);
+    // Every scan failed the same way: one row with the count, and no count plotted (not 0 tags).
+    assert.equal(await page.locator('tr[data-outcome="failed"]').count(), 1);
+    const times = Number(await page.locator('tr[data-outcome="failed"]').getAttribute('data-count'));
+    assert.ok(times >= 4, `the failed scans folded into one row (×${times})`);
+    assert.match(await page.locator('tr[data-outcome="failed"]').innerText(), /×\d+ in a row since/);
+    assert.match(await page.locator('[data-no-answer]').innerText(), /^No answer yet: .*denied/s);
+    assert.equal(await page.locator('section[aria-labelledby="tl"] > .chart').count(), 0, 'no count chart');
+  });
+
+  test('the timeline shows Git: pawl’s upgrade and the rollback with who and why, and the value in Git', async () => {
+    await page.goto(`${base}/#/repository/flux-system/app`);
+    await page.locator('main[data-view="repository"] .selections .uplot canvas').first().waitFor();
+    const upgrade = page.locator('[data-git-kind="run"]').first();
+    assert.match(await upgrade.innerText(), /upgrade to 1\.2\.0 in [0-9a-f]{10}/);
+    const rollback = page.locator('[data-git-kind="rollback"]').first();
+    assert.match(
+      await rollback.innerText(),
+      /rollback to 1\.1\.0 in [0-9a-f]{10} by Rita Release <rita@example\.com>: memory leak in 1\.2\.0/,
+    );
+    const [head] = await w.git.log(w.repoName, 'main');
+    assert.ok(head, 'a commit');
+    assert.equal(await page.locator('[data-in-git]').innerText(), ' — in Git 1.1.0');
+    await page.screenshot({ path: join(shots, 'dashboard-repository-git-wide.png'), fullPage: true });
+    const legend = await page.locator('.selections .u-legend').first().innerText();
+    assert.match(legend, /in Git/);
+    assert.match(legend, /rollback/);
+  });
+
+  test('one time format: every time is relative with the local time in its title, none is raw ISO', async () => {
+    for (const route of ['#/', '#/policy/flux-system/app', '#/repository/flux-system/web']) {
+      await page.goto(`${base}/${route}`);
+      await page.locator(`main[data-view="${route === '#/' ? 'overview' : route.split('/')[1]}"]`).waitFor();
+      const text = await page.locator('main').innerText();
+      assert.doesNotMatch(text, /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/, `${route}: an ISO time shown as is`);
+      assert.doesNotMatch(text, /\d{4}-\d{2}-\d{2} \d{2}:\d{2}/, `${route}: an absolute time shown as text`);
+      const times = await page
+        .locator('main time')
+        .evaluateAll((els) => els.map((e) => [e.textContent, e.getAttribute('title')]));
+      assert.ok(times.length > 0, route);
+      for (const [shown, title] of times) {
+        assert.match(shown ?? '', /^(just now|\d+s ago|\d+ min ago|\d+ h ago|\d+ days ago)$/, route);
+        assert.match(title ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC[+−]\d{2}:\d{2}$/, route);
+      }
+    }
   });
 
   test('the policy view explains the pin with commit, author and time, and gives the commands', async () => {
@@ -284,8 +349,18 @@ describe('the dashboard in a browser, on real state', () => {
     const pin = page.locator('[data-pin]').first();
     const text = await pin.innerText();
     assert.match(text, /Commit\s+[0-9a-f]{12}/);
-    assert.match(text, /Author/);
     assert.match(text, /Time/);
+    // Who asked and why, wherever the pin is shown: the page and the API behind it.
+    assert.equal(await pin.locator('[data-pin-author]').innerText(), 'Rita Release <rita@example.com>');
+    assert.equal(await pin.locator('[data-pin-reason]').innerText(), 'memory leak in 1.2.0');
+    assert.match(text, /Rolled back by/);
+    const api = (await (await fetch(`${base}/api/v1/policies/flux-system/app/explain`)).json()) as {
+      markers: { pin: { author?: string; reason?: string } | null }[];
+    };
+    assert.deepEqual(
+      [api.markers[0]?.pin?.author, api.markers[0]?.pin?.reason],
+      ['Rita Release <rita@example.com>', 'memory leak in 1.2.0'],
+    );
     const commands = await page.locator('.command code').allInnerTexts();
     // The daemon's own -c and --state-dir, so that they run as printed beside it; the rollback
     // offered is below the pinned 1.1.0 (test/cli/offered-commands.test.ts runs them).
@@ -360,6 +435,12 @@ describe('the dashboard in a browser, on real state', () => {
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
     const bg = await p.evaluate('getComputedStyle(document.body).backgroundColor');
     assert.equal(bg, 'rgb(15, 19, 24)', 'dark background');
+    // Each cell's every line lies beside its label, inside the cell: the repository cell's image
+    // (its second line) starts where its link does, not in the label column.
+    assert.ok((await p.locator('td[data-label="Repository"] > div').count()) > 0);
+    const misplaced = await p.evaluate(CELL_LINES_OUTSIDE);
+    assert.deepEqual(misplaced, [], 'lines in the label column or outside their cell');
+    assert.equal(await p.locator('[data-tags=""]').first().innerText(), 'no answer yet');
     await p.screenshot({ path: join(shots, 'dashboard-overview-narrow.png') });
     await p.goto(`${base}/#/repository/flux-system/web`);
     await p.locator('main[data-view="repository"] .uplot canvas').first().waitFor();

@@ -95,8 +95,13 @@ export function renderExplanation(ctx: CommandContext, e: Explanation): void {
   for (const m of e.markers) {
     writeLine(ctx, `${m.file}:${m.line} ${m.setter} = ${m.value}`);
     writeLine(ctx, `  ${m.action === 'write' ? 'would write' : 'keep'} (${m.words}): ${m.detail}`);
-    if (m.pin && m.pin.state !== 'none')
+    if (m.pin && m.pin.state !== 'none') {
       writeLine(ctx, `  pin: ${m.pin.detail}${m.pin.author ? ` [${m.pin.author}, ${m.pin.time}]` : ''}`);
+      // Who and why on lines of their own: what a person looks for first in a pin.
+      if (m.pin.author)
+        writeLine(ctx, `  ${m.pin.kind === 'rollback' ? 'rolled back by' : 'edited by'}: ${m.pin.author}`);
+      if (m.pin.kind === 'rollback') writeLine(ctx, `  reason: ${m.pin.reason ?? '(none given)'}`);
+    }
     if (m.advice) writeLine(ctx, `  ${m.advice}`);
   }
   for (const a of e.automationErrors) writeLine(ctx, `automation ${a.automation}: ${a.error}`);

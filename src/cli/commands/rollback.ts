@@ -5,7 +5,15 @@ import { configJson, loadCommandConfig, resolveNamed, type CommandConfig } from 
 import type { ImagePolicy } from '../../config/index.js';
 import { openCommandStore } from '../store.js';
 import { createScanClients } from '../../scan/index.js';
-import { release, rollback, type PeopleDeps, type AutomationReport } from '../../run/index.js';
+import { printable } from '../../util/index.js';
+import {
+  findPerson,
+  formatIdentity,
+  release,
+  rollback,
+  type PeopleDeps,
+  type AutomationReport,
+} from '../../run/index.js';
 
 async function withPeopleDeps<T>(
   ctx: CommandContext,
@@ -54,23 +62,39 @@ export function register(program: Command): void {
         "write TAG into the policy's markers on purpose, commit it with trailers; the lines stay pinned until a newer release or `pawl release`",
       )
       .requiredOption('--to <tag>', 'the tag to roll back to (it must exist in the registry)')
-      .option('--reason <text>', 'why; recorded in the commit')
+      .option('--reason <text>', 'why; recorded in the commit (Pawl-Reason) and shown wherever the pin is')
+      .option(
+        '--author <"Name <email>">',
+        "who asks (the commit's author; the automation commits); default GIT_AUTHOR_NAME/EMAIL, then git config user.name/email",
+      )
       .option('--dry-run', 'show the diff; write, commit and push nothing'),
   );
   rb.action(
     action(async (ctx, policyName: string) => {
-      const o = rb.opts<{ to: string; reason?: string; dryRun?: boolean }>();
+      const o = rb.opts<{ to: string; reason?: string; author?: string; dryRun?: boolean }>();
+      const person = await findPerson(o.author !== undefined ? { author: o.author } : {});
+      if (!person)
+        ctx.stderr.write(
+          'pawl: who asks for this rollback is not recorded (the commit is the automation\'s): give --author "Name <email>", or set git config user.name and user.email\n',
+        );
       return withPeopleDeps(ctx, policyName, async (deps, policy, loaded) => {
         const r = await rollback(deps, policy, {
           to: o.to,
           ...(o.reason ? { reason: o.reason } : {}),
           ...(o.dryRun ? { dryRun: true } : {}),
+          ...(person ? { requestedBy: person.identity } : {}),
         });
         if (ctx.options.json) {
           writeJson(ctx, { ...r, ...configJson(loaded) });
           return r.automations.some((a) => a.result === 'failed') ? 1 : loaded.exitFloor;
         }
-        writeLine(ctx, `rollback of ${r.policy} to ${r.to}:`);
+        writeLine(
+          ctx,
+          `rollback of ${r.policy} to ${r.to}` +
+            (r.requestedBy ? ` by ${printable(formatIdentity(r.requestedBy))} (from ${person!.from})` : '') +
+            (r.reason ? `, because: ${printable(r.reason)}` : '') +
+            ':',
+        );
         const code = renderAutomations(ctx, r.automations);
         if (code === 0 && r.automations.every((a) => a.result === 'up-to-date'))
           writeLine(ctx, `every marker of ${r.policy} already holds ${r.to}`);
