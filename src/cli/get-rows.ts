@@ -129,10 +129,13 @@ interface StoredResult {
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-/** The rows from the configuration and the store (what the last `pawl run` or daemon recorded). */
-export async function rowsFromStore(config: Config, store: Store): Promise<Rows> {
+/**
+ * The rows from the configuration and the store (what the last `pawl run` or daemon recorded);
+ * with no store yet (nothing ever ran), every object as the configuration has it, state unknown.
+ */
+export async function rowsFromStore(config: Config, store: Store | null): Promise<Rows> {
   const repos = [...config.imageRepositories.values()];
-  const latest = await store.latestScans(repos.map((r) => refKey(r.metadata)));
+  const latest = store ? await store.latestScans(repos.map((r) => refKey(r.metadata))) : new Map();
   const repositories = repos.map((r) => {
     const key = refKey(r.metadata);
     const { finished, good } = latest.get(key) ?? { finished: null, good: null };
@@ -152,7 +155,7 @@ export async function rowsFromStore(config: Config, store: Store): Promise<Rows>
     );
   });
   const pols = [...config.imagePolicies.values()];
-  const selections = await store.latestSelections(pols.map((p) => refKey(p.metadata)));
+  const selections = store ? await store.latestSelections(pols.map((p) => refKey(p.metadata))) : new Map();
   const policies = pols.map((p) => {
     const key = refKey(p.metadata);
     const sel = selections.get(key);
@@ -166,14 +169,14 @@ export async function rowsFromStore(config: Config, store: Store): Promise<Rows>
   });
   // The newest recorded run of each automation: its decisions name it, its record holds the result.
   const lastRun = new Map<string, { runId: number; at: Date }>();
-  for (const d of await store.decisions({ limit: 1000 }))
+  for (const d of store ? await store.decisions({ limit: 1000 }) : [])
     if ((d.runKind === 'run' || d.runKind === 'dry-run') && !lastRun.has(d.automation))
       lastRun.set(d.automation, { runId: d.runId, at: d.at });
   const automations = await Promise.all(
     [...config.automations.values()].map(async (a) => {
       const key = refKey(a.metadata);
       const run = lastRun.get(key);
-      const record = run ? await store.getRun(run.runId) : null;
+      const record = run && store ? await store.getRun(run.runId) : null;
       const result = (record?.result ?? null) as StoredResult | null;
       const mine = result?.automations?.find((x) => x.name === key);
       return automationRow(

@@ -38,6 +38,14 @@ export async function commandStorePassword(ctx: CommandContext): Promise<string 
   return env === undefined || env === '' ? undefined : env;
 }
 
+/** The SQLite file the options name does not exist yet (false for PostgreSQL: it is always there). */
+export function storeMissing(ctx: CommandContext): boolean {
+  const spec = commandStoreSpec(ctx);
+  const file =
+    spec.kind === 'state-dir' ? join(spec.stateDir, DB_FILE) : spec.kind === 'sqlite' ? spec.file : null;
+  return file !== null && !existsSync(file);
+}
+
 /**
  * Opens the command's store. `mustExist`: a read-only command's words when there is no SQLite
  * file yet, so that a mistyped `--state-dir` or `--store` leaves no empty database behind.
@@ -49,10 +57,6 @@ export async function openCommandStore(
   const spec = commandStoreSpec(ctx);
   const password = await commandStorePassword(ctx);
   if (password !== undefined) ctx.redactor.add(password);
-  if (opts.mustExist !== undefined) {
-    const file =
-      spec.kind === 'state-dir' ? join(spec.stateDir, DB_FILE) : spec.kind === 'sqlite' ? spec.file : null;
-    if (file !== null && !existsSync(file)) throw new RuntimeError(opts.mustExist);
-  }
+  if (opts.mustExist !== undefined && storeMissing(ctx)) throw new RuntimeError(opts.mustExist);
   return openStoreFrom(spec, { ...(password !== undefined ? { password } : {}), redactor: ctx.redactor });
 }

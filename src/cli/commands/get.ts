@@ -3,7 +3,7 @@ import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '..
 import { action } from '../action.js';
 import { table } from '../table.js';
 import { configJson, loadCommandConfig } from '../config.js';
-import { openCommandStore } from '../store.js';
+import { openCommandStore, storeMissing } from '../store.js';
 import { adminClient, namedServer, withServerOptions, type ServerOptions } from '../admin.js';
 import {
   rowsFromApi,
@@ -53,13 +53,12 @@ export function register(program: Command): void {
         rows = rowsFromApi(repos, pols, autos);
       } else {
         const loaded = await loadCommandConfig(ctx);
-        const store = await openCommandStore(ctx, {
-          mustExist: `no state in ${ctx.options.stateDir} yet: run pawl scan or pawl run first (or give --state-dir, --store or --server)`,
-        });
+        // Read only: no state yet is no database created, every object's state unknown.
+        const store = storeMissing(ctx) ? null : await openCommandStore(ctx);
         try {
           rows = await rowsFromStore(loaded.config, store);
         } finally {
-          await store.close();
+          await store?.close();
         }
         config = configJson(loaded);
         floor = loaded.exitFloor;
