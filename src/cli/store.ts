@@ -4,7 +4,7 @@
  * `--store-password-file` or `PAWL_STORE_PASSWORD` (or a URL in `PAWL_STORE`), never from the
  * command line, and is handed to the context's redactor before anything can print it.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DB_FILE, openStoreFrom, parseStoreSpec, type Store, type StoreSpec } from '../store/index.js';
@@ -38,6 +38,20 @@ export async function commandStorePassword(ctx: CommandContext): Promise<string 
   return env === undefined || env === '' ? undefined : env;
 }
 
+/**
+ * The state directory, made with a `.gitignore` of `*` when pawl makes it: `./.pawl` inside a
+ * checkout (the default) holds clones, a database and key files that must never be committed.
+ */
+export function createStateDir(dir: string): void {
+  if (existsSync(dir)) return;
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, '.gitignore'), '# made by pawl: nothing here belongs in Git\n*\n');
+  } catch (err) {
+    throw new RuntimeError(`cannot create the state directory ${dir}: ${errorMessage(err)}`);
+  }
+}
+
 /** The SQLite file the options name does not exist yet (false for PostgreSQL: it is always there). */
 export function storeMissing(ctx: CommandContext): boolean {
   const spec = commandStoreSpec(ctx);
@@ -58,5 +72,6 @@ export async function openCommandStore(
   const password = await commandStorePassword(ctx);
   if (password !== undefined) ctx.redactor.add(password);
   if (opts.mustExist !== undefined && storeMissing(ctx)) throw new RuntimeError(opts.mustExist);
+  if (spec.kind === 'state-dir') createStateDir(spec.stateDir);
   return openStoreFrom(spec, { ...(password !== undefined ? { password } : {}), redactor: ctx.redactor });
 }

@@ -2,6 +2,7 @@ import { Argument, type Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
+import { paint } from '../terminal.js';
 import { configJson, loadCommandConfig } from '../config.js';
 import { openCommandStore, storeMissing } from '../store.js';
 import { adminClient, namedServer, withServerOptions, type ServerOptions } from '../admin.js';
@@ -90,6 +91,9 @@ const dash = (s: string | null) => s ?? '-';
 
 /** Flux's columns, with NAMESPACE first when more than one namespace is shown. */
 export function renderRows(ctx: CommandContext, rows: Partial<Rows>, namespaces: boolean): void {
+  const { bad } = paint(ctx);
+  // The message is the last column (never padded): colour there cannot shift the table.
+  const said = (r: { ready: string; message: string }) => (r.ready === 'False' ? bad(r.message) : r.message);
   const sections: [string, string[], string[][]][] = [];
   if (rows.repositories)
     sections.push([
@@ -101,7 +105,7 @@ export function renderRows(ctx: CommandContext, rows: Partial<Rows>, namespaces:
         dash(r.lastScan),
         yesNo(r.suspended),
         r.ready,
-        r.message,
+        said(r),
       ]),
     ]);
   if (rows.policies)
@@ -114,7 +118,7 @@ export function renderRows(ctx: CommandContext, rows: Partial<Rows>, namespaces:
         dash(p.latestImage),
         yesNo(p.suspended),
         p.ready,
-        p.message,
+        said(p),
       ]),
     ]);
   if (rows.automations)
@@ -127,7 +131,7 @@ export function renderRows(ctx: CommandContext, rows: Partial<Rows>, namespaces:
         dash(a.lastRun),
         yesNo(a.suspended),
         a.ready,
-        a.message,
+        said(a),
       ]),
     ]);
   const several = sections.length > 1;
