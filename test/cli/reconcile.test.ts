@@ -76,6 +76,18 @@ describe('pawl reconcile against a running daemon', () => {
       r.stdout,
       /^flux-system\s+imageupdateautomation\/fleet\s+\S+Z\s+False\s+True\s+no updates made$/m,
     );
+    // From the store the daemon writes, without asking it: the same rows, the last run from its records.
+    const stored = await sw.world.pawl(['get', 'all']);
+    assert.equal(stored.code, 0, stored.stderr);
+    assert.match(
+      stored.stdout,
+      /^flux-system\s+imagerepository\/app\s+\S+Z\s+False\s+True\s+successful scan: found 3 tags$/m,
+    );
+    assert.match(
+      stored.stdout,
+      /^flux-system\s+imagepolicy\/app\s+\S+\/team\/app:1\.1\.0\s+False\s+True\s+/m,
+    );
+    assert.match(stored.stdout, /^flux-system\s+imageupdateautomation\/fleet\s+\S+Z\s+False\s+True\s+/m);
     const json = await runCli(['get', 'automations', '-n', 'flux-system', '--server', url, '--json']);
     const rows = (JSON.parse(json.stdout) as { automations: { name: string; ready: string }[] }).automations;
     assert.deepEqual(
