@@ -120,6 +120,7 @@ for (let i = 0; i < 500; i++) {
       imageRepositoryRef: { namespace: 'apps', name: `app-${i}` },
       policy: { strategy: 'semver', range: '>=1.0.0' },
       digestReflectionPolicy: 'Never',
+      suspend: false,
       guard: DEFAULT_GUARD,
     },
   };

@@ -86,7 +86,14 @@ function automations(o: Overview): HTMLElement {
         h(
           'article',
           { class: 'automation', 'data-automation': a.name },
-          h('h3', {}, a.name),
+          h(
+            'h3',
+            {},
+            a.name,
+            a.suspended
+              ? [' ', h('span', { class: 'badge suspended', title: 'spec.suspend: true' }, 'suspended')]
+              : null,
+          ),
           h(
             'dl',
             {},

@@ -51,6 +51,8 @@ export interface Repository {
 
 export interface Automation {
   name: string;
+  /** `spec.suspend`: no pass runs. */
+  suspended: boolean;
   git: { name: string; url: string; branch: string | null } | null;
   policies: string[];
   lastPass: { at: string; trigger: string; result: string | null; error: string | null } | null;

@@ -4,7 +4,7 @@
  * `--store-password-file` or `PAWL_STORE_PASSWORD` (or a URL in `PAWL_STORE`), never from the
  * command line, and is handed to the context's redactor before anything can print it.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DB_FILE, openStoreFrom, parseStoreSpec, type Store, type StoreSpec } from '../store/index.js';
@@ -39,6 +39,28 @@ export async function commandStorePassword(ctx: CommandContext): Promise<string 
 }
 
 /**
+ * The state directory, made with a `.gitignore` of `*` when pawl makes it: `./.pawl` inside a
+ * checkout (the default) holds clones, a database and key files that must never be committed.
+ */
+export function createStateDir(dir: string): void {
+  if (existsSync(dir)) return;
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, '.gitignore'), '# made by pawl: nothing here belongs in Git\n*\n');
+  } catch (err) {
+    throw new RuntimeError(`cannot create the state directory ${dir}: ${errorMessage(err)}`);
+  }
+}
+
+/** The SQLite file the options name does not exist yet (false for PostgreSQL: it is always there). */
+export function storeMissing(ctx: CommandContext): boolean {
+  const spec = commandStoreSpec(ctx);
+  const file =
+    spec.kind === 'state-dir' ? join(spec.stateDir, DB_FILE) : spec.kind === 'sqlite' ? spec.file : null;
+  return file !== null && !existsSync(file);
+}
+
+/**
  * Opens the command's store. `mustExist`: a read-only command's words when there is no SQLite
  * file yet, so that a mistyped `--state-dir` or `--store` leaves no empty database behind.
  */
@@ -49,10 +71,7 @@ export async function openCommandStore(
   const spec = commandStoreSpec(ctx);
   const password = await commandStorePassword(ctx);
   if (password !== undefined) ctx.redactor.add(password);
-  if (opts.mustExist !== undefined) {
-    const file =
-      spec.kind === 'state-dir' ? join(spec.stateDir, DB_FILE) : spec.kind === 'sqlite' ? spec.file : null;
-    if (file !== null && !existsSync(file)) throw new RuntimeError(opts.mustExist);
-  }
+  if (opts.mustExist !== undefined && storeMissing(ctx)) throw new RuntimeError(opts.mustExist);
+  if (spec.kind === 'state-dir') createStateDir(spec.stateDir);
   return openStoreFrom(spec, { ...(password !== undefined ? { password } : {}), redactor: ctx.redactor });
 }

@@ -122,6 +122,8 @@ export interface ImagePolicy extends Base<'ImagePolicy'> {
     digest?: { platform: { os: string; architecture: string; variant?: string } };
     /** Only meaningful with digestReflectionPolicy Always. */
     interval?: number;
+    /** No new selection (Flux 2.7): the markers keep their values, nothing is recorded for it. */
+    suspend: boolean;
     guard: GuardSpec;
     /** pawl's gate: only tags signed by a trusted key are candidates (docs/gates.md). */
     verify?: VerifySpec;

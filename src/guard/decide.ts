@@ -60,7 +60,25 @@ export function candidateValue(
 }
 
 export function decideMarker(input: DecideInput): GuardVerdict {
-  const d = decideRows(input);
+  const verdict = withUnverified(input, decideRows(input));
+  const name = input.candidate?.name;
+  // `ghcr.io/org/app:1.2.0 is already the candidate 1.2.0`: a long reference once is enough.
+  if (input.field !== 'image' || !name || input.current.name !== name) return verdict;
+  return { ...verdict, detail: referenceOnce(verdict.detail, name) };
+}
+
+/** Every mention of `name:` after the first reads as the tag alone. */
+export function referenceOnce(sentence: string, name: string): string {
+  let seen = false;
+  return sentence.split(`${name}:`).reduce((out, part, i) => {
+    if (i === 0) return part;
+    const first = !seen;
+    seen = true;
+    return out + (first ? `${name}:` : '') + part;
+  }, '');
+}
+
+function withUnverified(input: DecideInput, d: GuardVerdict): GuardVerdict {
   const u = input.unverified;
   if (!u) return d;
   const newest = `The newest tag ${u.tag} ${u.why}`;

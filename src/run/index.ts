@@ -4,3 +4,4 @@ export * from './explain.js';
 export * from './people.js';
 export type * from './report.js';
 export * from './markers.js';
+export * from './suspend.js';

@@ -70,7 +70,11 @@ export interface ScanPort {
 
 /** `pawl run`: the pass scans the repositories itself, eight at once. */
 export function directScans(
-  deps: Pick<PassDeps, 'clients' | 'store' | 'log'> & { now?: () => Date },
+  deps: Pick<PassDeps, 'clients' | 'store' | 'log'> & {
+    now?: () => Date;
+    /** Each finished scan, for a progress line (`pawl run` on a terminal). */
+    onScanned?: (report: ScanReport, done: number, total: number) => void;
+  },
 ): ScanPort {
   const { clients, store, log } = deps;
   const now = deps.now ?? (() => new Date());
@@ -79,7 +83,7 @@ export function directScans(
       scanRepositories(
         wanted.map((w) => w.repository),
         { client: (r) => clients.client(r), reference: (r) => clients.reference(r), store, log, now },
-        { concurrency: 8 },
+        { concurrency: 8, ...(deps.onScanned ? { onDone: deps.onScanned } : {}) },
       ),
   };
 }

@@ -191,6 +191,12 @@ export async function evaluatePolicy(
     events: [],
     record: null,
   };
+  // As Flux's: the last selection stands and nothing new is recorded; no marker moves for it.
+  if (policy.spec.suspend)
+    return {
+      ...out,
+      error: `ImagePolicy ${name} is suspended (spec.suspend: true); pawl resume policy ${name}`,
+    };
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const facts = book.forRepository(repoKey);
   if (!facts) return { ...out, error: `ImageRepository ${repoKey} is not in the configuration` };

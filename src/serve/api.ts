@@ -1,7 +1,8 @@
 /**
- * The read-only JSON API on the admin listener (docs/api.md documents every field). It serves
- * what `pawl tags --history`, `pawl explain` and `pawl run --json` show, per object, plus the
- * scheduler's view of each job. Nothing here writes.
+ * The JSON API on the admin listener (docs/api.md documents every field). It serves what
+ * `pawl tags --history`, `pawl explain` and `pawl run --json` show, per object, plus the
+ * scheduler's view of each job. Nothing here writes; the one POST (`pawl reconcile`) asks a job
+ * to run now, through the same work queue and leases as a webhook (reconcile.ts).
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { KIND_NAMES, configMapOf, refKey } from '../config/index.js';
@@ -10,7 +11,8 @@ import { errorMessage, formatProblem } from '../util/index.js';
 import { tagsView } from '../scan/index.js';
 import { automationJob, repositoryJob } from './jobs/index.js';
 import type { JobStatus } from './scheduler.js';
-import type { DaemonView } from './view.js';
+import type { AdminView, DaemonView } from './view.js';
+import type { ReconcileKind } from './reconcile.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -210,6 +212,7 @@ const policyRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
         name,
         repository: refKey(p.spec.imageRepositoryRef),
         strategy: p.spec.policy.strategy,
+        suspended: p.spec.suspend,
         candidate: sel?.candidate ?? null,
         selectedAt: sel ? sel.at.toISOString() : null,
         error: sel?.error ?? null,
@@ -302,8 +305,35 @@ const eventRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
   });
 };
 
+/** A reconcile waits this long for its run at most (`?wait=SECONDS` asks for less or more, up to 30 min). */
+const RECONCILE_WAIT_MS = 5 * 60_000;
+
+/**
+ * `pawl reconcile`: POST, from the CLI. A browser on another site could POST to a loopback
+ * listener without a token; it always sends Origin, so a foreign Origin is refused.
+ */
+const reconcileRoutes: FastifyPluginAsync<{ daemon: AdminView }> = async (app, { daemon }) => {
+  const route = (kind: ReconcileKind, plural: string) =>
+    app.post<{ Params: NameParams; Querystring: { wait?: string } }>(
+      `/api/v1/${plural}/:namespace/:name/reconcile`,
+      async (req, reply) => {
+        const origin = req.headers.origin;
+        if (origin !== undefined && origin !== `http://${req.headers.host ?? ''}`)
+          return reply.code(403).send({ error: `reconcile is not accepted from a web page (${origin})` });
+        const secs = Number(req.query.wait);
+        const waitMs =
+          Number.isFinite(secs) && secs >= 0 ? Math.min(secs * 1000, 30 * 60_000) : RECONCILE_WAIT_MS;
+        const answer = await daemon.reconcile(kind, `${req.params.namespace}/${req.params.name}`, waitMs);
+        return reply.code(answer.status).send(answer.body);
+      },
+    );
+  route('repository', 'repositories');
+  route('automation', 'automations');
+};
+
 /** The API's routes, one small plugin per kind of object (after the dashboard's hooks). */
-export function registerApi(app: FastifyInstance, daemon: DaemonView): void {
+export function registerApi(app: FastifyInstance, daemon: AdminView): void {
   for (const routes of [replicaRoutes, repositoryRoutes, policyRoutes, automationRoutes, eventRoutes])
     void app.register(routes, { daemon });
+  void app.register(reconcileRoutes, { daemon });
 }

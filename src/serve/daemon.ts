@@ -25,6 +25,7 @@ import {
 } from './source/index.js';
 import { AutomationJobs, JobLeases, publishWebhook, RepositoryJobs, SettleRetries } from './jobs/index.js';
 import type { ListenerView } from './view.js';
+import { reconcile } from './reconcile.js';
 
 export interface ServeOptions {
   configPaths: string[];
@@ -223,6 +224,13 @@ export class Daemon {
       skipped: (key) => leases.skipped(key),
       trigger: (repositories, automations = [], tags = []) =>
         publishWebhook(coordinator, current(), clock.now(), { repositories, automations, tags }),
+      reconcile: (kind, name, waitMs) =>
+        reconcile(
+          { config: current, coordinator, scheduler, events, skipped: (k) => leases.skipped(k), clock },
+          kind,
+          name,
+          waitMs,
+        ),
     };
   }
 

@@ -118,6 +118,8 @@ export interface RepositoryView {
 
 export interface AutomationView {
   name: string;
+  /** `spec.suspend`: no pass runs (pawl resume automation NAME). */
+  suspended: boolean;
   git: { name: string; url: string; branch: string | null } | null;
   policies: string[];
   lastPass: { at: string; trigger: string; result: string | null; error: string | null } | null;
@@ -437,6 +439,7 @@ async function automationViews(
         .map((p) => refKey(p.metadata));
       return {
         name,
+        suspended: a.spec.suspend,
         git: git
           ? {
               name: refKey(git.metadata),

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import type { DaemonView, ListenerView } from './view.js';
+import type { AdminView, ListenerView } from './view.js';
 import { registerApi } from './api.js';
 import { registerDashboard, type DashboardSetup } from './dashboard.js';
 import { UploadLimits } from './hook-limits.js';
@@ -166,7 +166,7 @@ export function receiverApp(daemon: ListenerView, opts: ReceiverServerOptions = 
   return app;
 }
 
-export function adminApp(daemon: DaemonView, dashboard?: DashboardSetup): FastifyInstance {
+export function adminApp(daemon: AdminView, dashboard?: DashboardSetup): FastifyInstance {
   // The dashboard's event streams never go idle: closing the listener ends them.
   const app = Fastify({ logger: false, forceCloseConnections: true });
   if (dashboard) registerDashboard(app, daemon, dashboard);

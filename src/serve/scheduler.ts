@@ -191,6 +191,17 @@ export class Scheduler {
     });
   }
 
+  /**
+   * The result of the job's next run to start from now on, without asking for one (a reconcile
+   * asks through the work queue, which may wake another replica instead); null when the job is
+   * unknown, removed or the scheduler stops first.
+   */
+  next(key: string): Promise<RunResult | null> {
+    const job = this.jobs.get(key);
+    if (!job || this.stopped) return Promise.resolve(null);
+    return new Promise((resolve) => job.waiting.push(resolve));
+  }
+
   /** Settles when the job's run in progress ends; null when it is not running. */
   running(key: string): Promise<void> | null {
     return this.jobs.get(key)?.running ?? null;

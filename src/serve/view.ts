@@ -12,6 +12,7 @@ import type { ServeMetrics } from './metrics.js';
 import type { JobStatus } from './scheduler.js';
 import type { LoadedConfig, ReloadOutcome } from './source/index.js';
 import type { WebhookSink } from './webhooks.js';
+import type { ReconcileSink } from './reconcile.js';
 
 /** The coordinator's read side: who this replica is, who else is alive, what it holds. */
 export type CoordinatorView = Pick<
@@ -61,5 +62,8 @@ export interface DaemonView {
   skipped(key: string): SkipReason | null;
 }
 
-/** The webhook listener's side: the view, and queueing what an accepted webhook asks for. */
-export type ListenerView = DaemonView & WebhookSink;
+/** The admin listener's one action: asking a job to run now (`pawl reconcile`), through the work queue. */
+export type AdminView = DaemonView & ReconcileSink;
+
+/** What the daemon hands its listeners: the view, queueing an accepted webhook's work, reconcile. */
+export type ListenerView = AdminView & WebhookSink;

@@ -10,3 +10,4 @@ export {
 } from './setters/rewrite.js';
 export * from './setters/markers.js';
 export { checkUpdatePath, scanTree, type ScannedFile, type FileProblem } from './setters/tree.js';
+export { spliceSuspend, type ObjectId, type SuspendSplice } from './suspend.js';

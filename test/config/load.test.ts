@@ -221,6 +221,7 @@ describe('loadConfig', () => {
       imageRepositoryRef: { namespace: 'default', name: 'app' },
       policy: { strategy: 'semver', range: '>=1.0.0' },
       digestReflectionPolicy: 'Never',
+      suspend: false,
       guard: DEFAULT_GUARD,
     });
     const auto = config.automations.get('apps/fleet')!;

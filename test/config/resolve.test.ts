@@ -48,6 +48,7 @@ function policy(namespace: string, name: string, labels: Record<string, string> 
       imageRepositoryRef: { namespace, name },
       policy: { strategy: 'semver', range: '*' },
       digestReflectionPolicy: 'Never',
+      suspend: false,
       guard: DEFAULT_GUARD,
     },
   };

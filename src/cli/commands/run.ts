@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
+import { paint, statusLine } from '../terminal.js';
 import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
 import { openCommandStore } from '../store.js';
 import { createScanClients, anomalyKinds } from '../../scan/index.js';
@@ -37,6 +38,8 @@ export function register(program: Command): void {
         ? opts.automation.map((n) => resolveNamed(loaded, config.automations, n, 'ImageUpdateAutomation'))
         : undefined;
       const store = await openCommandStore(ctx);
+      // A long run on a terminal says where it is: each scan, then each automation.
+      const progress = statusLine(ctx);
       try {
         const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
         const report = await runPass(
@@ -46,14 +49,22 @@ export function register(program: Command): void {
             stateDir: ctx.options.stateDir,
             clients,
             log: ctx.log,
-            scans: directScans({ clients, store, log: ctx.log }),
+            scans: directScans({
+              clients,
+              store,
+              log: ctx.log,
+              onScanned: (r, done, total) =>
+                progress.show(`scanning ${done}/${total}… ${r.name}${r.error ? ' (failed)' : ''}`),
+            }),
           },
           {
             dryRun: opts.dryRun === true,
             refresh: opts.refresh === true,
+            onProgress: (what) => progress.show(`${what}…`),
             ...(automations ? { automations } : {}),
           },
         );
+        progress.done();
         // Words for people on stderr in both modes; --json carries them in the report too.
         for (const a of report.automations)
           for (const w of a.warnings ?? [])
@@ -64,6 +75,7 @@ export function register(program: Command): void {
         else renderRun(ctx, report);
         return Math.max(passExitCode(report), loaded.exitFloor);
       } finally {
+        progress.done();
         await store.close();
       }
     }),
@@ -75,12 +87,13 @@ export function reasonWords(reason: string): string {
 }
 
 export function renderRun(ctx: CommandContext, r: RunReport): void {
+  const { good, bad } = paint(ctx);
   const failedRepos = r.repositories.filter((x) => x.error || x.anomalies.length > 0);
   for (const x of failedRepos) {
     const stored = x.error && x.errorAt ? ` (${storedWhen(x.errorAt, new Date())})` : '';
     writeLine(
       ctx,
-      `repository ${x.name}: ${x.error ? `scan failed${stored}: ${x.error}` : `anomalies: ${anomalyKinds(x.anomalies)}`}`,
+      `repository ${x.name}: ${x.error ? bad(`scan failed${stored}: ${x.error}`) : `anomalies: ${anomalyKinds(x.anomalies)}`}`,
     );
     if (stored)
       writeLine(
@@ -94,9 +107,9 @@ export function renderRun(ctx: CommandContext, r: RunReport): void {
   for (const a of r.automations) {
     const head =
       a.result === 'pushed'
-        ? `pushed ${a.commit?.slice(0, 12)} to ${a.branch}`
+        ? good(`pushed ${a.commit?.slice(0, 12)} to ${a.branch}`)
         : a.result === 'failed'
-          ? `failed: ${a.error}`
+          ? bad(`failed: ${a.error}`)
           : a.result;
     writeLine(ctx, `automation ${a.name}: ${head}`);
     if (a.changes.length > 0) {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
+import { statusLine } from '../terminal.js';
 import { configJson, loadCommandConfig, resolveNamed } from '../config.js';
 import type { ImageRepository } from '../../config/index.js';
 import { openCommandStore } from '../store.js';
@@ -95,19 +96,12 @@ export function renderReports(reports: readonly ScanReport[]): string {
 export function progressIndicator(
   ctx: CommandContext,
   total: number,
+  verb = 'scanning',
 ): { update: (r: ScanReport, done: number) => void; done: () => void } {
-  const tty = (ctx.stderr as NodeJS.WriteStream).isTTY === true && !ctx.options.json;
-  if (!tty) return { update: () => undefined, done: () => undefined };
-  let shown = false;
-  const draw = (text: string) => {
-    ctx.stderr.write(`\r\x1b[2K${text}`);
-    shown = true;
-  };
-  draw(`scanning 0/${total}…`);
+  const line = statusLine(ctx);
+  line.show(`${verb} 0/${total}…`);
   return {
-    update: (r, done) => draw(`scanning ${done}/${total}… ${r.name}${r.error ? ' (failed)' : ''}`),
-    done: () => {
-      if (shown) ctx.stderr.write('\r\x1b[2K');
-    },
+    update: (r, done) => line.show(`${verb} ${done}/${total}… ${r.name}${r.error ? ' (failed)' : ''}`),
+    done: () => line.done(),
   };
 }

@@ -195,6 +195,8 @@ export const imagePolicySchema = z
         digestReflectionPolicy: oneOf(['Never', 'IfNotPresent', 'Always'] as const).default('Never'),
         interval: fluxDuration('interval').optional(),
         digest: z.object({ platform: platform }).optional(),
+        // Flux 2.7's: no new selection while true; the markers keep what they hold.
+        suspend: z.boolean().default(false),
         guard,
         verify: verify.optional(),
       })
