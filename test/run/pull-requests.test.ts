@@ -253,6 +253,25 @@ spec:
     assert.ok(pulls.some((p) => p.number === theirs));
   });
 
+  test('a token the forge refuses: the pass reports it with the automation’s name, and does not crash', async () => {
+    const file = join(configDir, 'flux.yaml');
+    const good = await readFile(file, 'utf8');
+    const bad = 'f'.repeat(40);
+    await writeFile(file, good.replace(`token: ${gitea.token}`, `token: ${bad}`));
+    try {
+      const r = await runCli(['run', '--json', '-c', configDir, '--state-dir', stateDir]);
+      const a = (JSON.parse(r.stdout) as RunReport).automations[0]!;
+      assert.equal(a.result, 'failed');
+      assert.match(
+        a.error ?? '',
+        /^ImageUpdateAutomation flux-system\/fleet: the pull request could not be opened or updated: .*401.*pullRequest\.secretRef/,
+      );
+      assert.ok(!r.stdout.includes(bad) && !r.stderr.includes(bad), 'the refused token is not repeated');
+    } finally {
+      await writeFile(file, good);
+    }
+  });
+
   test('the token is nowhere in the state directory', async () => {
     const { execFile } = await import('node:child_process');
     const { promisify } = await import('node:util');
