@@ -41,6 +41,9 @@ async function validate(text: string): Promise<{ code: number; stdout: string; f
   }
 }
 
+const secret = (key: string): string =>
+  `apiVersion: v1\nkind: Secret\nmetadata:\n  name: forge-token\n  namespace: apps\nstringData:\n  ${key}: x\n`;
+
 const PR = `      branch: 'pawl/{{ .AutomationObject.Name }}'
       pullRequest:
         secretRef: { name: forge-token }
@@ -49,7 +52,9 @@ const PR = `      branch: 'pawl/{{ .AutomationObject.Name }}'
 
 describe('pawl validate: pull requests', { concurrency: 4 }, () => {
   test('a pull request with a templated branch under pawl’s version of the kind is valid', async () => {
-    const { code, stdout } = await validate([REPO, POLICY, GIT, automation(PR)].join('---\n'));
+    const { code, stdout } = await validate(
+      [REPO, POLICY, GIT, automation(PR), secret('token')].join('---\n'),
+    );
     assert.equal(code, 0, stdout);
   });
 
@@ -99,6 +104,18 @@ describe('pawl validate: pull requests', { concurrency: 4 }, () => {
       );
     });
   }
+
+  test('the token’s Secret must be there, with the key token', async () => {
+    const missing = await validate([REPO, POLICY, GIT, automation(PR)].join('---\n'));
+    assert.match(missing.stdout, /forge-token/);
+    const noKey = await validate([REPO, POLICY, GIT, automation(PR), secret('password')].join('---\n'));
+    assert.match(
+      noKey.stdout,
+      /Secret apps\/forge-token has no "token" key; pullRequest needs the forge's API token there/,
+    );
+    const good = await validate([REPO, POLICY, GIT, automation(PR), secret('token')].join('---\n'));
+    assert.doesNotMatch(good.stdout, /forge-token/);
+  });
 
   test('an API URL holding credentials is refused, and the credentials are not repeated', async () => {
     const text = [
