@@ -301,6 +301,11 @@ export async function runAutomation(
       report.error = `ImageUpdateAutomation ${name}: a pull request needs a branch to propose into; git.checkout.ref is not a branch`;
       return;
     }
+    if (branch === base) {
+      report.result = 'failed';
+      report.error = `ImageUpdateAutomation ${name}: spec.git.push.branch is ${base}, the branch a pull request would be proposed into; name another branch (e.g. "pawl/{{ .AutomationObject.Name }}")`;
+      return;
+    }
     const mayClose = (b: string): Promise<boolean> => branchOwnedByPawl(ws, b);
     try {
       const forge = forgeFor(
