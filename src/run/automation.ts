@@ -241,6 +241,12 @@ export async function runAutomation(
       return;
     }
 
+    if (prSpec && !branchTemplate && branch === ws.branch) {
+      // Checked before anything is pushed: a pull request is never pushed into its own base.
+      report.result = 'failed';
+      report.error = `ImageUpdateAutomation ${name}: spec.git.push.branch is ${branch}, the branch a pull request would be proposed into; name another branch (e.g. "pawl/{{ .AutomationObject.Name }}")`;
+      return;
+    }
     let pushed = await pushWithRetry(ws, attempt, {
       ...(pushSpec?.branch ? { branch: () => branch } : {}),
       ...(pushSpec?.refspec ? { refspec: pushSpec.refspec } : {}),
@@ -299,11 +305,6 @@ export async function runAutomation(
     if (!base) {
       report.result = 'failed';
       report.error = `ImageUpdateAutomation ${name}: a pull request needs a branch to propose into; git.checkout.ref is not a branch`;
-      return;
-    }
-    if (branch === base) {
-      report.result = 'failed';
-      report.error = `ImageUpdateAutomation ${name}: spec.git.push.branch is ${base}, the branch a pull request would be proposed into; name another branch (e.g. "pawl/{{ .AutomationObject.Name }}")`;
       return;
     }
     const mayClose = (b: string): Promise<boolean> => branchOwnedByPawl(ws, b);
