@@ -11,7 +11,7 @@ import tseslint from 'typescript-eslint';
 // The records every layer shares (src/records/) sit just above the leaf libraries: any folder may
 // import them, so the layers that make a record and those that read it need not import each other.
 const BASE = ['go', 'util', 'image', 'records'];
-const RUN = [...BASE, 'config', 'store', 'scan', 'select', 'write', 'guard', 'git', 'notify'];
+const RUN = [...BASE, 'config', 'store', 'scan', 'select', 'write', 'guard', 'git', 'notify', 'forge'];
 // The daemon sits above run/ with the alerts it sends; it writes files and runs git only
 // through run/. The CLI sits on top of everything, and it too leaves git to run/.
 const SERVE = [...BASE, 'config', 'store', 'scan', 'select', 'guard', 'notify', 'run', 'kube'];
@@ -29,6 +29,8 @@ export const LAYERS = {
   guard: [...BASE, 'config'],
   git: [...BASE, 'config', 'write', 'guard'],
   notify: [...BASE, 'config', 'guard'],
+  // Forges' APIs (pull requests): HTTP only, beside git/; run/ drives them.
+  forge: BASE,
   run: RUN,
   // Kubernetes mode: the API server's objects become config/'s Config; status is computed from
   // the scan and run reports (records/), and written back. The daemon wires it.

@@ -127,6 +127,41 @@ const newestBuild: Json = {
   type: 'object',
 };
 
+const pullRequest: Json = {
+  description:
+    "pawl's (docs/pull-requests.md): propose the pushed branch as a pull request on GitHub, GitLab or Gitea/Forgejo.",
+  type: 'object',
+  required: ['secretRef'],
+  properties: {
+    provider: {
+      description: "The forge; absent, known from the GitRepository URL's host (github.com, gitlab.com).",
+      type: 'string',
+      enum: ['github', 'gitlab', 'gitea'],
+    },
+    apiURL: {
+      description:
+        "The forge API's base URL (GitHub Enterprise, self-managed GitLab, Gitea under a sub-path).",
+      type: 'string',
+    },
+    secretRef: {
+      description: "A Secret in the automation's namespace whose key `token` holds the API token.",
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: 'string' } },
+    },
+    title: {
+      description: "A template over the commit message's data; default its first line.",
+      type: 'string',
+    },
+    body: {
+      description: "A template over the commit message's data; default its other lines.",
+      type: 'string',
+    },
+    labels: { type: 'array', items: { type: 'string' } },
+    draft: { type: 'boolean', default: false },
+  },
+};
+
 /** Flux's CRD turned into pawl's: one version, v1alpha1, with pawl's fields. */
 function pawlCrd(flux: Json): Json {
   const spec = flux.spec as Json;
@@ -151,6 +186,11 @@ function pawlCrd(flux: Json): Json {
     props.verify = verify;
     const policy = props.policy as Json;
     (policy.properties as Json).newestBuild = newestBuild;
+  }
+  if (names.kind === 'ImageUpdateAutomation') {
+    const git = props.git as Json;
+    const push = (git.properties as Json).push as Json;
+    (push.properties as Json).pullRequest = pullRequest;
   }
   return {
     apiVersion: 'apiextensions.k8s.io/v1',

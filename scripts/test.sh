@@ -7,6 +7,8 @@ bash scripts/install-deps.sh image
 [ -d node_modules/tsx ] || npm ci --no-audit --no-fund
 # Kubernetes mode's tests run against a real API server, built once into a cache (~10 min of CPU).
 bash scripts/kube-apiserver.sh build
+# The pull-request tests run against a real Gitea, built likewise (~8 min of CPU).
+bash scripts/gitea.sh build
 npm run typecheck
 npm run format:check
 npm run lint

@@ -140,6 +140,15 @@ function automations(o: Overview): HTMLElement {
                   ]
                 : h('span', { class: 'muted' }, 'none yet'),
             ),
+            a.pullRequest ? h('dt', {}, 'Pull request') : null,
+            a.pullRequest
+              ? h(
+                  'dd',
+                  { 'data-pull-request': String(a.pullRequest.number) },
+                  h('a', { href: a.pullRequest.url, rel: 'noreferrer' }, `#${a.pullRequest.number}`),
+                  ` ${a.pullRequest.state} (${a.pullRequest.action})`,
+                )
+              : null,
           ),
         ),
       ),

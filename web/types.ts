@@ -57,6 +57,8 @@ export interface Automation {
   policies: string[];
   lastPass: { at: string; trigger: string; result: string | null; error: string | null } | null;
   lastCommit: { sha: string; at: string; url: string | null; kind: string } | null;
+  /** The last pass's pull request (docs/pull-requests.md); null without one. */
+  pullRequest: { number: number; url: string; action: string; state: string } | null;
 }
 
 export interface Overview {

@@ -154,6 +154,12 @@ export function referencesOf(
             ? undefined
             : `Secret ${secretName(keyPath)} has no "git.asc" key (the ASCII-armored OpenPGP private key); for an SSH key in "identity" set signingKey.type: ssh`,
       );
+      const tokenPath = ['spec', 'git', 'push', 'pullRequest', 'secretRef', 'name'];
+      add(tokenPath, 'Secret', undefined, (s) =>
+        'token' in keys(s)
+          ? undefined
+          : `Secret ${secretName(tokenPath)} has no "token" key; pullRequest needs the forge's API token there`,
+      );
       break;
     }
     case 'GitRepository': {

@@ -167,12 +167,33 @@ export interface ImageUpdateAutomation extends Base<'ImageUpdateAutomation'> {
         messageTemplate?: string;
         messageTemplateValues: Record<string, string>;
       };
-      push?: { branch?: string; refspec?: string; options: Record<string, string> };
+      push?: {
+        /** A fixed branch, or a template over Flux's commit-message data (a branch per change). */
+        branch?: string;
+        refspec?: string;
+        options: Record<string, string>;
+        pullRequest?: PullRequestSpec;
+      };
     };
     update: { path: string; strategy: 'Setters' };
     /** Absent: every ImagePolicy in the automation's namespace. */
     policySelector?: LabelSelector;
   };
+}
+
+/** pawl's `spec.git.push.pullRequest`: propose the pushed branch as a pull request. */
+export interface PullRequestSpec {
+  /** Stated, or known from the GitRepository's host (github.com, gitlab.com). */
+  provider?: 'github' | 'gitlab' | 'gitea';
+  /** The API's base URL (GitHub Enterprise, self-managed GitLab, Gitea under a sub-path). */
+  apiURL?: string;
+  /** A Secret in the automation's namespace; its key `token` is the API token. */
+  secretRef: string;
+  /** Templates over Flux's commit-message data; default the commit message's first line and rest. */
+  title?: string;
+  body?: string;
+  labels: string[];
+  draft: boolean;
 }
 
 export interface GitRepository extends Base<'GitRepository'> {

@@ -21,6 +21,7 @@ export { commit, PAWL_AUTOMATION_TRAILER, type CommitOptions, type Identity } fr
 export {
   push,
   pushWithRetry,
+  branchOwnedByPawl,
   type PushOptions,
   type PushResult,
   type PushRejection,

@@ -100,6 +100,16 @@ async function ownedByPawl(ws: Workspace, base: string, remote: string): Promise
   return entries.every((e) => (e.split('\x1f')[1] ?? '').trim().length > 0);
 }
 
+/**
+ * May pawl rewrite the remote `branch`? Yes when it is absent, holds nothing beyond the base, or
+ * every commit beyond the base is pawl's own; never when a person committed to it.
+ */
+export async function branchOwnedByPawl(ws: Workspace, branch: string): Promise<boolean> {
+  const remote = await ws.remoteBranchHead(branch);
+  if (!remote || !ws.base) return true;
+  return ownedByPawl(ws, ws.base, remote);
+}
+
 async function isAncestor(ws: Workspace, a: string, b: string): Promise<boolean> {
   try {
     await ws.git(['merge-base', '--is-ancestor', a, b]);
@@ -218,7 +228,12 @@ export async function push(ws: Workspace, opts: PushOptions = {}): Promise<PushR
   };
 }
 
-export interface PushWithRetryOptions extends PushOptions {
+export interface PushWithRetryOptions extends Omit<PushOptions, 'branch'> {
+  /**
+   * The branch, or a function read after each attempt's commit: a templated branch is named by
+   * the changes that attempt made.
+   */
+  branch?: string | (() => string | undefined);
   /** Attempts in all, the first included; default 3. */
   maxAttempts?: number;
   log?: Logger;
@@ -256,7 +271,7 @@ export async function pushWithRetry(
       return {
         pushed: false,
         rejected: null,
-        branch: opts.branch ?? ws.branch ?? '',
+        branch: (typeof opts.branch === 'function' ? opts.branch() : opts.branch) ?? ws.branch ?? '',
         forced: false,
         message:
           n === 1
@@ -267,7 +282,11 @@ export async function pushWithRetry(
       };
     }
     opts.signal?.throwIfAborted();
-    const result = await push(ws, opts);
+    const branch = typeof opts.branch === 'function' ? opts.branch() : opts.branch;
+    const result = await push(ws, {
+      ...opts,
+      ...(branch !== undefined ? { branch } : { branch: undefined }),
+    });
     // Not pushed and not rejected: the remote already had these changes, so no commit landed.
     last = { ...result, commit: result.pushed || result.rejected ? sha : null, attempts: n };
     if (result.rejected !== 'non-fast-forward') return last;

@@ -197,6 +197,17 @@ function automationEvents(a: AutomationReport, memory: Working, cur: PassObserva
     });
   }
 
+  const pr = a.pullRequest;
+  if (pr && pr.action === 'opened') {
+    emit({
+      object,
+      severity: 'info',
+      reason: 'PullRequestOpened',
+      message: `opened pull request #${pr.number} from ${a.branch ?? 'the branch'}: ${pr.url}${pr.note ? `\n${pr.note}` : ''}`,
+      metadata: { pullRequest: String(pr.number), url: pr.url, ...(a.branch ? { branch: a.branch } : {}) },
+    });
+  }
+
   const seen = new Set<string>();
   for (const k of a.kept) {
     const key = lineKey(a.name, k.file, k.line);

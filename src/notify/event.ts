@@ -32,7 +32,8 @@ export type EventReason =
   | 'UpdateFailed'
   | 'ScanFailing'
   | 'ScanRecovered'
-  | 'UpgradeWritten';
+  | 'UpgradeWritten'
+  | 'PullRequestOpened';
 
 export const EVENT_REASONS: readonly EventReason[] = [
   'DowngradeBlocked',
@@ -47,6 +48,7 @@ export const EVENT_REASONS: readonly EventReason[] = [
   'ScanFailing',
   'ScanRecovered',
   'UpgradeWritten',
+  'PullRequestOpened',
 ];
 
 /** One thing worth a person's attention, before routing to Alerts. */

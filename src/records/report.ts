@@ -74,6 +74,20 @@ export interface AutomationReport {
   warnings?: { file: string; line?: number; message: string }[];
   /** Unified diff of what would be (or was) written; only with --dry-run. */
   diff?: string;
+  /** The pull request proposing `branch` (`spec.git.push.pullRequest`); absent without one. */
+  pullRequest?: PullRequestReport | null;
+}
+
+export interface PullRequestReport {
+  number: number;
+  url: string;
+  /** What this pass did to it. */
+  action: 'opened' | 'updated' | 'unchanged';
+  state: 'open' | 'closed' | 'merged';
+  /** pawl's earlier pull requests this pass closed (superseded, or moot), by number. */
+  closed: number[];
+  /** Said to the user: a branch a person committed to was left alone, and another one used. */
+  note?: string;
 }
 
 export interface RunReport {

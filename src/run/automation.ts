@@ -18,8 +18,11 @@ import {
   type Identity,
   type Workspace,
   commit,
+  push,
   pushWithRetry,
+  branchOwnedByPawl,
   GitError,
+  type PushResult,
 } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
 import { rewriteFileSync, rewrite } from '../write/index.js';
@@ -29,6 +32,15 @@ import { objectsAt } from './objects.js';
 import { appliedPolicies, markerMistakes } from './markers.js';
 import { gitFailureWords } from './git-words.js';
 import type { PolicyOutcome } from './policies.js';
+import { branchName } from './branch.js';
+import {
+  closeMoot,
+  forgeFailure,
+  forgeFor,
+  propose,
+  pullRequestText,
+  type PullRequestDeps,
+} from './pull-request.js';
 import {
   changeRow,
   keptRow,
@@ -44,6 +56,8 @@ export interface AutomationDeps {
   stateDir: string;
   log: Logger;
   now: () => Date;
+  /** The forge's API for pull requests (`spec.git.push.pullRequest`); default global fetch. */
+  forge?: PullRequestDeps;
 }
 
 export interface AutomationOptions extends PlanOptions {
@@ -147,7 +161,13 @@ export async function runAutomation(
   async function pass(ws: Workspace): Promise<void> {
     const outcomes = typeof outcomesOf === 'function' ? await outcomesOf() : outcomesOf;
     const pushSpec = automation.spec.git.push;
-    report.branch = pushSpec?.branch ?? ws.branch;
+    const prSpec = pushSpec?.pullRequest;
+    // A templated branch is named by each attempt's changes; a fixed one is as Flux has it.
+    const branchTemplate = pushSpec?.branch?.includes('{{') ? pushSpec.branch : undefined;
+    let branch = branchTemplate ? undefined : pushSpec?.branch;
+    let lastChanges: TemplateChange[] = [];
+    let lastMessage = '';
+    report.branch = branch ?? ws.branch;
 
     // Decide, write and commit; run again from scratch after a push race.
     const attempt = async (w: Workspace): Promise<string | null> => {
@@ -181,10 +201,17 @@ export async function runAutomation(
       decisions = summarise(plan, edits);
       report.changes = decisions.filter((d) => d.action === 'write').map(changeRow);
       report.kept = decisions.filter((d) => d.action === 'keep').map(keptRow);
+      lastChanges = [];
       if (edits.length === 0) return null;
       // Flux's default message is a constant: only a template needs the changed objects.
-      const needObjects = !opts.message && !!automation.spec.git.commit.messageTemplate;
+      const needObjects =
+        (!opts.message && !!automation.spec.git.commit.messageTemplate) || !!branchTemplate || !!prSpec;
       const templateChanges = await writeEdits(w, plan, edits, automation.spec.update.path, needObjects);
+      lastChanges = templateChanges;
+      if (branchTemplate) {
+        branch = branchName(branchTemplate, automation, templateChanges);
+        report.branch = branch;
+      }
       if (opts.dryRun) return null;
       const { message, trailers, author } = opts.message
         ? opts.message(report.changes)
@@ -199,6 +226,7 @@ export async function runAutomation(
             ),
             trailers: { [TRAILER_UPDATED]: [...new Set(report.changes.map((c) => c.policy))].sort() },
           };
+      lastMessage = message;
       const signing = automation.spec.git.commit.signingKey;
       const signingKey = secretOf(deps.config, automation.metadata.namespace, signing?.secretRef);
       return commit(w, {
@@ -222,14 +250,32 @@ export async function runAutomation(
       return;
     }
 
-    const pushed = await pushWithRetry(ws, attempt, {
-      ...(pushSpec?.branch ? { branch: pushSpec.branch } : {}),
+    if (prSpec && !branchTemplate && branch === ws.branch) {
+      // Checked before anything is pushed: a pull request is never pushed into its own base.
+      report.result = 'failed';
+      report.error = `ImageUpdateAutomation ${name}: spec.git.push.branch is ${branch}, the branch a pull request would be proposed into; name another branch (e.g. "pawl/{{ .AutomationObject.Name }}")`;
+      return;
+    }
+    let pushed = await pushWithRetry(ws, attempt, {
+      ...(pushSpec?.branch ? { branch: () => branch } : {}),
       ...(pushSpec?.refspec ? { refspec: pushSpec.refspec } : {}),
       ...(pushSpec?.options ? { options: pushSpec.options } : {}),
       maxAttempts: opts.maxAttempts ?? 3,
       log: deps.log,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
+    let note: string | undefined;
+    if (pushed.rejected === 'not-owned' && prSpec && branch) {
+      // A person committed to the branch: leave it, and propose from a branch beside it.
+      const taken = branch;
+      const other = await pushBeside(ws, taken, pushSpec?.options);
+      if (other) {
+        note = `branch ${taken} has commits that pawl did not make, so pawl left it alone and pushed to ${other.branch} instead`;
+        deps.log.warn({ automation: name, branch: taken, instead: other.branch }, note);
+        pushed = { ...pushed, ...other, commit: other.pushed ? pushed.commit : null };
+        branch = other.branch;
+      }
+    }
     report.branch = pushed.branch || report.branch;
     if (pushed.rejected) {
       report.result = 'failed';
@@ -243,7 +289,88 @@ export async function runAutomation(
       // Nothing to commit, or the branch already had these changes.
       report.result = 'up-to-date';
     }
+    if (prSpec && !pushed.rejected)
+      await pullRequest(ws, prSpec, { note, changes: lastChanges, message: lastMessage, branch });
   }
+
+  /** Open or update the pull request for the pushed branch; or, with nothing to propose, close pawl's. */
+  async function pullRequest(
+    ws: Workspace,
+    spec: NonNullable<NonNullable<ImageUpdateAutomation['spec']['git']['push']>['pullRequest']>,
+    {
+      note,
+      changes,
+      message,
+      branch,
+    }: {
+      note: string | undefined;
+      changes: TemplateChange[];
+      message: string;
+      branch: string | undefined;
+    },
+  ): Promise<void> {
+    const repo = deps.config.gitRepositories.get(refKey(automation.spec.sourceRef))!;
+    const base = ws.branch;
+    if (!base) {
+      report.result = 'failed';
+      report.error = `ImageUpdateAutomation ${name}: a pull request needs a branch to propose into; git.checkout.ref is not a branch`;
+      return;
+    }
+    const mayClose = (b: string): Promise<boolean> => branchOwnedByPawl(ws, b);
+    try {
+      const forge = forgeFor(
+        {
+          automation,
+          spec,
+          gitUrl: repo.spec.url,
+          secret: secretOf(deps.config, automation.metadata.namespace, spec.secretRef),
+          base,
+        },
+        deps.forge ?? {},
+      );
+      if (changes.length === 0 || !branch) {
+        const closed = await closeMoot(forge, { automation: name, base, mayClose });
+        if (closed.length > 0)
+          deps.log.info({ automation: name, closed }, 'closed pull requests the base already has');
+        return;
+      }
+      const { title, body } = pullRequestText(automation, spec, changes, message);
+      const pr = await propose(forge, {
+        automation: name,
+        head: branch,
+        base,
+        title,
+        body,
+        labels: spec.labels,
+        draft: spec.draft,
+        mayClose,
+      });
+      report.pullRequest = note ? { ...pr, note } : pr;
+      if (pr.action !== 'unchanged')
+        deps.log.info(
+          { automation: name, pullRequest: pr.number, url: pr.url, action: pr.action },
+          `pull request ${pr.action}`,
+        );
+    } catch (err) {
+      const words = forgeFailure(name, err);
+      if (words === null) throw err;
+      report.result = 'failed';
+      report.error = words;
+    }
+  }
+}
+
+/** Pushes HEAD to the first of `branch-2` … `branch-9` pawl may write. */
+async function pushBeside(
+  ws: Workspace,
+  branch: string,
+  options: Record<string, string> | undefined,
+): Promise<PushResult | null> {
+  for (let n = 2; n <= 9; n++) {
+    const result = await push(ws, { branch: `${branch}-${n}`, ...(options ? { options } : {}) });
+    if (result.rejected !== 'not-owned') return result;
+  }
+  return null;
 }
 
 /** Every marker's decision, once: the report's rows and the store's records are projections of it. */

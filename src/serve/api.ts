@@ -262,6 +262,7 @@ const automationRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => 
               commit: ar?.commit ?? null,
               changes: ar?.changes.length ?? 0,
               error: ar?.error ?? null,
+              ...(ar?.pullRequest ? { pullRequest: ar.pullRequest } : {}),
             }
           : null,
         job: jobView(daemon.job(automationJob(name)), daemon),

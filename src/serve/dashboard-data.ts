@@ -124,6 +124,8 @@ export interface AutomationView {
   policies: string[];
   lastPass: { at: string; trigger: string; result: string | null; error: string | null } | null;
   lastCommit: { sha: string; at: string; url: string | null; kind: string } | null;
+  /** The last pass's pull request; null without one. */
+  pullRequest: { number: number; url: string; action: string; state: string } | null;
 }
 
 export interface AttentionItem {
@@ -444,7 +446,10 @@ async function automationViews(
           ? {
               name: refKey(git.metadata),
               url: git.spec.url,
-              branch: a.spec.git?.push?.branch ?? git.spec.ref?.branch ?? null,
+              // A templated push branch is named by each pass: show the last pass's.
+              branch: a.spec.git?.push?.branch?.includes('{{')
+                ? (ar?.branch ?? null)
+                : (a.spec.git?.push?.branch ?? git.spec.ref?.branch ?? null),
             }
           : null,
         policies,
@@ -462,6 +467,14 @@ async function automationViews(
               at: commit.at.toISOString(),
               url: git ? forgeCommitUrl(git.spec.url, commit.sha) : null,
               kind: commit.kind,
+            }
+          : null,
+        pullRequest: ar?.pullRequest
+          ? {
+              number: ar.pullRequest.number,
+              url: ar.pullRequest.url,
+              action: ar.pullRequest.action,
+              state: ar.pullRequest.state,
             }
           : null,
       };

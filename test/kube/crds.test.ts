@@ -79,6 +79,39 @@ spec:
   assert.match(table.stdout.split('\n')[0]!, /^NAME\s+IMAGE\s+TAG\s+READY\s+STATUS\s+AGE/);
 });
 
+test('a pawl ImageUpdateAutomation keeps spec.git.push.pullRequest through the API server', async () => {
+  await kube.kubectl(
+    ['apply', '-f', '-'],
+    `apiVersion: image.pawl.dev/v1alpha1
+kind: ImageUpdateAutomation
+metadata: {name: proposes, namespace: default}
+spec:
+  interval: 5m
+  sourceRef: {kind: GitRepository, name: fleet}
+  git:
+    commit: {author: {email: pawl@example.com}}
+    push:
+      branch: 'pawl/{{ .AutomationObject.Name }}'
+      pullRequest: {provider: gitea, secretRef: {name: forge-token}, title: 'Update', labels: [images]}
+  update: {path: ./}
+`,
+  );
+  const { stdout } = await kube.kubectl([
+    'get',
+    'imageupdateautomations.image.pawl.dev',
+    'proposes',
+    '-o',
+    'jsonpath={.spec.git.push.pullRequest}',
+  ]);
+  assert.deepEqual(JSON.parse(stdout), {
+    provider: 'gitea',
+    secretRef: { name: 'forge-token' },
+    title: 'Update',
+    labels: ['images'],
+    draft: false,
+  });
+});
+
 test('the committed CRDs are what scripts/pawl-crds.ts writes', async () => {
   const root = resolve(import.meta.dirname, '..', '..');
   await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/pawl-crds.ts', '--check'], {

@@ -113,6 +113,39 @@ describe('eventsFrom', () => {
     assert.deepEqual(dry, []);
   });
 
+  test('a pull request opened is one PullRequestOpened; updating it says nothing', () => {
+    const pr = (action: 'opened' | 'updated') => ({
+      number: 12,
+      url: 'https://gitea.example.test/org/fleet/pulls/12',
+      action,
+      state: 'open' as const,
+      closed: [],
+    });
+    const [opened, updated] = fold([
+      {
+        at: at(1),
+        report: report([automation({ result: 'up-to-date', branch: 'pawl/app', pullRequest: pr('opened') })]),
+      },
+      {
+        at: at(2),
+        report: report([
+          automation({ result: 'up-to-date', branch: 'pawl/app', pullRequest: pr('updated') }),
+        ]),
+      },
+    ]);
+    assert.deepEqual(
+      opened!.map((e) => [e.reason, e.message, e.metadata]),
+      [
+        [
+          'PullRequestOpened',
+          'opened pull request #12 from pawl/app: https://gitea.example.test/org/fleet/pulls/12',
+          { pullRequest: '12', url: 'https://gitea.example.test/org/fleet/pulls/12', branch: 'pawl/app' },
+        ],
+      ],
+    );
+    assert.deepEqual(updated, []);
+  });
+
   test('a pin is reported when it appears, with the pinning commit from the guard’s events, and when it is lifted', () => {
     const pinEvent: GuardEvent = {
       kind: 'pin',

@@ -110,6 +110,13 @@ function passes(): PassObservation[] {
             commit: COMMIT,
             changes: [change],
             kept: [BLOCKED, MISSING, PINNED],
+            pullRequest: {
+              number: 12,
+              url: 'https://gitea.example.test/org/fleet/pulls/12',
+              action: 'opened',
+              state: 'open',
+              closed: [],
+            },
           }),
         ]),
       ),

@@ -112,6 +112,13 @@ export function renderRun(ctx: CommandContext, r: RunReport): void {
           ? bad(`failed: ${a.error}`)
           : a.result;
     writeLine(ctx, `automation ${a.name}: ${head}`);
+    if (a.pullRequest) {
+      const pr = a.pullRequest;
+      writeLine(ctx, `  pull request #${pr.number} ${pr.action}: ${pr.url}`);
+      if (pr.closed.length > 0)
+        writeLine(ctx, `  closed, superseded: ${pr.closed.map((n) => `#${n}`).join(', ')}`);
+      if (pr.note) writeLine(ctx, `  note: ${pr.note}`);
+    }
     if (a.changes.length > 0) {
       writeLine(
         ctx,

@@ -12,7 +12,7 @@ import {
   throwsToIssue,
   tolerated,
 } from './common.js';
-import type { GitRef } from '../types.js';
+import type { GitRef, PullRequestSpec } from '../types.js';
 
 export const gitRef = z
   .object({
@@ -46,6 +46,51 @@ const template = z.string().check((ctx) => {
     ctx.issues.push({ code: 'custom', input: ctx.value, message: `is not a valid Go template: ${problem}` });
   }
 });
+
+/**
+ * pawl's `spec.git.push.pullRequest` (image.pawl.dev/v1alpha1): the pushed branch is proposed as
+ * a pull request. The token is the key `token` of the Secret `secretRef` names.
+ */
+const pullRequest = z
+  .object({
+    provider: oneOf(['github', 'gitlab', 'gitea'] as const).optional(),
+    apiURL: z
+      .string()
+      .check((ctx) => {
+        let u: URL | null = null;
+        try {
+          u = new URL(ctx.value);
+        } catch {
+          // reported below
+        }
+        if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:'))
+          ctx.issues.push({
+            code: 'custom',
+            input: ctx.value,
+            message: `"${ctx.value}" is not an http(s) URL, e.g. https://gitlab.example.com/api/v4`,
+          });
+        else if (u.username || u.password)
+          ctx.issues.push({
+            code: 'custom',
+            input: '[redacted]',
+            message: 'must not hold credentials: put the token in the Secret secretRef names',
+          });
+      })
+      .optional(),
+    secretRef: localRef,
+    title: template.optional(),
+    body: template.optional(),
+    labels: z.array(z.string().min(1).max(50)).default([]),
+    draft: z.boolean().default(false),
+  })
+  .transform((p): PullRequestSpec => {
+    const out: PullRequestSpec = { secretRef: p.secretRef, labels: p.labels, draft: p.draft };
+    if (p.provider) out.provider = p.provider;
+    if (p.apiURL) out.apiURL = p.apiURL;
+    if (p.title !== undefined) out.title = p.title;
+    if (p.body !== undefined) out.body = p.body;
+    return out;
+  });
 
 export const imageUpdateAutomationSchema = z
   .object({
@@ -91,9 +136,37 @@ export const imageUpdateAutomationSchema = z
           }),
         push: z
           .object({
-            branch: z.string().min(1).optional(),
+            // A template (Flux's commit-message data) makes a branch per change.
+            branch: z.string().min(1).pipe(template).optional(),
             refspec: z.string().min(1).optional(),
             options: stringMap.default({}),
+            pullRequest: pullRequest.optional(),
+          })
+          .check((ctx) => {
+            const { branch, pullRequest: pr } = ctx.value;
+            if (pr && branch === undefined)
+              ctx.issues.push({
+                code: 'custom',
+                input: ctx.value,
+                path: ['branch'],
+                message:
+                  'is needed with pullRequest: name the branch to propose, e.g. "pawl/{{ .AutomationObject.Name }}"',
+              });
+            for (const [field, t] of [
+              ['branch', branch],
+              ['pullRequest.title', pr?.title],
+              ['pullRequest.body', pr?.body],
+            ] as const) {
+              if (t === undefined || throwsToIssue(() => parseTemplate(t))) continue;
+              const problem = throwsToIssue(() => checkCommitMessageTemplate(t));
+              if (problem)
+                ctx.issues.push({
+                  code: 'custom',
+                  input: t,
+                  path: field.split('.'),
+                  message: `cannot be rendered: ${problem}`,
+                });
+            }
           })
           .optional(),
       }),
@@ -106,6 +179,16 @@ export const imageUpdateAutomationSchema = z
       policySelector: labelSelector.optional(),
     }),
     status: tolerated,
+  })
+  .check((ctx) => {
+    // A field of pawl's own version of the kind: under Flux's, a cluster would drop it unseen.
+    if (ctx.value.spec.git.push?.pullRequest && ctx.value.apiVersion !== 'image.pawl.dev/v1alpha1')
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value.apiVersion,
+        path: ['spec', 'git', 'push', 'pullRequest'],
+        message: `is pawl's field, not Flux's: set apiVersion: image.pawl.dev/v1alpha1 (it is ${ctx.value.apiVersion})`,
+      });
   })
   .transform((o) => {
     const { name, namespace } = o.spec.sourceRef;
