@@ -3,7 +3,7 @@
  * (issue 23, item 16: docs/serve.md's Receiver did not), so the documentation cannot drift from
  * what pawl accepts. An example may name what a reader already has — objects it does not define
  * ("… not found. Define it or fix the name.") and Secrets, which never live beside the objects:
- * the token Secret of a Receiver or Provider is given through PAWL_SECRET_…_TOKEN, as a reader
+ * the token Secret of a Receiver, Provider or pull request is given through PAWL_SECRET_…_TOKEN, as a reader
  * gives it (--secrets-dir or the environment); another Secret left out is at most a warning. Anything else is an error in the documentation.
  */
 import { test } from 'node:test';
@@ -37,7 +37,10 @@ export function yamlExamples(file: string, text: string): Example[] {
   return out;
 }
 
-/** PAWL_SECRET_<NS>_<NAME>_TOKEN for the secretRef of each Receiver and Provider (they read `token`). */
+/**
+ * PAWL_SECRET_<NS>_<NAME>_TOKEN for the secretRef of each Receiver and Provider, and of an
+ * automation's pull requests (they read `token`).
+ */
 function secretsNamed(yaml: string): Record<string, string> {
   const env: Record<string, string> = {};
   const part = (s: string) => s.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
@@ -45,9 +48,17 @@ function secretsNamed(yaml: string): Record<string, string> {
     const o = doc.toJS() as {
       kind?: string;
       metadata?: { namespace?: string };
-      spec?: { secretRef?: { name?: string } };
+      spec?: {
+        secretRef?: { name?: string };
+        git?: { push?: { pullRequest?: { secretRef?: { name?: string } } } };
+      };
     };
-    const name = o?.kind === 'Receiver' || o?.kind === 'Provider' ? o.spec?.secretRef?.name : undefined;
+    const name =
+      o?.kind === 'Receiver' || o?.kind === 'Provider'
+        ? o.spec?.secretRef?.name
+        : o?.kind === 'ImageUpdateAutomation'
+          ? o.spec?.git?.push?.pullRequest?.secretRef?.name
+          : undefined;
     if (name)
       env[`PAWL_SECRET_${part(o.metadata?.namespace ?? 'default')}_${part(name)}_TOKEN`] = 'x'.repeat(32);
   }
