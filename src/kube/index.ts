@@ -29,4 +29,4 @@ export {
 } from './source.js';
 export * from './status.js';
 export { StatusWriter, stateOf, type StatusWriterOptions } from './writer.js';
-export { RESOURCES } from './resources.js';
+export { RESOURCES, resourceOf } from './resources.js';

@@ -11,7 +11,9 @@ import {
   DEFAULT_GRACE_PERIOD_MS,
   DEFAULT_LISTEN,
   startServer,
+  type KubernetesOptions,
 } from '../../serve/index.js';
+import { loadConnection } from '../../kube/index.js';
 
 interface ServeCliOptions {
   listen: string;
@@ -25,6 +27,11 @@ interface ServeCliOptions {
   leaseTtl?: string;
   heartbeat?: string;
   replicaId?: string;
+  kubernetes?: boolean;
+  kubeconfig?: string;
+  kubeContext?: string;
+  watchNamespace?: string;
+  watchLabelSelector?: string;
 }
 
 export function register(program: Command): void {
@@ -59,6 +66,20 @@ export function register(program: Command): void {
       .option('--lease-ttl <duration>', 'replicas: how long a lease and a heartbeat last unrenewed', '30s')
       .option('--heartbeat <duration>', 'replicas: how often they are renewed', '10s')
       .option('--replica-id <id>', "replicas: this replica's id (default HOST-PID-RANDOM)")
+      .option(
+        '--kubernetes',
+        "read the objects from the Kubernetes API server and write Flux's status back (instead of -c)",
+      )
+      .option(
+        '--kubeconfig <file>',
+        'Kubernetes: the kubeconfig (default: in-cluster, else KUBECONFIG, ~/.kube/config)',
+      )
+      .option('--kube-context <name>', 'Kubernetes: a context of the kubeconfig other than its current one')
+      .option('--watch-namespace <ns>', 'Kubernetes: only this namespace (default: all)')
+      .option(
+        '--watch-label-selector <selector>',
+        "Kubernetes: only image objects with these labels (Flux's flag)",
+      )
       // Tests and benches: start every object at once instead of spreading the first runs.
       .addOption(new Option('--start-spread <duration>').hideHelp()),
   );
@@ -78,7 +99,9 @@ export function register(program: Command): void {
       // The store's spec and password also tell the daemon whether it is one of several replicas.
       const storeSpec = commandStoreSpec(ctx);
       const storePassword = storeSpec.kind === 'postgres' ? await commandStorePassword(ctx) : undefined;
+      const kubernetes = kubernetesOptions(opts, ctx.options.config);
       const server = await startServer({
+        ...(kubernetes ? { kubernetes } : {}),
         storeSpec,
         ...(storePassword !== undefined ? { storePassword } : {}),
         cluster: {
@@ -125,6 +148,32 @@ export function register(program: Command): void {
       process.exit(0);
     }),
   );
+}
+
+/** `--kubernetes` and its options; undefined in files mode (and its options then refused). */
+function kubernetesOptions(opts: ServeCliOptions, config: string[]): KubernetesOptions | undefined {
+  const kubeOnly = (
+    [
+      ['--kubeconfig', opts.kubeconfig],
+      ['--kube-context', opts.kubeContext],
+      ['--watch-namespace', opts.watchNamespace],
+      ['--watch-label-selector', opts.watchLabelSelector],
+    ] as const
+  ).filter(([, v]) => v !== undefined);
+  if (!opts.kubernetes) {
+    if (kubeOnly.length > 0) throw new UsageError(`${kubeOnly[0]![0]} needs --kubernetes`);
+    return undefined;
+  }
+  if (config.length > 0)
+    throw new UsageError('--kubernetes reads the objects from the API server: give it or -c, not both');
+  return {
+    connection: loadConnection({
+      ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}),
+      ...(opts.kubeContext ? { context: opts.kubeContext } : {}),
+    }),
+    ...(opts.watchNamespace ? { namespace: opts.watchNamespace } : {}),
+    ...(opts.watchLabelSelector ? { labelSelector: opts.watchLabelSelector } : {}),
+  };
 }
 
 function duration(raw: string, option: string): number {
