@@ -30,3 +30,4 @@ export {
 export * from './status.js';
 export { StatusWriter, stateOf, type StatusWriterOptions } from './writer.js';
 export { RESOURCES, resourceOf } from './resources.js';
+export { LeaseElector, LEASES, type LeaseClock, type LeaseElectorOptions } from './lease.js';

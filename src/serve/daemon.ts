@@ -101,6 +101,23 @@ export interface KubernetesOptions {
   labelSelector?: string;
   /** Wait after a change for more before reloading, ms (default 200). */
   debounceMs?: number;
+  /**
+   * `--enable-leader-election`: act only while holding a `coordination.k8s.io` Lease, as
+   * Flux's controllers; absent, this daemon acts alone.
+   */
+  leaderElection?: LeaderElectionOptions;
+}
+
+export interface LeaderElectionOptions {
+  /** Where the Lease is; default the kubeconfig context's (or the Pod's) namespace. */
+  namespace?: string;
+  /** Default `pawl-leader-election`. */
+  name?: string;
+  /** This replica's `holderIdentity`; default HOST_UUID. */
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
 }
 
 /** What `start` opened (open.ts), and the metrics. */
@@ -321,6 +338,7 @@ export class Daemon {
           tags: [],
         }),
       request: (key) => void this.scheduler.request(key),
+      acting: () => coordinator.owns(''),
       log: this.log,
       clock: this.#clock,
     });
@@ -343,6 +361,20 @@ export class Daemon {
         this.log.debug({ job: key, source }, 'work for this replica');
         void this.scheduler.request(key);
       }),
+      ...(c.onElected
+        ? [
+            c.onElected(() => {
+              if (this.#stopping) return;
+              this.log.info('elected: running every job now');
+              this.#kube?.bridge.applied(this.#configuration.current, {
+                added: [],
+                removed: [],
+                changed: [],
+              });
+              for (const s of this.scheduler.statuses()) if (!s.suspended) void this.scheduler.request(s.key);
+            }),
+          ]
+        : []),
       c.onRecovered(() => {
         if (this.#stopping) return;
         for (const s of this.scheduler.statuses())

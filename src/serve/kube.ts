@@ -50,6 +50,8 @@ export interface KubeBridgeOptions {
   trigger: (repositories: string[], automations: string[]) => Promise<unknown>;
   /** Asks the scheduler for a run of a job now. */
   request: (key: string) => void;
+  /** This replica acts (it leads, or is alone): only then does it write status. */
+  acting?: () => boolean;
   log: Logger;
   clock: Clock;
 }
@@ -84,7 +86,7 @@ export class KubeBridge {
    */
   applied(loaded: LoadedConfig, applied: Applied): void {
     if (this.#closed) return;
-    this.#reportSkipped(loaded);
+    if (this.opts.acting?.() ?? true) this.#reportSkipped(loaded);
     this.#handleRequests(loaded.config);
     for (const key of applied.changed) this.opts.request(key);
   }

@@ -32,6 +32,10 @@ interface ServeCliOptions {
   kubeContext?: string;
   watchNamespace?: string;
   watchLabelSelector?: string;
+  enableLeaderElection?: boolean;
+  leaderElectionLeaseDuration?: string;
+  leaderElectionRenewDeadline?: string;
+  leaderElectionRetryPeriod?: string;
 }
 
 export function register(program: Command): void {
@@ -80,6 +84,21 @@ export function register(program: Command): void {
         '--watch-label-selector <selector>',
         "Kubernetes: only image objects with these labels (Flux's flag)",
       )
+      .option(
+        '--enable-leader-election',
+        'Kubernetes: act only while holding the coordination.k8s.io Lease pawl-leader-election (replicas)',
+      )
+      .option(
+        '--leader-election-lease-duration <duration>',
+        'Kubernetes: how long the Lease lasts unrenewed',
+        '15s',
+      )
+      .option(
+        '--leader-election-renew-deadline <duration>',
+        'Kubernetes: how long the leader tries to renew',
+        '10s',
+      )
+      .option('--leader-election-retry-period <duration>', 'Kubernetes: how often the Lease is tried', '2s')
       // Tests and benches: start every object at once instead of spreading the first runs.
       .addOption(new Option('--start-spread <duration>').hideHelp()),
   );
@@ -158,6 +177,7 @@ function kubernetesOptions(opts: ServeCliOptions, config: string[]): KubernetesO
       ['--kube-context', opts.kubeContext],
       ['--watch-namespace', opts.watchNamespace],
       ['--watch-label-selector', opts.watchLabelSelector],
+      ['--enable-leader-election', opts.enableLeaderElection],
     ] as const
   ).filter(([, v]) => v !== undefined);
   if (!opts.kubernetes) {
@@ -173,6 +193,21 @@ function kubernetesOptions(opts: ServeCliOptions, config: string[]): KubernetesO
     }),
     ...(opts.watchNamespace ? { namespace: opts.watchNamespace } : {}),
     ...(opts.watchLabelSelector ? { labelSelector: opts.watchLabelSelector } : {}),
+    ...(opts.enableLeaderElection
+      ? {
+          leaderElection: {
+            leaseDurationMs: duration(
+              opts.leaderElectionLeaseDuration ?? '15s',
+              '--leader-election-lease-duration',
+            ),
+            renewDeadlineMs: duration(
+              opts.leaderElectionRenewDeadline ?? '10s',
+              '--leader-election-renew-deadline',
+            ),
+            retryPeriodMs: duration(opts.leaderElectionRetryPeriod ?? '2s', '--leader-election-retry-period'),
+          },
+        }
+      : {}),
   };
 }
 
