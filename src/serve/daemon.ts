@@ -338,7 +338,8 @@ export class Daemon {
           tags: [],
         }),
       request: (key) => void this.scheduler.request(key),
-      acting: () => coordinator.owns(''),
+      // A dry run beside Flux writes nothing to the cluster either: Flux's controllers own the status.
+      acting: () => !this.view.dryRun && coordinator.owns(''),
       log: this.log,
       clock: this.#clock,
     });

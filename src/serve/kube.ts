@@ -50,7 +50,7 @@ export interface KubeBridgeOptions {
   trigger: (repositories: string[], automations: string[]) => Promise<unknown>;
   /** Asks the scheduler for a run of a job now. */
   request: (key: string) => void;
-  /** This replica acts (it leads, or is alone): only then does it write status. */
+  /** This replica acts (it leads, or is alone, and is not a dry run): only then does it write. */
   acting?: () => boolean;
   log: Logger;
   clock: Clock;
@@ -74,8 +74,12 @@ export class KubeBridge {
   constructor(private readonly opts: KubeBridgeOptions) {
     this.#writer = new StatusWriter(opts.client, { now: () => new Date(opts.clock.now()) });
     this.#off.push(
-      opts.events.onScan((e) => this.#enqueue(`ImageRepository/${e.report.name}`, () => this.#scanned(e))),
-      opts.events.onReport((e) => this.#passed(e)),
+      opts.events.onScan((e) => {
+        if (this.#acting()) this.#enqueue(`ImageRepository/${e.report.name}`, () => this.#scanned(e));
+      }),
+      opts.events.onReport((e) => {
+        if (this.#acting() && !e.dryRun) this.#passed(e);
+      }),
     );
   }
 
@@ -86,9 +90,13 @@ export class KubeBridge {
    */
   applied(loaded: LoadedConfig, applied: Applied): void {
     if (this.#closed) return;
-    if (this.opts.acting?.() ?? true) this.#reportSkipped(loaded);
+    if (this.#acting()) this.#reportSkipped(loaded);
     this.#handleRequests(loaded.config);
     for (const key of applied.changed) this.opts.request(key);
+  }
+
+  #acting(): boolean {
+    return this.opts.acting?.() ?? true;
   }
 
   async close(): Promise<void> {
@@ -129,7 +137,6 @@ export class KubeBridge {
   }
 
   #passed(e: PassEvent): void {
-    if (e.dryRun) return;
     const { config } = this.opts.config();
     for (const ar of e.report.automations) {
       const automation = config.automations.get(ar.name);
