@@ -101,6 +101,8 @@ export interface KubernetesOptions {
   labelSelector?: string;
   /** Wait after a change for more before reloading, ms (default 200). */
   debounceMs?: number;
+  /** `--events-addr`: where each Event is also posted, as Flux's controllers post them. */
+  eventsAddr?: string;
   /**
    * `--enable-leader-election`: act only while holding a `coordination.k8s.io` Lease, as
    * Flux's controllers; absent, this daemon acts alone.
@@ -299,7 +301,8 @@ export class Daemon {
       await kube?.client.close();
       throw err;
     }
-    if (kube) daemon.#kube = { bridge: daemon.#bridge(kube), client: kube.client };
+    if (kube)
+      daemon.#kube = { bridge: daemon.#bridge(kube, opts.kubernetes?.eventsAddr), client: kube.client };
     daemon.#configuration.announceStart();
     daemon.#subscribe();
     await daemon.#repositories.readLastScans();
@@ -323,11 +326,12 @@ export class Daemon {
     return daemon;
   }
 
-  #bridge(kube: { source: KubeConfigSource; client: KubeClient }): KubeBridge {
+  #bridge(kube: { source: KubeConfigSource; client: KubeClient }, eventsAddr?: string): KubeBridge {
     const { store, coordinator } = this.#opened;
     return new KubeBridge({
       client: kube.client,
       source: kube.source.source,
+      ...(eventsAddr ? { eventsAddr } : {}),
       events: this.events,
       store,
       config: () => this.#configuration.current,

@@ -50,6 +50,11 @@ export interface KubeBridgeOptions {
   trigger: (repositories: string[], automations: string[]) => Promise<unknown>;
   /** Asks the scheduler for a run of a job now. */
   request: (key: string) => void;
+  /**
+   * `--events-addr`: notification-controller's event endpoint; each Event is also posted there,
+   * in the JSON Flux's controllers post, so that existing Alerts keep working.
+   */
+  eventsAddr?: string;
   /** This replica acts (it leads, or is alone, and is not a dry run): only then does it write. */
   acting?: () => boolean;
   log: Logger;
@@ -326,6 +331,43 @@ export class KubeBridge {
       this.opts.log.warn(
         { object: `${kind}/${ns}/${obj.metadata.name}`, err: errorMessage(err) },
         'cannot record an Event',
+      );
+    }
+    if (this.opts.eventsAddr) await this.#forward(obj, type, reason, message, now);
+  }
+
+  /** Flux's event (fluxcd/pkg/apis/event v1beta1), as its controllers' recorder posts it. */
+  async #forward(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string, at: string) {
+    const kind = obj.kind ?? '';
+    const body = {
+      involvedObject: {
+        apiVersion: obj.apiVersion,
+        kind,
+        name: obj.metadata.name,
+        namespace: obj.metadata.namespace ?? 'default',
+        ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+        ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
+      },
+      severity: type === 'Warning' ? 'error' : 'info',
+      timestamp: at.replace(/\.\d{3}Z$/, 'Z'),
+      message,
+      reason,
+      reportingController: COMPONENT[kind] ?? 'pawl',
+      reportingInstance: 'pawl',
+    };
+    try {
+      const res = await fetch(this.opts.eventsAddr!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(15_000),
+      });
+      await res.body?.cancel();
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    } catch (err) {
+      this.opts.log.warn(
+        { eventsAddr: this.opts.eventsAddr, err: errorMessage(err) },
+        'cannot forward an Event',
       );
     }
   }

@@ -8,6 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fromKubeconfig } from '../../src/kube/index.js';
@@ -38,6 +40,32 @@ spec:
 let kube: TestKube;
 let world: World;
 let daemon: Daemon | undefined;
+/** What notification-controller would receive (--events-addr), and who waits for it. */
+const forwarded: FluxEvent[] = [];
+const onForward = new Set<() => void>();
+let events: Server;
+
+interface FluxEvent {
+  involvedObject: { kind: string; name: string; namespace: string; uid?: string };
+  severity: string;
+  reason: string;
+  message: string;
+  reportingController: string;
+  timestamp: string;
+}
+
+function forwardedEvent(ok: (e: FluxEvent) => boolean): Promise<FluxEvent> {
+  return new Promise((resolve) => {
+    const check = () => {
+      const hit = forwarded.find(ok);
+      if (!hit) return;
+      onForward.delete(check);
+      resolve(hit);
+    };
+    onForward.add(check);
+    check();
+  });
+}
 
 interface Obj {
   metadata: { generation: number; annotations?: Record<string, string> };
@@ -54,6 +82,16 @@ async function get(resource: string, name: string): Promise<Obj> {
 const ready = (o: Obj) => o.status?.conditions?.find((c) => c.type === 'Ready');
 
 before(async () => {
+  events = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      forwarded.push(JSON.parse(body) as FluxEvent);
+      res.writeHead(202).end();
+      for (const w of onForward) w();
+    });
+  });
+  await new Promise<void>((r) => events.listen(0, '127.0.0.1', r));
   kube = await startKube();
   world = await startWorld({
     files: { 'apps/app.yaml': DEPLOY },
@@ -74,7 +112,11 @@ before(async () => {
     stateDir: world.stateDir,
     log: process.env.PAWL_TEST_LOG ? createServeLogger({ level: 'debug' }) : silentLogger,
     startSpreadMs: 0,
-    kubernetes: { connection: fromKubeconfig(kube.kubeconfig), debounceMs: 20 },
+    kubernetes: {
+      connection: fromKubeconfig(kube.kubeconfig),
+      debounceMs: 20,
+      eventsAddr: `http://127.0.0.1:${(events.address() as AddressInfo).port}/`,
+    },
   });
 });
 
@@ -82,6 +124,7 @@ after(async () => {
   await daemon?.shutdown(5000);
   await world?.close();
   await kube?.close();
+  await new Promise((r) => events?.close(r));
 });
 
 test('scans, selects and pushes; status as Flux writes it, kubectl wait holds for each object', async () => {
@@ -112,6 +155,23 @@ test('scans, selects and pushes; status as Flux writes it, kubectl wait holds fo
     app: { name: `${world.registryHost}/team/app`, tag: '1.1.0' },
   });
   assert.equal(typeof auto.status?.lastAutomationRunTime, 'string');
+  // The push, forwarded as image-automation-controller posts it to notification-controller.
+  const pushed = await forwardedEvent((e) => e.involvedObject.kind === 'ImageUpdateAutomation');
+  assert.equal(pushed.severity, 'info');
+  assert.equal(pushed.reason, 'Succeeded');
+  assert.equal(pushed.reportingController, 'image-automation-controller');
+  assert.deepEqual(
+    { ...pushed.involvedObject, uid: undefined },
+    {
+      ...pushed.involvedObject,
+      kind: 'ImageUpdateAutomation',
+      name: 'fleet',
+      namespace: NS,
+      uid: undefined,
+    },
+  );
+  assert.match(pushed.message, new RegExp(`^pushed commit '${head.sha.slice(0, 7)}' to branch 'main'`));
+  assert.match(pushed.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 });
 
 test('a broken object is Ready=False on its own status; the others carry on', async () => {
@@ -143,7 +203,7 @@ spec:
   await kube.kubectl(['wait', ...b, '--for=condition=Ready', `${REPO}/app`, '--timeout=60s']);
   assert.ok(daemon!.scheduler.has('ImageUpdateAutomation/flux-system/fleet'));
   assert.equal(ready(await get(POLICY, 'app'))?.status, 'True');
-  const events = await kube.kubectl([
+  const recorded = await kube.kubectl([
     'get',
     'events',
     ...b,
@@ -152,7 +212,10 @@ spec:
     '-o',
     'jsonpath={.items[*].reason}',
   ]);
-  assert.equal(events.stdout, 'InvalidPolicy');
+  assert.equal(recorded.stdout, 'InvalidPolicy');
+  const warned = await forwardedEvent((e) => e.involvedObject.name === 'broken');
+  assert.equal(warned.severity, 'error');
+  assert.equal(warned.reason, 'InvalidPolicy');
   await kube.kubectl(['delete', 'namespace', 'team-b', '--wait=false']);
 });
 

@@ -33,6 +33,7 @@ interface ServeCliOptions {
   watchNamespace?: string;
   watchLabelSelector?: string;
   enableLeaderElection?: boolean;
+  eventsAddr?: string;
   leaderElectionLeaseDuration?: string;
   leaderElectionRenewDeadline?: string;
   leaderElectionRetryPeriod?: string;
@@ -83,6 +84,10 @@ export function register(program: Command): void {
       .option(
         '--watch-label-selector <selector>',
         "Kubernetes: only image objects with these labels (Flux's flag)",
+      )
+      .option(
+        '--events-addr <url>',
+        "Kubernetes: also post each Event to notification-controller, as Flux's controllers (Alerts)",
       )
       .option(
         '--enable-leader-election',
@@ -178,6 +183,7 @@ function kubernetesOptions(opts: ServeCliOptions, config: string[]): KubernetesO
       ['--watch-namespace', opts.watchNamespace],
       ['--watch-label-selector', opts.watchLabelSelector],
       ['--enable-leader-election', opts.enableLeaderElection],
+      ['--events-addr', opts.eventsAddr],
     ] as const
   ).filter(([, v]) => v !== undefined);
   if (!opts.kubernetes) {
@@ -193,6 +199,7 @@ function kubernetesOptions(opts: ServeCliOptions, config: string[]): KubernetesO
     }),
     ...(opts.watchNamespace ? { namespace: opts.watchNamespace } : {}),
     ...(opts.watchLabelSelector ? { labelSelector: opts.watchLabelSelector } : {}),
+    ...(opts.eventsAddr ? { eventsAddr: opts.eventsAddr } : {}),
     ...(opts.enableLeaderElection
       ? {
           leaderElection: {
