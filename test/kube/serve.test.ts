@@ -331,6 +331,64 @@ test("a person's newer tag is kept: DowngradeBlocked Event and the reason in the
   assert.match(file, /team\/app:2\.0\.0 #/);
 });
 
+test('spec.suspend as `flux suspend image update` sets it: no pass until resumed', async () => {
+  const key = 'ImageUpdateAutomation/flux-system/fleet';
+  const suspend = (on: boolean) =>
+    kube.kubectl([
+      'patch',
+      '-n',
+      NS,
+      `${AUTO}/fleet`,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { suspend: on } }),
+    ]);
+  await suspend(true);
+  await eventually(
+    async () => (daemon!.scheduler.status(key)?.suspended ? true : undefined),
+    'the job suspended',
+  );
+  const before = await world.git.log(world.repoName, 'main');
+  const lastRun = (await get(AUTO, 'fleet')).status?.lastAutomationRunTime;
+  // A reconcile of the repository now scans it alone: its automation is suspended.
+  await pushTags(world.registry.url, 'team/app', ['1.3.0']);
+  const at = new Date(Date.now() + 3000).toISOString();
+  await kube.kubectl([
+    'annotate',
+    '--overwrite',
+    '-n',
+    NS,
+    `${REPO}/app`,
+    `reconcile.fluxcd.io/requestedAt=${at}`,
+  ]);
+  await kube.kubectl([
+    'wait',
+    '-n',
+    NS,
+    `--for=jsonpath={.status.lastHandledReconcileAt}=${at}`,
+    `${REPO}/app`,
+    '--timeout=60s',
+  ]);
+  assert.equal(ready(await get(REPO, 'app'))?.message, 'successful scan: found 5 tags');
+  assert.equal((await get(AUTO, 'fleet')).status?.lastAutomationRunTime, lastRun);
+  assert.equal((await world.git.log(world.repoName, 'main')).length, before.length);
+  // Resumed: a pass at once (a changed spec runs now), and its status written.
+  const resumedAt = Date.now();
+  await suspend(false);
+  const pass = await eventually(async () => {
+    const p = daemon!.view.lastPass.get('flux-system/fleet');
+    return p && p.startedAt.getTime() >= resumedAt ? p : undefined;
+  }, 'a pass after resume');
+  await kube.kubectl([
+    'wait',
+    '-n',
+    NS,
+    `--for=jsonpath={.status.lastAutomationRunTime}=${pass.endedAt.toISOString().replace(/\.\d{3}Z$/, 'Z')}`,
+    `${AUTO}/fleet`,
+    '--timeout=60s',
+  ]);
+});
+
 test('a deleted object stops; one created while running starts', async () => {
   await kube.kubectl(['delete', '-n', NS, `${AUTO}/fleet`]);
   await eventually(
