@@ -87,6 +87,8 @@ test('one replica acts; after kill -9 of the leader the other takes over; nothin
   // The CLI as a user runs it; the first to start takes the Lease.
   leader = await startServe({
     stateDir: world.stateDir,
+    // The base Deployment sets PAWL_CONFIG; --kubernetes overrides it (only -c with it is refused).
+    env: { PAWL_CONFIG: world.configDir },
     args: [
       '--kubernetes',
       '--kubeconfig',

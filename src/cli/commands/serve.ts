@@ -123,7 +123,7 @@ export function register(program: Command): void {
       // The store's spec and password also tell the daemon whether it is one of several replicas.
       const storeSpec = commandStoreSpec(ctx);
       const storePassword = storeSpec.kind === 'postgres' ? await commandStorePassword(ctx) : undefined;
-      const kubernetes = kubernetesOptions(opts, ctx.options.config);
+      const kubernetes = kubernetesOptions(opts, (ctx.options.given ?? []).includes('-c'));
       const server = await startServer({
         ...(kubernetes ? { kubernetes } : {}),
         storeSpec,
@@ -133,7 +133,7 @@ export function register(program: Command): void {
           heartbeatMs: duration(opts.heartbeat ?? '10s', '--heartbeat'),
           ...(opts.replicaId ? { replicaId: opts.replicaId } : {}),
         },
-        configPaths: ctx.options.config,
+        configPaths: kubernetes ? [] : ctx.options.config,
         commandGlobals: daemonGlobals(ctx.options),
         // --secrets-dir and PAWL_SECRET_*, as every other command reads them (at start and on reload).
         loadOptions: loadOptions(ctx),
@@ -175,7 +175,7 @@ export function register(program: Command): void {
 }
 
 /** `--kubernetes` and its options; undefined in files mode (and its options then refused). */
-function kubernetesOptions(opts: ServeCliOptions, config: string[]): KubernetesOptions | undefined {
+function kubernetesOptions(opts: ServeCliOptions, configGiven: boolean): KubernetesOptions | undefined {
   const kubeOnly = (
     [
       ['--kubeconfig', opts.kubeconfig],
@@ -190,7 +190,8 @@ function kubernetesOptions(opts: ServeCliOptions, config: string[]): KubernetesO
     if (kubeOnly.length > 0) throw new UsageError(`${kubeOnly[0]![0]} needs --kubernetes`);
     return undefined;
   }
-  if (config.length > 0)
+  // PAWL_CONFIG (the base Deployment sets it) is only -c's default: --kubernetes overrides it.
+  if (configGiven)
     throw new UsageError('--kubernetes reads the objects from the API server: give it or -c, not both');
   return {
     connection: loadConnection({
