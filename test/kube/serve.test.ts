@@ -320,13 +320,10 @@ test("a person's newer tag is kept: DowngradeBlocked Event and the reason in the
     ]);
     return stdout || undefined;
   }, 'a DowngradeBlocked Event on the ImagePolicy');
-  assert.match(reason, /^apps\/app\.yaml:\d+: Current \S+:2\.0\.0 is newer than candidate \S+:1\.2\.0/);
+  assert.match(reason, /^apps\/app\.yaml:\d+: Current \S*2\.0\.0 is newer than candidate \S*1\.2\.0\b/);
   const policy = await get(POLICY, 'app');
   assert.equal(policy.status?.latestRef && (policy.status.latestRef as { tag: string }).tag, '1.2.0');
-  assert.match(
-    ready(policy)?.message ?? '',
-    /pawl's guard kept \S+\/team\/app:2\.0\.0 \(downgrade-blocked: /,
-  );
+  assert.match(ready(policy)?.message ?? '', /pawl's guard kept \S*2\.0\.0 \(downgrade-blocked: /);
   const file = await world.git.show(world.repoName, 'main', 'apps/app.yaml');
   assert.match(file, /team\/app:2\.0\.0 #/);
 });
