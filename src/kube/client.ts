@@ -131,7 +131,7 @@ export class KubeClient {
   }
 
   private async send(
-    method: 'GET' | 'POST' | 'PATCH',
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT',
     path: string,
     opts: {
       query?: Record<string, string>;
@@ -203,6 +203,15 @@ export class KubeClient {
     const res = await this.send('PATCH', this.path(r, namespace, name, 'status'), {
       body,
       contentType: 'application/merge-patch+json',
+      query: { fieldManager: 'pawl' },
+    });
+    return kubeObjectSchema.parse(await this.json(res));
+  }
+
+  /** A whole-object update (PUT); the object's resourceVersion makes it refused (409) when stale. */
+  async replace(r: Resource, namespace: string, name: string, object: unknown): Promise<KubeObject> {
+    const res = await this.send('PUT', this.path(r, namespace, name), {
+      body: object,
       query: { fieldManager: 'pawl' },
     });
     return kubeObjectSchema.parse(await this.json(res));

@@ -29,4 +29,5 @@ export {
 } from './source.js';
 export * from './status.js';
 export { StatusWriter, stateOf, type StatusWriterOptions } from './writer.js';
-export { RESOURCES } from './resources.js';
+export { RESOURCES, resourceOf } from './resources.js';
+export { LeaseElector, LEASES, type LeaseClock, type LeaseElectorOptions } from './lease.js';

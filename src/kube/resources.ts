@@ -43,3 +43,17 @@ export const RESOURCES = {
     },
   },
 } as const satisfies Record<string, Record<string, Resource>>;
+
+const PLURALS: Record<string, string> = {
+  ImageRepository: 'imagerepositories',
+  ImagePolicy: 'imagepolicies',
+  ImageUpdateAutomation: 'imageupdateautomations',
+};
+
+/** Where an image object of this `apiVersion` and kind is served (its status is written there). */
+export function resourceOf(apiVersion: string, kind: string): Resource | undefined {
+  const plural = PLURALS[kind];
+  const slash = apiVersion.indexOf('/');
+  if (!plural || slash < 0) return undefined;
+  return { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), plural, kind };
+}

@@ -163,6 +163,20 @@ export class KubeSource {
     return this.latest;
   }
 
+  /**
+   * The objects of `kind` named `namespace/name` as the server has them, in each group that
+   * holds one (both, for a conflict): what status is written to.
+   */
+  lookup(kind: string, namespace: string, name: string): KubeObject[] {
+    const out: KubeObject[] = [];
+    for (const r of this.resources) {
+      if (r.kind !== kind) continue;
+      const o = this.objects.get(`${r.group}/${r.version}/${r.plural}`)?.get(`${namespace}/${name}`);
+      if (o) out.push(o);
+    }
+    return out;
+  }
+
   /** Called with each new Config after a change, debounced; returns how to stop listening. */
   onChange(fn: ConfigListener): () => void {
     this.listeners.add(fn);
@@ -221,9 +235,13 @@ export class KubeSource {
             continue;
           }
           const m = this.bucket(r);
+          const before = m.get(key(ev.object));
           if (ev.type === 'DELETED') m.delete(key(ev.object));
           else m.set(key(ev.object), ev.object);
           rv = ev.object.metadata.resourceVersion ?? rv;
+          // pawl's own status writes come back as changes: they change nothing pawl reads, and
+          // rebuilding the whole Config for each would make every write cost a reload.
+          if (ev.type === 'MODIFIED' && before && sameInput(before, ev.object)) continue;
           this.changed();
         }
       } catch (err) {
@@ -294,6 +312,18 @@ export function referencedSecrets(objects: readonly KubeObject[]): Set<string> {
   };
   for (const o of objects) walk((o as { spec?: unknown }).spec, o.metadata.namespace ?? 'default');
   return out;
+}
+
+/** Whether two versions of an object differ only in what the server and status writers change. */
+function sameInput(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject): string => {
+    const { status: _s, ...rest } = withoutServerFields(o) as KubeObject & { status?: unknown };
+    void _s;
+    const { resourceVersion: _rv, ...metadata } = rest.metadata;
+    void _rv;
+    return JSON.stringify({ ...rest, metadata });
+  };
+  return strip(a) === strip(b);
 }
 
 /**

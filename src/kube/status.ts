@@ -29,6 +29,10 @@ export const REASONS = {
   imageUrlInvalid: 'ImageURLInvalid',
   accessDenied: 'AccessDenied',
   gitOperationFailed: 'GitOperationFailed',
+  /** image-reflector-controller's reason for a policy it cannot evaluate. */
+  invalidPolicy: 'InvalidPolicy',
+  /** What pawl's loader refuses beyond the CRD's schema (no Flux reason names it). */
+  invalidSpec: 'InvalidSpec',
 } as const;
 
 export interface ImageRef {
@@ -282,4 +286,32 @@ function keepPush(state: ObjectState): Record<string, unknown> {
     ...(typeof p.lastPushCommit === 'string' ? { lastPushCommit: p.lastPushCommit } : {}),
     ...(typeof p.lastPushTime === 'string' ? { lastPushTime: p.lastPushTime } : {}),
   };
+}
+
+/**
+ * `status` of an object pawl left out of its configuration. Invalid itself: `Stalled` (retrying
+ * cannot help until its spec changes), as Flux marks an invalid spec; needing a skipped object:
+ * `DependencyNotReady`, retried. Refs and times of the last good run are kept.
+ */
+export function skippedStatus(
+  state: ObjectState,
+  skipped: { kind: string; message: string; dependency: boolean },
+): Record<string, unknown> {
+  const wanted: Wanted[] = skipped.dependency
+    ? ready(false, REASONS.dependencyNotReady, skipped.message)
+    : [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: skipped.kind === 'ImagePolicy' ? REASONS.invalidPolicy : REASONS.invalidSpec,
+          message: skipped.message,
+        },
+        {
+          type: 'Stalled',
+          status: 'True',
+          reason: skipped.kind === 'ImagePolicy' ? REASONS.invalidPolicy : REASONS.invalidSpec,
+          message: skipped.message,
+        },
+      ];
+  return { ...common(state), conditions: conditions(state, wanted) };
 }

@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import type { LoadOptions } from '../config/index.js';
 import type { Store, StoreSpec } from '../store/index.js';
-import { commandSpeller, Slots, type Logger } from '../util/index.js';
+import { commandSpeller, ConfigError, errorMessage, Slots, type Logger } from '../util/index.js';
 import { ServeEvents } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { ServeMetrics } from './metrics.js';
@@ -15,10 +15,14 @@ import { Scheduler, systemClock, type Clock, type JobSpec } from './scheduler.js
 import type { Coordinator } from './cluster/index.js';
 import { configUnready } from './readiness.js';
 import { openShared, type Shared } from './open.js';
+import { KubeClient, KubeSource, type KubeConnection } from '../kube/index.js';
+import { KubeBridge } from './kube.js';
 import {
   Configuration,
   FileSource,
+  KubeConfigSource,
   loadFirst,
+  type ConfigSource,
   type Applied,
   type LoadedConfig,
   type ReloadOutcome,
@@ -82,6 +86,40 @@ export interface ServeOptions {
    * `-c`, `--state-dir`…, so that they run as printed beside it); default: `-c` and `--state-dir`.
    */
   commandGlobals?: string[];
+  /**
+   * Kubernetes mode (`--kubernetes`, docs/kubernetes.md): the objects come from this API server
+   * instead of `configPaths`, and their status is written back.
+   */
+  kubernetes?: KubernetesOptions;
+}
+
+export interface KubernetesOptions {
+  connection: KubeConnection;
+  /** `--watch-namespace`: one namespace; all when absent. */
+  namespace?: string;
+  /** Flux's `--watch-label-selector`, for the image kinds. */
+  labelSelector?: string;
+  /** Wait after a change for more before reloading, ms (default 200). */
+  debounceMs?: number;
+  /** `--events-addr`: where each Event is also posted, as Flux's controllers post them. */
+  eventsAddr?: string;
+  /**
+   * `--enable-leader-election`: act only while holding a `coordination.k8s.io` Lease, as
+   * Flux's controllers; absent, this daemon acts alone.
+   */
+  leaderElection?: LeaderElectionOptions;
+}
+
+export interface LeaderElectionOptions {
+  /** Where the Lease is; default the kubeconfig context's (or the Pod's) namespace. */
+  namespace?: string;
+  /** Default `pawl-leader-election`. */
+  name?: string;
+  /** This replica's `holderIdentity`; default HOST_UUID. */
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
 }
 
 /** What `start` opened (open.ts), and the metrics. */
@@ -103,12 +141,15 @@ export class Daemon {
   readonly #repositories: RepositoryJobs;
   readonly #automations: AutomationJobs;
   readonly #unsubscribe: (() => void)[] = [];
+  readonly #clock: Clock;
+  #kube: { bridge: KubeBridge; client: KubeClient } | null = null;
   #stopping: Promise<'finished' | 'abandoned'> | null = null;
 
-  private constructor(opts: ServeOptions, opened: Opened, source: FileSource, first: LoadedConfig) {
+  private constructor(opts: ServeOptions, opened: Opened, source: ConfigSource, first: LoadedConfig) {
     const { store, coordinator, metrics } = opened;
     const log = opts.log;
     const clock = opts.clock ?? systemClock;
+    this.#clock = clock;
     this.log = log;
     this.#opened = opened;
     metrics.watchCoordinator(coordinator);
@@ -241,24 +282,39 @@ export class Daemon {
    */
   static async start(opts: ServeOptions): Promise<Daemon> {
     const metrics = opts.metrics ?? new ServeMetrics();
-    const source = new FileSource({
-      paths: opts.configPaths,
-      log: opts.log,
-      ...(opts.watchDebounceMs !== undefined ? { debounceMs: opts.watchDebounceMs } : {}),
-      ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}),
-    });
-    const first = await loadFirst(source, { log: opts.log, metrics }, opts.strict === true);
-    const { store, coordinator, lock, interrupted } = await openShared(opts);
-    const daemon = new Daemon(opts, { store, coordinator, lock, metrics, interrupted }, source, first);
+    const kube = opts.kubernetes ? await startKube(opts.kubernetes, opts.log) : null;
+    const source: ConfigSource = kube
+      ? kube.source
+      : new FileSource({
+          paths: opts.configPaths,
+          log: opts.log,
+          ...(opts.watchDebounceMs !== undefined ? { debounceMs: opts.watchDebounceMs } : {}),
+          ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}),
+        });
+    let daemon: Daemon;
+    try {
+      const first = await loadFirst(source, { log: opts.log, metrics }, opts.strict === true);
+      const { store, coordinator, lock, interrupted } = await openShared(opts);
+      daemon = new Daemon(opts, { store, coordinator, lock, metrics, interrupted }, source, first);
+    } catch (err) {
+      source.close();
+      await kube?.client.close();
+      throw err;
+    }
+    if (kube)
+      daemon.#kube = { bridge: daemon.#bridge(kube, opts.kubernetes?.eventsAddr), client: kube.client };
     daemon.#configuration.announceStart();
     daemon.#subscribe();
     await daemon.#repositories.readLastScans();
-    daemon.#applyJobs();
+    const started = daemon.#applyJobs();
+    daemon.#kube?.bridge.applied(daemon.#configuration.current, started);
     // Webhook work a previous process accepted (202) and did not finish runs now.
-    coordinator.resume?.();
+    daemon.#opened.coordinator.resume?.();
     if (opts.watch !== false) await source.watch((reason) => void daemon.reload(reason));
+    const first = daemon.#configuration.current;
     opts.log.info(
       {
+        ...(kube ? { kubernetes: opts.kubernetes!.connection.server } : {}),
         repositories: first.config.imageRepositories.size,
         policies: first.config.imagePolicies.size,
         automations: first.config.automations.size,
@@ -268,6 +324,29 @@ export class Daemon {
       'serving',
     );
     return daemon;
+  }
+
+  #bridge(kube: { source: KubeConfigSource; client: KubeClient }, eventsAddr?: string): KubeBridge {
+    const { store, coordinator } = this.#opened;
+    return new KubeBridge({
+      client: kube.client,
+      source: kube.source.source,
+      ...(eventsAddr ? { eventsAddr } : {}),
+      events: this.events,
+      store,
+      config: () => this.#configuration.current,
+      trigger: (repositories, automations) =>
+        publishWebhook(coordinator, this.#configuration.current, this.#clock.now(), {
+          repositories,
+          automations,
+          tags: [],
+        }),
+      request: (key) => void this.scheduler.request(key),
+      // A dry run beside Flux writes nothing to the cluster either: Flux's controllers own the status.
+      acting: () => !this.view.dryRun && coordinator.owns(''),
+      log: this.log,
+      clock: this.#clock,
+    });
   }
 
   /**
@@ -287,6 +366,20 @@ export class Daemon {
         this.log.debug({ job: key, source }, 'work for this replica');
         void this.scheduler.request(key);
       }),
+      ...(c.onElected
+        ? [
+            c.onElected(() => {
+              if (this.#stopping) return;
+              this.log.info('elected: running every job now');
+              this.#kube?.bridge.applied(this.#configuration.current, {
+                added: [],
+                removed: [],
+                changed: [],
+              });
+              for (const s of this.scheduler.statuses()) if (!s.suspended) void this.scheduler.request(s.key);
+            }),
+          ]
+        : []),
       c.onRecovered(() => {
         if (this.#stopping) return;
         for (const s of this.scheduler.statuses())
@@ -309,6 +402,7 @@ export class Daemon {
     this.#alerts.reconfigure(loaded.config);
     await this.#repositories.readLastScans();
     const applied = this.#applyJobs();
+    this.#kube?.bridge.applied(loaded, applied);
     for (const key of applied.removed) {
       const [kind, ...rest] = key.split('/');
       const name = rest.join('/');
@@ -365,6 +459,8 @@ export class Daemon {
       // Queued alerts get a last try, bounded: a Provider that is down must not hold the exit.
       await this.#alerts.close(Math.min(graceMs, 5000));
       for (const u of this.#unsubscribe.splice(0)) u();
+      await this.#kube?.bridge.close();
+      await this.#kube?.client.close();
       await coordinator.close();
       await store.close();
       await lock?.release();
@@ -372,4 +468,33 @@ export class Daemon {
     })();
     return this.#stopping;
   }
+}
+
+/** Lists every kind once (the first configuration) and keeps watching them. */
+async function startKube(
+  opts: KubernetesOptions,
+  log: Logger,
+): Promise<{ source: KubeConfigSource; client: KubeClient }> {
+  const client = new KubeClient(opts.connection);
+  const kube = new KubeSource({
+    client,
+    log,
+    ...(opts.namespace ? { namespace: opts.namespace } : {}),
+    ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+    ...(opts.debounceMs !== undefined ? { debounceMs: opts.debounceMs } : {}),
+  });
+  try {
+    await kube.start();
+  } catch (err) {
+    await kube.stop();
+    await client.close();
+    throw new ConfigError([
+      {
+        location: { file: opts.connection.origin },
+        severity: 'error',
+        message: `cannot list pawl's objects from ${opts.connection.server}: ${errorMessage(err)}`,
+      },
+    ]);
+  }
+  return { source: new KubeConfigSource(kube, `kubernetes ${opts.connection.server}`), client };
 }

@@ -3,10 +3,19 @@
  * the lock of a SQLite state directory, the store, and the coordinator it shares work through
  * (a LocalCoordinator on SQLite, a PostgresCoordinator on the same PostgreSQL database).
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { DB_FILE, loadPostgres, openStoreFrom, type Store, type StoreSpec } from '../store/index.js';
-import { loadPostgresCoordinator, LocalCoordinator, type Coordinator } from './cluster/index.js';
-import type { ServeOptions } from './daemon.js';
+import { KubeClient, LeaseElector } from '../kube/index.js';
+import type { Logger } from '../util/index.js';
+import {
+  LeaderCoordinator,
+  loadPostgresCoordinator,
+  LocalCoordinator,
+  type Coordinator,
+} from './cluster/index.js';
+import type { KubernetesOptions, LeaderElectionOptions, ServeOptions } from './daemon.js';
 import { acquireServeLock, type ServeLock } from './lock.js';
 import { interruptedScans, workQueueOf } from './resume.js';
 
@@ -51,7 +60,13 @@ async function coordinatorFor(
   spec: StoreSpec | { kind: 'state-dir' },
   store: Store,
 ): Promise<Coordinator> {
-  if (spec.kind !== 'postgres') return new LocalCoordinator(undefined, workQueueOf(store));
+  if (spec.kind !== 'postgres') {
+    const local = new LocalCoordinator(undefined, workQueueOf(store));
+    const election = opts.kubernetes?.leaderElection;
+    return opts.kubernetes && election
+      ? leaderCoordinator(local, opts.kubernetes, election, opts.log)
+      : local;
+  }
   const password = opts.storePassword ?? spec.password;
   const schema = 'schema' in store && typeof store.schema === 'string' ? store.schema : undefined;
   const [{ postgresClientConfig }, { connectPostgresCoordinator }] = await Promise.all([
@@ -70,4 +85,28 @@ async function coordinatorFor(
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...opts.cluster,
   });
+}
+
+/** Kubernetes mode with `--enable-leader-election`: the daemon acts while it holds the Lease. */
+function leaderCoordinator(
+  local: LocalCoordinator,
+  kube: KubernetesOptions,
+  election: LeaderElectionOptions,
+  log: Logger,
+): LeaderCoordinator {
+  const client = new KubeClient(kube.connection);
+  const elector = new LeaseElector({
+    client,
+    namespace: election.namespace ?? kube.connection.namespace,
+    name: election.name ?? 'pawl-leader-election',
+    identity: election.identity ?? `${hostname()}_${randomUUID()}`,
+    ...(election.leaseDurationMs !== undefined ? { leaseDurationMs: election.leaseDurationMs } : {}),
+    ...(election.renewDeadlineMs !== undefined ? { renewDeadlineMs: election.renewDeadlineMs } : {}),
+    ...(election.retryPeriodMs !== undefined ? { retryPeriodMs: election.retryPeriodMs } : {}),
+    log,
+    // Called only once started, after the coordinator below exists.
+    onChange: (leading) => coordinator.leadingChanged(leading),
+  });
+  const coordinator = new LeaderCoordinator(local, elector, () => client.close());
+  return coordinator;
 }

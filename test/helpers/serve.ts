@@ -35,7 +35,8 @@ process.on('exit', () => {
 });
 
 export interface ServeOptions {
-  configDir: string;
+  /** `-c`; absent for `--kubernetes`. */
+  configDir?: string;
   stateDir: string;
   listenPort?: number;
   args?: string[];
@@ -70,8 +71,7 @@ async function startServeOnce(opts: ServeOptions): Promise<ServeProcess> {
     [
       ...(opts.entry ? [opts.entry] : ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')]),
       'serve',
-      '-c',
-      opts.configDir,
+      ...(opts.configDir !== undefined ? ['-c', opts.configDir] : []),
       '--state-dir',
       opts.stateDir,
       '--listen',

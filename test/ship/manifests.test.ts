@@ -235,3 +235,36 @@ test('the replicas overlay: three replicas rolling one at a time, the store from
   assert.ok(Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => labels[k] === v));
   assert.equal(pdb.spec.maxUnavailable, 1);
 });
+
+test('the kubernetes-mode overlay: --kubernetes with leader election, a token, and RBAC that writes only status, Events and its Lease', async () => {
+  const objs = await build('deploy/kubernetes/overlays/kubernetes-mode');
+  for (const o of objs.filter((x) => !x.apiVersion.startsWith('rbac.'))) validate(o);
+  const { pod, c } = deploymentOf(objs);
+  assert.ok(c.args!.includes('--kubernetes') && c.args!.includes('--enable-leader-election'));
+  assert.ok(!c.args!.some((a) => a.startsWith('--config')), 'the objects come from the API server');
+  assert.equal(pod.automountServiceAccountToken, true);
+  assert.equal(
+    (one(objs, 'ServiceAccount') as Obj & { automountServiceAccountToken: boolean })
+      .automountServiceAccountToken,
+    true,
+  );
+  type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+  const rules = (one(objs, 'ClusterRole') as Obj & { rules: Rule[] }).rules;
+  const writes = rules.filter((r) => r.verbs.some((v) => !['get', 'list', 'watch'].includes(v)));
+  // Writes: status subresources only (never spec), and creating Events.
+  for (const r of writes)
+    assert.ok(
+      r.resources.every((x) => x.endsWith('/status') || x === 'events'),
+      `the ClusterRole writes ${r.resources.join(', ')}`,
+    );
+  for (const kind of ['imagerepositories', 'imagepolicies', 'imageupdateautomations'])
+    assert.ok(writes.some((r) => r.resources.includes(`${kind}/status`) && r.verbs.includes('patch')));
+  const lease = (one(objs, 'Role', 'pawl-leader-election') as Obj & { rules: Rule[] }).rules;
+  assert.deepEqual(lease, [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  ]);
+  for (const b of ['ClusterRoleBinding', 'RoleBinding']) {
+    const subjects = (one(objs, b) as Obj & { subjects: { name: string; namespace: string }[] }).subjects;
+    assert.deepEqual(subjects, [{ kind: 'ServiceAccount', name: 'pawl', namespace: 'pawl' }]);
+  }
+});

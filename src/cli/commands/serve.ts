@@ -11,7 +11,9 @@ import {
   DEFAULT_GRACE_PERIOD_MS,
   DEFAULT_LISTEN,
   startServer,
+  type KubernetesOptions,
 } from '../../serve/index.js';
+import { loadConnection } from '../../kube/index.js';
 
 interface ServeCliOptions {
   listen: string;
@@ -25,6 +27,16 @@ interface ServeCliOptions {
   leaseTtl?: string;
   heartbeat?: string;
   replicaId?: string;
+  kubernetes?: boolean;
+  kubeconfig?: string;
+  kubeContext?: string;
+  watchNamespace?: string;
+  watchLabelSelector?: string;
+  enableLeaderElection?: boolean;
+  eventsAddr?: string;
+  leaderElectionLeaseDuration?: string;
+  leaderElectionRenewDeadline?: string;
+  leaderElectionRetryPeriod?: string;
 }
 
 export function register(program: Command): void {
@@ -59,6 +71,39 @@ export function register(program: Command): void {
       .option('--lease-ttl <duration>', 'replicas: how long a lease and a heartbeat last unrenewed', '30s')
       .option('--heartbeat <duration>', 'replicas: how often they are renewed', '10s')
       .option('--replica-id <id>', "replicas: this replica's id (default HOST-PID-RANDOM)")
+      .option(
+        '--kubernetes',
+        "read the objects from the Kubernetes API server and write Flux's status back (instead of -c)",
+      )
+      .option(
+        '--kubeconfig <file>',
+        'Kubernetes: the kubeconfig (default: in-cluster, else KUBECONFIG, ~/.kube/config)',
+      )
+      .option('--kube-context <name>', 'Kubernetes: a context of the kubeconfig other than its current one')
+      .option('--watch-namespace <ns>', 'Kubernetes: only this namespace (default: all)')
+      .option(
+        '--watch-label-selector <selector>',
+        "Kubernetes: only image objects with these labels (Flux's flag)",
+      )
+      .option(
+        '--events-addr <url>',
+        "Kubernetes: also post each Event to notification-controller, as Flux's controllers (Alerts)",
+      )
+      .option(
+        '--enable-leader-election',
+        'Kubernetes: act only while holding the coordination.k8s.io Lease pawl-leader-election (replicas)',
+      )
+      .option(
+        '--leader-election-lease-duration <duration>',
+        'Kubernetes: how long the Lease lasts unrenewed',
+        '15s',
+      )
+      .option(
+        '--leader-election-renew-deadline <duration>',
+        'Kubernetes: how long the leader tries to renew',
+        '10s',
+      )
+      .option('--leader-election-retry-period <duration>', 'Kubernetes: how often the Lease is tried', '2s')
       // Tests and benches: start every object at once instead of spreading the first runs.
       .addOption(new Option('--start-spread <duration>').hideHelp()),
   );
@@ -78,7 +123,9 @@ export function register(program: Command): void {
       // The store's spec and password also tell the daemon whether it is one of several replicas.
       const storeSpec = commandStoreSpec(ctx);
       const storePassword = storeSpec.kind === 'postgres' ? await commandStorePassword(ctx) : undefined;
+      const kubernetes = kubernetesOptions(opts, (ctx.options.given ?? []).includes('-c'));
       const server = await startServer({
+        ...(kubernetes ? { kubernetes } : {}),
         storeSpec,
         ...(storePassword !== undefined ? { storePassword } : {}),
         cluster: {
@@ -86,7 +133,7 @@ export function register(program: Command): void {
           heartbeatMs: duration(opts.heartbeat ?? '10s', '--heartbeat'),
           ...(opts.replicaId ? { replicaId: opts.replicaId } : {}),
         },
-        configPaths: ctx.options.config,
+        configPaths: kubernetes ? [] : ctx.options.config,
         commandGlobals: daemonGlobals(ctx.options),
         // --secrets-dir and PAWL_SECRET_*, as every other command reads them (at start and on reload).
         loadOptions: loadOptions(ctx),
@@ -125,6 +172,51 @@ export function register(program: Command): void {
       process.exit(0);
     }),
   );
+}
+
+/** `--kubernetes` and its options; undefined in files mode (and its options then refused). */
+function kubernetesOptions(opts: ServeCliOptions, configGiven: boolean): KubernetesOptions | undefined {
+  const kubeOnly = (
+    [
+      ['--kubeconfig', opts.kubeconfig],
+      ['--kube-context', opts.kubeContext],
+      ['--watch-namespace', opts.watchNamespace],
+      ['--watch-label-selector', opts.watchLabelSelector],
+      ['--enable-leader-election', opts.enableLeaderElection],
+      ['--events-addr', opts.eventsAddr],
+    ] as const
+  ).filter(([, v]) => v !== undefined);
+  if (!opts.kubernetes) {
+    if (kubeOnly.length > 0) throw new UsageError(`${kubeOnly[0]![0]} needs --kubernetes`);
+    return undefined;
+  }
+  // PAWL_CONFIG (the base Deployment sets it) is only -c's default: --kubernetes overrides it.
+  if (configGiven)
+    throw new UsageError('--kubernetes reads the objects from the API server: give it or -c, not both');
+  return {
+    connection: loadConnection({
+      ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}),
+      ...(opts.kubeContext ? { context: opts.kubeContext } : {}),
+    }),
+    ...(opts.watchNamespace ? { namespace: opts.watchNamespace } : {}),
+    ...(opts.watchLabelSelector ? { labelSelector: opts.watchLabelSelector } : {}),
+    ...(opts.eventsAddr ? { eventsAddr: opts.eventsAddr } : {}),
+    ...(opts.enableLeaderElection
+      ? {
+          leaderElection: {
+            leaseDurationMs: duration(
+              opts.leaderElectionLeaseDuration ?? '15s',
+              '--leader-election-lease-duration',
+            ),
+            renewDeadlineMs: duration(
+              opts.leaderElectionRenewDeadline ?? '10s',
+              '--leader-election-renew-deadline',
+            ),
+            retryPeriodMs: duration(opts.leaderElectionRetryPeriod ?? '2s', '--leader-election-retry-period'),
+          },
+        }
+      : {}),
+  };
 }
 
 function duration(raw: string, option: string): number {

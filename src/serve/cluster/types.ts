@@ -107,6 +107,11 @@ export interface Coordinator {
   onMembership(cb: (change: MembershipChange) => void): () => void;
   /** Called when the database becomes reachable again after an outage. */
   onRecovered(cb: () => void): () => void;
+  /**
+   * Called when this replica becomes the one that acts (Kubernetes mode's leader Lease): every
+   * job is then due. Only a coordinator that elects a leader has it.
+   */
+  onElected?(cb: () => void): () => void;
   /** Is this replica the preferred owner of `key` among the live replicas (rendezvous hashing)? */
   owns(key: string): boolean;
   /** Does this replica hold a lease on `key` now? */

@@ -2,7 +2,7 @@
  * The running configuration, whatever its source: what the daemon derives from a read (the
  * registry clients, the Receiver routes, which automations depend on which repositories), the
  * start rule (serve the valid objects; `--strict` refuses), and the reload rule (all or
- * nothing, one at a time).
+ * nothing for files, per object for an API server; one at a time).
  */
 import { objectsByFile, refKey, selectPolicies } from '../../config/index.js';
 import { createScanClients } from '../../scan/index.js';
@@ -210,10 +210,13 @@ export class Configuration {
       return { applied: false, reason, at, problems: [], added: [], removed: [], changed: [] };
     }
     const read = await derive(this.source, this.opts);
-    // All or nothing, unlike the start: a daemon keeps the configuration it runs rather than
-    // swapping in one that lost objects; the refusal says what `pawl validate` says.
+    // Files: all or nothing, unlike the start: a daemon keeps the configuration it runs rather
+    // than swapping in one that lost objects; the refusal says what `pawl validate` says.
+    // Objects of an API server each stand alone (a deleted one is meant to stop): the valid
+    // ones are taken, as at the start, and the others reported (on their status, by the caller).
+    const perObject = this.source.perObject === true;
     const loaded =
-      'problems' in read
+      'problems' in read || perObject
         ? read
         : read.errors.length > 0
           ? { problems: allProblems(read) }
@@ -238,12 +241,30 @@ export class Configuration {
       return this.#lastReload;
     }
     for (const w of loaded.warnings) log.warn({ reload: reason }, formatProblem(w));
+    for (const e of perObject ? loaded.errors : []) log.error({ reload: reason }, formatProblem(e));
     this.#current = loaded;
     const { added, removed, changed } = await this.opts.apply(loaded);
     metrics.reloads.inc({ outcome: 'applied' });
-    metrics.configErrors.set(0);
-    log.info({ reload: reason, added, removed, changed }, 'configuration applied');
-    this.#lastReload = { applied: true, reason, at, problems: loaded.warnings, added, removed, changed };
+    metrics.configErrors.set(loaded.errors.length);
+    log.info(
+      {
+        reload: reason,
+        added,
+        removed,
+        changed,
+        ...(loaded.errors.length > 0 ? { skipped: loaded.skipped.length } : {}),
+      },
+      'configuration applied',
+    );
+    this.#lastReload = {
+      applied: true,
+      reason,
+      at,
+      problems: perObject ? allProblems(loaded) : loaded.warnings,
+      added,
+      removed,
+      changed,
+    };
     return this.#lastReload;
   }
 }

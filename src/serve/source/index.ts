@@ -10,3 +10,4 @@ export {
   type LoadedConfig,
   type ReloadOutcome,
 } from './configuration.js';
+export { KubeConfigSource } from './kube.js';

@@ -1,8 +1,8 @@
 /**
- * Where the daemon's configuration comes from. Today the files and folders given with
- * `--config` (files.ts); the Kubernetes API is meant to be a second implementation. A source
- * only reads and watches: what the daemon derives from a read, and the all-or-nothing rule of a
- * reload, are the same whatever the source (configuration.ts).
+ * Where the daemon's configuration comes from. The files and folders given with
+ * `--config` (files.ts), or a Kubernetes API server (kube.ts). A source only reads and watches:
+ * what the daemon derives from a read is the same whatever the source; the reload rule is all or
+ * nothing for files and per object for the API server (`perObject`, configuration.ts).
  */
 import type { Config, SkippedObject } from '../../config/index.js';
 import type { Problem } from '../../util/index.js';
@@ -34,6 +34,12 @@ export interface ConfigSource {
    */
   watch(onChange: (reason: string) => void): Promise<void>;
   close(): void;
+  /**
+   * Each object stands on its own (an API server's objects): a reload takes the valid ones and
+   * reports the others, as the first read does, and an object that is gone stops. Without it a
+   * reload is all or nothing, and one that loses a file's objects is refused (configuration.ts).
+   */
+  readonly perObject?: boolean;
   /**
    * Whether a file the running configuration read objects from is still there: a file that
    * is, yet yields none of them now, was truncated or half-written (configuration.ts refuses
