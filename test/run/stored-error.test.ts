@@ -11,7 +11,10 @@ import { secretPrint } from '../../src/run/secret-prints.js';
 
 test('a stored scan error says when it was said, and how to retry now', () => {
   let out = '';
-  const ctx = { stdout: { write: (s: string) => ((out += s), true) } } as unknown as CommandContext;
+  const ctx = {
+    stdout: { write: (s: string) => ((out += s), true) },
+    options: {},
+  } as unknown as CommandContext;
   const errorAt = new Date(Date.now() - 3 * 3600_000).toISOString();
   renderRun(ctx, {
     repositories: [
