@@ -1,13 +1,13 @@
 /**
  * Builds the dashboard (web/ → dist/web/): one ES module, one stylesheet and the page, minified.
  * `npm run build` runs it after tsc; tests call buildWeb() into a temporary directory. The
- * options are shared with a daemon run from a checkout (src/serve/web-build.ts).
+ * options are shared with a daemon run from a checkout (src/serve/dashboard/web-build.ts).
  */
 import { build } from 'esbuild';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { webBuildOptions } from '../src/serve/web-build.js';
+import { webBuildOptions } from '../src/serve/dashboard/web-build.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

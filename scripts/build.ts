@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 /**
  * Native addons (and packages that locate files beside themselves at run time). esbuild is only
- * imported by a daemon run from a checkout's sources (src/serve/web-build.ts), never by the build.
+ * imported by a daemon run from a checkout's sources (src/serve/dashboard/web-build.ts), never by the build.
  */
 export const EXTERNAL = ['better-sqlite3', 'esbuild'];
 

@@ -47,7 +47,7 @@ function shortTag(tag: string, max: number): string {
 
 function countChart(t: Timeline, range: [number, number], width: number): HTMLElement {
   const xs = t.scans.map((s) => secs(s.at));
-  // `shown` (dashboard-data): a failure sits at the last known count; before any answer, a gap.
+  // `shown` (src/serve/dashboard/timeline.ts): a failure sits at the last known count; before any answer, a gap.
   const count = t.scans.map((s) => (s.outcome === 'failed' ? null : s.tags));
   const failed = t.scans.map((s) => (s.outcome === 'failed' ? s.shown : null));
   const anomalous = t.scans.map((s) => (s.anomalies.length > 0 ? s.tags : null));

@@ -1,4 +1,4 @@
-/** The shapes the page reads (src/serve/dashboard-data.ts and src/run/explain.ts; docs/dashboard.md). */
+/** The shapes the page reads (src/serve/dashboard/types.ts and src/run/explain.ts; docs/dashboard.md). */
 // Types only: the bundle keeps nothing of src/records/.
 import type { Decision } from '../src/records/index.js';
 

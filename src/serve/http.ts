@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { AdminView, ListenerView } from './view.js';
 import { registerApi } from './api.js';
-import { registerDashboard, type DashboardSetup } from './dashboard.js';
+import { registerDashboard, type DashboardSetup } from './dashboard/index.js';
 import { UploadLimits } from './hook-limits.js';
 import type { WebhookResult } from './metrics.js';
 import { acceptWebhook, MAX_WEBHOOK_BODY_BYTES, ReplayGuard } from './webhooks.js';

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Daemon, type ServeOptions } from './daemon.js';
-import { AdminAuth, logDashboard, prepareDashboard } from './dashboard.js';
+import { AdminAuth, logDashboard, prepareDashboard } from './dashboard/index.js';
 import { adminApp, listen, parseListen, receiverApp, type ReceiverServerOptions } from './http.js';
 import { errorMessage, UsageError } from '../util/index.js';
 
@@ -26,8 +26,8 @@ export {
   type RunResult,
 } from './scheduler.js';
 export { parseListen } from './http.js';
-export { AdminAuth, dashboardUrl, locateWeb, type WebSource } from './dashboard.js';
-export { forgeCommitUrl, markerState, overview, timeline } from './dashboard-data.js';
+export { AdminAuth, dashboardUrl, locateWeb, type WebSource } from './dashboard/index.js';
+export { forgeCommitUrl, markerState, overview, timeline } from './dashboard/index.js';
 export { createServeLogger } from './log.js';
 
 export const DEFAULT_LISTEN = ':9292';

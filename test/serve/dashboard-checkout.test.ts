@@ -110,7 +110,7 @@ describe('locateWeb', () => {
   const url = (...p: string[]) => pathToFileURL(join(root, ...p)).href;
 
   test('the sources are bundled when this code runs as TypeScript', () => {
-    assert.deepEqual(locateWeb({}, url('src', 'serve', 'dashboard.ts')), {
+    assert.deepEqual(locateWeb({}, url('src', 'serve', 'dashboard', 'routes.ts')), {
       kind: 'sources',
       dir: join(root, 'web'),
     });

@@ -13,7 +13,7 @@ import {
   tagPart,
   timeline,
   type DashboardStore,
-} from '../../src/serve/dashboard-data.js';
+} from '../../src/serve/dashboard/index.js';
 import type { PassEvent } from '../../src/serve/events.js';
 import type { Problem } from '../../src/util/index.js';
 

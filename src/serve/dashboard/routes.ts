@@ -10,9 +10,11 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorMessage, type Logger } from '../util/index.js';
-import type { DaemonView } from './view.js';
-import { overview, timeline, type DashboardSource } from './dashboard-data.js';
+import { errorMessage, type Logger } from '../../util/index.js';
+import type { DaemonView } from '../view.js';
+import type { DashboardSource } from './types.js';
+import { overview } from './overview.js';
+import { timeline } from './timeline.js';
 import { bundleWebSources } from './web-build.js';
 
 /**
@@ -36,7 +38,7 @@ export function locateWeb(
   if (env.PAWL_WEB_DIR) return builtOrMissing([resolve(env.PAWL_WEB_DIR)]);
   const here = dirname(fileURLToPath(moduleUrl));
   if (moduleUrl.endsWith('.ts')) {
-    const sources = resolve(here, '..', '..', 'web');
+    const sources = resolve(here, '..', '..', '..', 'web');
     if (existsSync(join(sources, 'app.ts'))) return { kind: 'sources', dir: sources };
   }
   const candidates: string[] = [];
