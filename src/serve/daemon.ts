@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import type { LoadOptions } from '../config/index.js';
 import type { Store, StoreSpec } from '../store/index.js';
-import { commandSpeller, ConfigError, errorMessage, Slots, type Logger } from '../util/index.js';
+import { commandSpeller, Slots, type Logger } from '../util/index.js';
 import { ServeEvents } from './events.js';
 import { DaemonAlerts, type DaemonAlertsOptions } from './alerts.js';
 import { ServeMetrics } from './metrics.js';
@@ -15,13 +15,15 @@ import { Scheduler, systemClock, type Clock, type JobSpec } from './scheduler.js
 import type { Coordinator } from './cluster/index.js';
 import { configUnready } from './readiness.js';
 import { openShared, type Shared } from './open.js';
-import { KubeClient, KubeSource, type KubeConnection } from '../kube/index.js';
+import type { KubeClient } from '../kube/index.js';
 import { KubeBridge } from './kube.js';
 import {
   Configuration,
   FileSource,
-  KubeConfigSource,
+  connectKube,
   loadFirst,
+  type KubeConfigSource,
+  type KubernetesOptions,
   type ConfigSource,
   type Applied,
   type LoadedConfig,
@@ -91,35 +93,6 @@ export interface ServeOptions {
    * instead of `configPaths`, and their status is written back.
    */
   kubernetes?: KubernetesOptions;
-}
-
-export interface KubernetesOptions {
-  connection: KubeConnection;
-  /** `--watch-namespace`: one namespace; all when absent. */
-  namespace?: string;
-  /** Flux's `--watch-label-selector`, for the image kinds. */
-  labelSelector?: string;
-  /** Wait after a change for more before reloading, ms (default 200). */
-  debounceMs?: number;
-  /** `--events-addr`: where each Event is also posted, as Flux's controllers post them. */
-  eventsAddr?: string;
-  /**
-   * `--enable-leader-election`: act only while holding a `coordination.k8s.io` Lease, as
-   * Flux's controllers; absent, this daemon acts alone.
-   */
-  leaderElection?: LeaderElectionOptions;
-}
-
-export interface LeaderElectionOptions {
-  /** Where the Lease is; default the kubeconfig context's (or the Pod's) namespace. */
-  namespace?: string;
-  /** Default `pawl-leader-election`. */
-  name?: string;
-  /** This replica's `holderIdentity`; default HOST_UUID. */
-  identity?: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
 }
 
 /** What `start` opened (open.ts), and the metrics. */
@@ -282,7 +255,7 @@ export class Daemon {
    */
   static async start(opts: ServeOptions): Promise<Daemon> {
     const metrics = opts.metrics ?? new ServeMetrics();
-    const kube = opts.kubernetes ? await startKube(opts.kubernetes, opts.log) : null;
+    const kube = opts.kubernetes ? await connectKube(opts.kubernetes, opts.log) : null;
     const source: ConfigSource = kube
       ? kube.source
       : new FileSource({
@@ -468,33 +441,4 @@ export class Daemon {
     })();
     return this.#stopping;
   }
-}
-
-/** Lists every kind once (the first configuration) and keeps watching them. */
-async function startKube(
-  opts: KubernetesOptions,
-  log: Logger,
-): Promise<{ source: KubeConfigSource; client: KubeClient }> {
-  const client = new KubeClient(opts.connection);
-  const kube = new KubeSource({
-    client,
-    log,
-    ...(opts.namespace ? { namespace: opts.namespace } : {}),
-    ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
-    ...(opts.debounceMs !== undefined ? { debounceMs: opts.debounceMs } : {}),
-  });
-  try {
-    await kube.start();
-  } catch (err) {
-    await kube.stop();
-    await client.close();
-    throw new ConfigError([
-      {
-        location: { file: opts.connection.origin },
-        severity: 'error',
-        message: `cannot list pawl's objects from ${opts.connection.server}: ${errorMessage(err)}`,
-      },
-    ]);
-  }
-  return { source: new KubeConfigSource(kube, `kubernetes ${opts.connection.server}`), client };
 }

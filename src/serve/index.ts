@@ -10,7 +10,8 @@ import { AdminAuth, logDashboard, prepareDashboard } from './dashboard/index.js'
 import { adminApp, listen, parseListen, receiverApp, type ReceiverServerOptions } from './http.js';
 import { errorMessage, UsageError } from '../util/index.js';
 
-export { Daemon, type KubernetesOptions, type ServeOptions } from './daemon.js';
+export { Daemon, type ServeOptions } from './daemon.js';
+export type { KubernetesOptions } from './source/index.js';
 export { automationJob, repositoryJob } from './jobs/index.js';
 export type { ReloadOutcome } from './source/index.js';
 export type { DaemonView } from './view.js';

@@ -15,7 +15,8 @@ import {
   LocalCoordinator,
   type Coordinator,
 } from './cluster/index.js';
-import type { KubernetesOptions, LeaderElectionOptions, ServeOptions } from './daemon.js';
+import type { ServeOptions } from './daemon.js';
+import type { KubernetesOptions, LeaderElectionOptions } from './source/index.js';
 import { acquireServeLock, type ServeLock } from './lock.js';
 import { interruptedScans, workQueueOf } from './resume.js';
 

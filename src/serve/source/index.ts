@@ -10,4 +10,4 @@ export {
   type LoadedConfig,
   type ReloadOutcome,
 } from './configuration.js';
-export { KubeConfigSource } from './kube.js';
+export { connectKube, KubeConfigSource, type KubernetesOptions, type LeaderElectionOptions } from './kube.js';
