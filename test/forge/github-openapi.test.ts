@@ -83,7 +83,10 @@ function githubModel(desc: ForgeDescription, pulls: Pull[]) {
         return { status: 200, body: pullJson(p!, desc.example('pulls/update', '200')) };
       case 'issues/add-labels':
       case 'issues/set-labels':
-        p!.labels = call.operationId === 'issues/add-labels' ? [...p!.labels, ...(body.labels as string[])] : (body.labels as string[]);
+        p!.labels =
+          call.operationId === 'issues/add-labels'
+            ? [...p!.labels, ...(body.labels as string[])]
+            : (body.labels as string[]);
         return { status: 200, body: p!.labels.map(label) };
       case 'pulls/request-reviewers':
         return { status: 201, body: pullJson(p!, desc.example('pulls/request-reviewers', '201')) };
@@ -132,7 +135,15 @@ for (const [label, file, prefix] of [
     before(async () => {
       desc = githubDescription(file, prefix);
       pulls = [
-        { number: 7, head: 'pawl/fleet/app-1.1.0', base: 'main', title: 'Update app to 1.1.0', body: 'x <!-- pawl:automation flux-system/fleet -->', labels: [], state: 'open' },
+        {
+          number: 7,
+          head: 'pawl/fleet/app-1.1.0',
+          base: 'main',
+          title: 'Update app to 1.1.0',
+          body: 'x <!-- pawl:automation flux-system/fleet -->',
+          labels: [],
+          state: 'open',
+        },
       ];
       stand = await startOpenApiForge(desc, githubModel(desc, pulls));
     });
@@ -163,7 +174,10 @@ for (const [label, file, prefix] of [
           ['pulls/update', 200],
         ],
       );
-      assert.deepEqual(open.map((p) => [p.number, p.head, p.state]), [[7, 'pawl/fleet/app-1.1.0', 'open']]);
+      assert.deepEqual(
+        open.map((p) => [p.number, p.head, p.state]),
+        [[7, 'pawl/fleet/app-1.1.0', 'open']],
+      );
       assert.equal(pr.nodeId, 'PR_node8');
       assert.deepEqual([updated.title, updated.labels], ['Update app to 1.3.0', ['images', 'automated']]);
       assert.deepEqual(stand.calls[1]!.body, {
@@ -176,7 +190,13 @@ for (const [label, file, prefix] of [
       assert.deepEqual(stand.calls[3]!.body, { reviewers: ['rita'] });
       assert.deepEqual(stand.calls[4]!.body, { assignees: ['ash', 'bo'] });
       assert.deepEqual(stand.calls[8]!.body, { state: 'closed' });
-      assert.deepEqual(pulls.map((p) => [p.number, p.state]), [[7, 'closed'], [8, 'open']]);
+      assert.deepEqual(
+        pulls.map((p) => [p.number, p.state]),
+        [
+          [7, 'closed'],
+          [8, 'open'],
+        ],
+      );
       for (const c of stand.calls) {
         assert.equal(c.headers.authorization, `Bearer ${TOKEN}`, 'the token in the header');
         assert.ok(!c.path.includes(TOKEN) && !JSON.stringify(c.query).includes(TOKEN), 'never in the URL');
@@ -219,18 +239,36 @@ describe('GitHub auto-merge: GraphQL, outside any OpenAPI description', () => {
           token: TOKEN,
           fetch: async (url, init) => {
             seen.push({ url, body: JSON.parse(String(init.body)) });
-            return new Response(JSON.stringify({ data: { enablePullRequestAutoMerge: { clientMutationId: null } } }));
+            return new Response(
+              JSON.stringify({ data: { enablePullRequestAutoMerge: { clientMutationId: null } } }),
+            );
           },
         },
       );
       await forge.autoMerge(
-        { number: 8, nodeId: 'PR_node8', url: '', state: 'open', head: 'h', base: 'main', title: '', body: '', labels: [] },
+        {
+          number: 8,
+          nodeId: 'PR_node8',
+          url: '',
+          state: 'open',
+          head: 'h',
+          base: 'main',
+          title: '',
+          body: '',
+          labels: [],
+        },
         'squash',
       );
     }
-    assert.deepEqual(seen.map((s) => s.url), ['https://api.github.com/graphql', 'https://ghe.example.com/api/graphql']);
+    assert.deepEqual(
+      seen.map((s) => s.url),
+      ['https://api.github.com/graphql', 'https://ghe.example.com/api/graphql'],
+    );
     const body = seen[0]!.body as { query: string; variables: unknown };
-    assert.match(body.query, /enablePullRequestAutoMerge\(input: \{pullRequestId: \$id, mergeMethod: \$method\}\)/);
+    assert.match(
+      body.query,
+      /enablePullRequestAutoMerge\(input: \{pullRequestId: \$id, mergeMethod: \$method\}\)/,
+    );
     assert.deepEqual(body.variables, { id: 'PR_node8', method: 'SQUASH' });
   });
 
@@ -240,11 +278,28 @@ describe('GitHub auto-merge: GraphQL, outside any OpenAPI description', () => {
       {
         token: TOKEN,
         fetch: async () =>
-          new Response(JSON.stringify({ errors: [{ message: 'Pull request Auto merge is not allowed for this repository' }] })),
+          new Response(
+            JSON.stringify({
+              errors: [{ message: 'Pull request Auto merge is not allowed for this repository' }],
+            }),
+          ),
       },
     );
     await assert.rejects(
-      forge.autoMerge({ number: 8, nodeId: 'PR_x', url: '', state: 'open', head: 'h', base: 'main', title: '', body: '', labels: [] }, 'merge'),
+      forge.autoMerge(
+        {
+          number: 8,
+          nodeId: 'PR_x',
+          url: '',
+          state: 'open',
+          head: 'h',
+          base: 'main',
+          title: '',
+          body: '',
+          labels: [],
+        },
+        'merge',
+      ),
       /auto-merge could not be enabled on #8: Pull request Auto merge is not allowed/,
     );
   });

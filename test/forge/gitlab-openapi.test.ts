@@ -124,12 +124,19 @@ describe("GitLab's OpenAPI description (v2 excerpt)", () => {
   after(() => stand?.close());
 
   test('what the helper changed in GitLab’s file, and what is outside the excerpt, is said', () => {
-    assert.ok(desc.corrections.some((c) => /^API_Entities_MergeRequest\.labels: the file says \{"type":"string"\}/.test(c)));
+    assert.ok(
+      desc.corrections.some((c) =>
+        /^API_Entities_MergeRequest\.labels: the file says \{"type":"string"\}/.test(c),
+      ),
+    );
     assert.ok(desc.corrections.some((c) => /API_Entities_MergeRequestBasic is outside the excerpt/.test(c)));
   });
 
   test('find, open as draft with labels, reviewers and assignees by name, update, auto-merge, comment on and close: every request validates', async () => {
-    const repo = forgeRepo('https://gitlab.example.com/group/sub/fleet.git', { provider: 'gitlab', apiURL: `${stand.url}/api/v4` });
+    const repo = forgeRepo('https://gitlab.example.com/group/sub/fleet.git', {
+      provider: 'gitlab',
+      apiURL: `${stand.url}/api/v4`,
+    });
     assert.ok(typeof repo !== 'string');
     const forge = forgeClient(repo, { fetch: (u, i) => fetch(u, i), token: TOKEN, sleep: async () => {} });
     const open = await forge.listOpen('main');
@@ -142,7 +149,11 @@ describe("GitLab's OpenAPI description (v2 excerpt)", () => {
       draft: true,
     });
     await forge.addPeople(pr.number, { reviewers: ['rita'], assignees: ['ash'] });
-    const updated = await forge.update(pr.number, { title: 'Update app to 1.3.0', body: 'c', labels: ['images'] });
+    const updated = await forge.update(pr.number, {
+      title: 'Update app to 1.3.0',
+      body: 'c',
+      labels: ['images'],
+    });
     await forge.autoMerge(pr, 'squash');
     await forge.comment(open[0]!.number, 'Superseded. Closed by pawl.');
     await forge.close(open[0]!.number);
@@ -158,16 +169,28 @@ describe("GitLab's OpenAPI description (v2 excerpt)", () => {
         ['openapi', 'putApiV4ProjectsIdMergeRequestsMergeRequestIid', 200],
         ['openapi', 'putApiV4ProjectsIdMergeRequestsMergeRequestIid', 200],
         ['openapi', 'putApiV4ProjectsIdMergeRequestsMergeRequestIidMerge', 200],
-        ['docs', 'docs: POST /projects/:id/merge_requests/:merge_request_iid/notes (docs.gitlab.com/api/notes)', 201],
+        [
+          'docs',
+          'docs: POST /projects/:id/merge_requests/:merge_request_iid/notes (docs.gitlab.com/api/notes)',
+          201,
+        ],
         ['openapi', 'putApiV4ProjectsIdMergeRequestsMergeRequestIid', 200],
       ],
     );
-    assert.equal(stand.calls[1]!.params.id, 'group/sub/fleet', 'the project by its full path, one encoded segment');
+    assert.equal(
+      stand.calls[1]!.params.id,
+      'group/sub/fleet',
+      'the project by its full path, one encoded segment',
+    );
     assert.equal(updated.title, 'Update app to 1.3.0');
     const made = mrs.find((m) => m.iid === pr.number)!;
     assert.equal(made.title, 'Update app to 1.3.0');
     assert.deepEqual([made.reviewer_ids, made.assignee_ids, made.auto_merge], [[11], [12], true]);
-    assert.deepEqual(stand.calls[6]!.body, { auto_merge: true, merge_when_pipeline_succeeds: true, squash: true });
+    assert.deepEqual(stand.calls[6]!.body, {
+      auto_merge: true,
+      merge_when_pipeline_succeeds: true,
+      squash: true,
+    });
     assert.equal(mrs[0]!.state, 'closed');
     assert.deepEqual(notes, [[3, 'Superseded. Closed by pawl.']]);
     for (const c of stand.calls) assert.equal(c.headers['private-token'], TOKEN);
@@ -179,8 +202,14 @@ describe("GitLab's OpenAPI description (v2 excerpt)", () => {
       { fetch: (u, i) => fetch(u, i), token: TOKEN },
     );
     const before = stand.calls.length;
-    await assert.rejects(forge.addPeople(3, { reviewers: ['nobody'], assignees: [] }), /GitLab has no user named "nobody"/);
-    assert.deepEqual(stand.calls.slice(before).map((c) => c.operationId), ['docs: GET /users (docs.gitlab.com/api/users)']);
+    await assert.rejects(
+      forge.addPeople(3, { reviewers: ['nobody'], assignees: [] }),
+      /GitLab has no user named "nobody"/,
+    );
+    assert.deepEqual(
+      stand.calls.slice(before).map((c) => c.operationId),
+      ['docs: GET /users (docs.gitlab.com/api/users)'],
+    );
     assert.deepEqual(stand.problems, []);
   });
 
@@ -192,7 +221,10 @@ describe("GitLab's OpenAPI description (v2 excerpt)", () => {
       body: JSON.stringify({ source_branch: 'a', target_branch: 'main', title: 't', labels: 'a,b' }),
     });
     assert.equal(res.status, 400);
-    assert.match(stand.problems[before] ?? '', /postApiV4ProjectsIdMergeRequests.*body\.labels should be array/);
+    assert.match(
+      stand.problems[before] ?? '',
+      /postApiV4ProjectsIdMergeRequests.*body\.labels should be array/,
+    );
     stand.problems.splice(before);
   });
 });

@@ -424,7 +424,8 @@ export async function startOpenApiForge(
           if (why) bad.push(`query parameter ${k}=${v}: ${why}`);
         }
       }
-      for (const p of queryParams) if (p.required && !(p.name in query)) bad.push(`query parameter ${p.name} is required`);
+      for (const p of queryParams)
+        if (p.required && !(p.name in query)) bad.push(`query parameter ${p.name} is required`);
       const text = await readBody(req);
       let body: unknown;
       if (text !== '') {
@@ -442,7 +443,16 @@ export async function startOpenApiForge(
         const why = desc.validator(op.body)({});
         if (why) bad.push(`no body, and an empty one is not valid: ${why}`);
       }
-      const call = { operationId: op.id, source: op.source, method, path, params, query, body, headers: req.headers };
+      const call = {
+        operationId: op.id,
+        source: op.source,
+        method,
+        path,
+        params,
+        query,
+        body,
+        headers: req.headers,
+      };
       if (bad.length > 0) {
         calls.push({ ...call, status: 400 });
         return fail(400, `${where} (${op.id}): ${bad.join('; ')}`);
@@ -452,10 +462,14 @@ export async function startOpenApiForge(
       const documented = op.responses.get(String(a.status));
       if (a.status < 400) {
         if (documented === undefined)
-          return fail(500, `${where} (${op.id}): the stand-in answered ${a.status}, a status the operation does not document`);
+          return fail(
+            500,
+            `${where} (${op.id}): the stand-in answered ${a.status}, a status the operation does not document`,
+          );
         if (documented !== null) {
           const why = desc.validator(documented)(a.body);
-          if (why) return fail(500, `${where} (${op.id}): the stand-in's ${a.status} answer is not valid: ${why}`);
+          if (why)
+            return fail(500, `${where} (${op.id}): the stand-in's ${a.status} answer is not valid: ${why}`);
         }
       }
       reply(a.status, a.body, a.headers);

@@ -126,10 +126,16 @@ stringData: { token: ${TOKEN} }
       'deploy.yaml': `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          image: ${w.registryHost}/org/app:1.0.0 # {"$imagepolicy": "flux-system:app"}\n`,
     });
     const gitYaml = await readFile(join(w.configDir, 'git.yaml'), 'utf8');
-    await writeFile(join(w.configDir, 'git.yaml'), gitYaml.replace('{{ORG_GIT_URL}}', w.git.cloneUrl('org/fleet')));
+    await writeFile(
+      join(w.configDir, 'git.yaml'),
+      gitYaml.replace('{{ORG_GIT_URL}}', w.git.cloneUrl('org/fleet')),
+    );
     await pushTags(w.registry.url, 'org/app', ['1.0.0', '1.1.0']);
     const { config, problems } = await loadConfig([w.configDir]);
-    assert.deepEqual(problems.filter((p) => p.severity === 'error'), []);
+    assert.deepEqual(
+      problems.filter((p) => p.severity === 'error'),
+      [],
+    );
     await mkdir(w.stateDir, { recursive: true });
     const store = openSqliteStore(w.stateDir, {});
     try {
@@ -171,7 +177,10 @@ stringData: { token: ${TOKEN} }
       { ms: 5000, after: 'pawl/ok 403' },
     ]);
     assert.equal(mine[2]?.after, 'pawl/ok 503');
-    assert.ok(mine[2]!.ms >= 1000 && mine[2]!.ms <= 2000, `exponential backoff for the third try: ${mine[2]!.ms}`);
+    assert.ok(
+      mine[2]!.ms >= 1000 && mine[2]!.ms <= 2000,
+      `exponential backoff for the third try: ${mine[2]!.ms}`,
+    );
   });
 
   test('a forge down for every attempt: the pass reports it with the automation’s name', () => {
@@ -187,13 +196,19 @@ stringData: { token: ${TOKEN} }
   test('a 403 that is no rate limit: reported at once, naming the automation and the token’s scope', () => {
     const denied = of('denied');
     assert.equal(denied.result, 'failed');
-    assert.match(denied.error ?? '', /^ImageUpdateAutomation flux-system\/denied: .*forbidden \(403\): the token may lack the scope/);
+    assert.match(
+      denied.error ?? '',
+      /^ImageUpdateAutomation flux-system\/denied: .*forbidden \(403\): the token may lack the scope/,
+    );
     assert.equal(creates.get('pawl/denied'), 1);
   });
 
   test('every request validated against GitHub’s description, and the token is in no report', () => {
     assert.deepEqual(stand.problems, []);
     assert.ok(!JSON.stringify(report).includes(TOKEN));
-    assert.deepEqual(report.automations.map((a) => a.name).sort(), NAMES.map((n) => `flux-system/${n}`).sort());
+    assert.deepEqual(
+      report.automations.map((a) => a.name).sort(),
+      NAMES.map((n) => `flux-system/${n}`).sort(),
+    );
   });
 });

@@ -44,10 +44,12 @@ function memoryForge(
     },
     comment: async (n, body) => void comments.push([n, body]),
     close: async (n) => void (pulls.find((x) => x.number === n)!.state = 'closed'),
-    addPeople: async (n, p) => void calls.push(`people #${n} ${p.reviewers.join(',')} ${p.assignees.join(',')}`),
+    addPeople: async (n, p) =>
+      void calls.push(`people #${n} ${p.reviewers.join(',')} ${p.assignees.join(',')}`),
     autoMerge: async (p, method) => {
       calls.push(`auto-merge #${p.number} ${method}`);
-      if (method === 'rebase') throw new ForgeError('POST /merge: answered 405: rebase is not allowed', 405, false);
+      if (method === 'rebase')
+        throw new ForgeError('POST /merge: answered 405: rebase is not allowed', 405, false);
     },
   };
 }
@@ -123,13 +125,21 @@ describe('propose and close', () => {
 
   test('reviewers, assignees and auto-merge are asked once, when the pull request is opened', async () => {
     const forge = memoryForge([]);
-    const opts = { ...ask('pawl/app'), people: { reviewers: ['rita'], assignees: ['ash'] }, autoMerge: 'squash' as const };
+    const opts = {
+      ...ask('pawl/app'),
+      people: { reviewers: ['rita'], assignees: ['ash'] },
+      autoMerge: 'squash' as const,
+    };
     const r = await propose(forge, opts);
     assert.equal(r.action, 'opened');
     assert.equal(r.note, undefined);
     assert.deepEqual(forge.calls, ['people #1 rita ash', 'auto-merge #1 squash']);
     assert.equal((await propose(forge, { ...opts, title: 'Update app to 1.3.0' })).action, 'updated');
-    assert.equal(forge.calls.length, 2, 'an update leaves a person’s choice of reviewers and auto-merge alone');
+    assert.equal(
+      forge.calls.length,
+      2,
+      'an update leaves a person’s choice of reviewers and auto-merge alone',
+    );
   });
 
   test('a forge refusing auto-merge: the pull request stands, and the report says why', async () => {
@@ -142,7 +152,12 @@ describe('propose and close', () => {
 
   test('moot because the guard holds the lines: the comment says they are held, not that the base has them', async () => {
     const forge = memoryForge([pr(1, 'pawl/app'), pr(2, 'pawl/app-b')]);
-    await closeMoot(forge, { automation: AUTOMATION, base: 'main', mayClose: async (b) => b === 'pawl/app', held: true });
+    await closeMoot(forge, {
+      automation: AUTOMATION,
+      base: 'main',
+      mayClose: async (b) => b === 'pawl/app',
+      held: true,
+    });
     await closeMoot(forge, { automation: AUTOMATION, base: 'main', mayClose: async () => true });
     assert.match(forge.comments[0]![1], /^pawl now holds these lines at what main has/);
     assert.doesNotMatch(forge.comments[0]![1], /already has/);
