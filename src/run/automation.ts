@@ -50,6 +50,9 @@ import {
   type MarkerDecision,
 } from './report.js';
 
+/** The guard's reasons that hold a line below its candidate: a pull request for it is moot, held. */
+const HOLDS: ReadonlySet<string> = new Set(['pinned', 'outside-window', 'too-new', 'unverified']);
+
 /** Names the policies a commit moved; `Pawl-Policy` is reserved for rollbacks (pins). */
 
 export interface AutomationDeps {
@@ -339,9 +342,9 @@ export async function runAutomation(
         // list is not asked for. A merged one's commits are in the base; one still open (moot,
         // or superseded by a merge) has its branch, so it is listed and closed as before.
         if (!(await pawlBranchBeyondBase(ws, name))) return;
-        const held = report.kept.some(
-          (k) => k.reason !== 'up-to-date' && k.candidate !== null && k.candidate !== k.current,
-        );
+        // Held: a pin, a gate or verification keeps a line below its candidate (a base that is
+        // ahead, `downgrade-blocked`, is "already has the values").
+        const held = report.kept.some((k) => HOLDS.has(k.reason));
         const closed = await closeMoot(forge, { automation: name, base, mayClose, held });
         if (closed.length > 0)
           deps.log.info({ automation: name, closed }, 'closed pull requests the base already has');

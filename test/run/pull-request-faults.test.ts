@@ -118,7 +118,11 @@ metadata: { name: forge-token, namespace: flux-system }
 stringData: { token: ${TOKEN} }
 `,
         'app.yaml': imageObjects('app', '{{REGISTRY}}/org/app', 'semver:\n  range: ">=1.0.0"'),
-        'automations.yaml': NAMES.map((n) => automation(n, stand.url)).join('---\n'),
+        'automations.yaml': [
+          ...NAMES.map((n) => automation(n, stand.url)),
+          // A template that renders to the base branch itself.
+          automation('base', stand.url).replace(`'pawl/{{ .AutomationObject.Name }}'`, `'{{ "main" }}'`),
+        ].join('---\n'),
       },
     });
     // GitHub's repositories are OWNER/NAME, and pawl reads them from the GitRepository's URL.
@@ -203,12 +207,23 @@ stringData: { token: ${TOKEN} }
     assert.equal(creates.get('pawl/denied'), 1);
   });
 
+  test('a branch template that renders to the base: refused naming the automation, nothing pushed to the base', async () => {
+    const b = of('base');
+    assert.equal(b.result, 'failed');
+    assert.match(
+      b.error ?? '',
+      /^ImageUpdateAutomation flux-system\/base: spec\.git\.push\.branch renders to main, the branch the pull request would be proposed into/,
+    );
+    const log = await w.git.log('org/fleet', 'main');
+    assert.equal(log.length, 1, 'main has only its first commit');
+  });
+
   test('every request validated against GitHub’s description, and the token is in no report', () => {
     assert.deepEqual(stand.problems, []);
     assert.ok(!JSON.stringify(report).includes(TOKEN));
     assert.deepEqual(
       report.automations.map((a) => a.name).sort(),
-      NAMES.map((n) => `flux-system/${n}`).sort(),
+      [...NAMES, 'base'].map((n) => `flux-system/${n}`).sort(),
     );
   });
 });

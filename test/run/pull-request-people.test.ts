@@ -125,9 +125,16 @@ spec:
     );
     await writeFile(
       join(configDir, 'people.yaml'),
-      config('people', people, `        reviewers: [${REVIEWER}]\n        assignees: [${REVIEWER}, ${gitea.user}]`),
+      config(
+        'people',
+        people,
+        `        reviewers: [${REVIEWER}]\n        assignees: [${REVIEWER}, ${gitea.user}]`,
+      ),
     );
-    await writeFile(join(configDir, 'unknown.yaml'), config('unknown', unknown, '        reviewers: [nobody-here]'));
+    await writeFile(
+      join(configDir, 'unknown.yaml'),
+      config('unknown', unknown, '        reviewers: [nobody-here]'),
+    );
   });
 
   after(async () => {
@@ -143,16 +150,25 @@ spec:
     assert.equal(a.error, null, r.stderr);
     assert.equal(a.pullRequest?.action, 'opened');
     assert.equal(a.pullRequest?.note, undefined);
-    const pr = await gitea.api<GiteaPull>('GET', `/repos/${gitea.user}/people/pulls/${a.pullRequest!.number}`);
+    const pr = await gitea.api<GiteaPull>(
+      'GET',
+      `/repos/${gitea.user}/people/pulls/${a.pullRequest!.number}`,
+    );
     assert.equal(pr.title, 'WIP: Update app to 1.1.0');
     assert.equal(pr.draft, true, 'Gitea reads the WIP: title as a draft');
-    assert.deepEqual((pr.requested_reviewers ?? []).map((u) => u.login), [REVIEWER]);
+    assert.deepEqual(
+      (pr.requested_reviewers ?? []).map((u) => u.login),
+      [REVIEWER],
+    );
     assert.deepEqual((pr.assignees ?? []).map((u) => u.login).sort(), [gitea.user, REVIEWER].sort());
 
     const u = of('unknown');
     assert.equal(u.error, null, 'a reviewer Gitea lacks does not fail the pass');
     assert.equal(u.pullRequest?.action, 'opened');
-    assert.match(u.pullRequest?.note ?? '', /^reviewers and assignees could not be set on #\d+: POST .*requested_reviewers: /);
+    assert.match(
+      u.pullRequest?.note ?? '',
+      /^reviewers and assignees could not be set on #\d+: POST .*requested_reviewers: /,
+    );
     assert.ok(!r.stdout.includes(gitea.token) && !r.stderr.includes(gitea.token));
   });
 });
