@@ -17,6 +17,7 @@ import { openSqliteStore } from '../../src/store/index.js';
 import { directScans, runPass, type RunReport } from '../../src/run/index.js';
 import { silentLogger } from '../../src/util/index.js';
 import { pushTags } from '../helpers/push.js';
+import { runGit } from '../helpers/git-server.js';
 import { GIT_PASSWORD, GIT_USER, imageObjects, startWorld, type World } from '../helpers/world.js';
 import {
   githubDescription,
@@ -53,6 +54,7 @@ describe('a pass whose forge rate-limits and fails', () => {
   let w: World;
   let stand: OpenApiForge;
   let report: RunReport;
+  let pass: () => Promise<RunReport>;
   const waits: { ms: number; after: string }[] = [];
   const creates = new Map<string, number>();
 
@@ -141,26 +143,29 @@ stringData: { token: ${TOKEN} }
       [],
     );
     await mkdir(w.stateDir, { recursive: true });
-    const store = openSqliteStore(w.stateDir, {});
-    try {
-      const clients = createScanClients(config, { log: silentLogger });
-      report = await runPass({
-        config,
-        store,
-        stateDir: w.stateDir,
-        clients,
-        log: silentLogger,
-        scans: directScans({ clients, store, log: silentLogger }),
-        forge: {
-          sleep: async (ms) => {
-            const last = stand.calls.at(-1)!;
-            waits.push({ ms, after: `${String((last.body as { head?: string }).head)} ${last.status}` });
+    pass = async () => {
+      const store = openSqliteStore(w.stateDir, {});
+      try {
+        const clients = createScanClients(config, { log: silentLogger });
+        return await runPass({
+          config,
+          store,
+          stateDir: w.stateDir,
+          clients,
+          log: silentLogger,
+          scans: directScans({ clients, store, log: silentLogger }),
+          forge: {
+            sleep: async (ms) => {
+              const last = stand.calls.at(-1)!;
+              waits.push({ ms, after: `${String((last.body as { head?: string }).head)} ${last.status}` });
+            },
           },
-        },
-      });
-    } finally {
-      await store.close();
-    }
+        });
+      } finally {
+        await store.close();
+      }
+    };
+    report = await pass();
   });
   after(async () => {
     await w?.close();
@@ -216,6 +221,27 @@ stringData: { token: ${TOKEN} }
     );
     const log = await w.git.log('org/fleet', 'main');
     assert.equal(log.length, 1, 'main has only its first commit');
+  });
+
+  test('nothing to propose: the forge is asked for its list only by the automation with a branch beyond the base', async () => {
+    // A person sets the tag on main; the branches of two automations are gone (deleted by hand).
+    await w.git.commitFiles('org/fleet', 'main', {
+      'deploy.yaml': (await w.git.show('org/fleet', 'main', 'deploy.yaml')).replace(':1.0.0 ', ':1.1.0 '),
+    });
+    for (const b of ['pawl/down', 'pawl/denied'])
+      await runGit(['update-ref', '-d', `refs/heads/${b}`], w.git.repoPath('org/fleet'));
+    const before = stand.calls.length;
+    const second = await pass();
+    for (const a of second.automations) assert.equal(a.error, null, `${a.name}: ${a.error}`);
+    assert.deepEqual(
+      second.automations.map((a) => a.result),
+      ['up-to-date', 'up-to-date', 'up-to-date', 'up-to-date'],
+    );
+    // pawl/ok still holds pawl's commit (a different one from the person's): its list is asked for.
+    assert.deepEqual(
+      stand.calls.slice(before).map((c) => c.operationId),
+      ['pulls/list'],
+    );
   });
 
   test('every request validated against GitHub’s description, and the token is in no report', () => {
