@@ -194,6 +194,11 @@ export interface PullRequestSpec {
   body?: string;
   labels: string[];
   draft: boolean;
+  /** User names asked to review, and assigned, when the pull request is opened. */
+  reviewers: string[];
+  assignees: string[];
+  /** Merge by itself once the forge's checks pass, where the forge can. */
+  autoMerge?: { method: 'merge' | 'squash' | 'rebase' };
 }
 
 export interface GitRepository extends Base<'GitRepository'> {

@@ -1,32 +1,18 @@
 /**
  * Gitea and Forgejo (`/api/v1`). Labels are set by id on create, so a label pawl is asked for
- * that the repository lacks is created first; a draft is a title starting `WIP:`, Gitea's way.
+ * that the repository lacks is created first; a draft is a title starting `WIP:`, Gitea's way;
+ * auto-merge is the merge call with `merge_when_checks_succeed`.
  */
 import { ForgeHttp } from './http.js';
-import {
-  giteaComment,
-  giteaLabel,
-  giteaLabels,
-  giteaPull,
-  giteaPulls,
-  type GiteaPull,
-} from './gitea-schema.js';
+import { giteaLabel, giteaLabels, giteaPull, giteaPulls, type GiteaPull } from './gitea-schema.js';
+import { allPages, issueCalls, repoUrl, toPullRequest } from './repo-api.js';
 import type { ForgeClient, OpenPullRequest, PullRequest, PullRequestFields } from './types.js';
 
 const LABEL_COLOR = '#0e8a16';
 
 export function giteaClient(http: ForgeHttp, apiUrl: string, path: string): ForgeClient {
-  const repo = `${apiUrl}/repos/${path.split('/').map(encodeURIComponent).join('/')}`;
-  const toPr = (p: GiteaPull): PullRequest => ({
-    number: p.number,
-    url: p.html_url,
-    state: p.merged ? 'merged' : p.state,
-    head: p.head.ref,
-    base: p.base.ref,
-    title: p.title,
-    body: p.body ?? '',
-    labels: (p.labels ?? []).map((l) => l.name),
-  });
+  const repo = repoUrl(apiUrl, path);
+  const toPr = (p: GiteaPull): PullRequest => toPullRequest(p, !!p.merged);
   const labelIds = async (names: string[]): Promise<number[]> => {
     if (names.length === 0) return [];
     const have = await http.json('GET', `${repo}/labels?limit=50`, giteaLabels);
@@ -45,14 +31,14 @@ export function giteaClient(http: ForgeHttp, apiUrl: string, path: string): Forg
     toPr(await http.json('GET', `${repo}/pulls/${n}`, giteaPull));
   return {
     kind: 'gitea',
+    ...issueCalls(http, repo, giteaPull),
     async listOpen(base) {
-      const out: PullRequest[] = [];
-      for (let page = 1; page <= 20; page++) {
-        const batch = await http.json('GET', `${repo}/pulls?state=open&limit=50&page=${page}`, giteaPulls);
-        out.push(...batch.map(toPr).filter((p) => p.base === base));
-        if (batch.length < 50) break;
-      }
-      return out;
+      const pulls = await allPages(
+        (page) => http.json('GET', `${repo}/pulls?state=open&limit=50&page=${page}`, giteaPulls),
+        50,
+        20,
+      );
+      return pulls.map(toPr).filter((p) => p.base === base);
     },
     async open(pr: OpenPullRequest) {
       const labels = await labelIds(pr.labels);
@@ -78,11 +64,16 @@ export function giteaClient(http: ForgeHttp, apiUrl: string, path: string): Forg
       });
       return get(n);
     },
-    async comment(n: number, body: string) {
-      await http.json('POST', `${repo}/issues/${n}/comments`, giteaComment, { body });
+    async addPeople(n, { reviewers, assignees }) {
+      if (assignees.length > 0) await http.json('PATCH', `${repo}/pulls/${n}`, giteaPull, { assignees });
+      if (reviewers.length > 0)
+        await http.json('POST', `${repo}/pulls/${n}/requested_reviewers`, null, { reviewers });
     },
-    async close(n: number) {
-      await http.json('PATCH', `${repo}/pulls/${n}`, giteaPull, { state: 'closed' });
+    async autoMerge(pr, method) {
+      await http.json('POST', `${repo}/pulls/${pr.number}/merge`, null, {
+        Do: method,
+        merge_when_checks_succeed: true,
+      });
     },
   };
 }

@@ -1,21 +1,20 @@
 /** The parts of GitHub's REST answers pawl reads (OpenAPI: pull-request, pull-request-simple, label). */
 import { z } from 'zod';
+import { commentId, labelByName, pullBase } from './pull-schema.js';
 
-export const githubLabel = z.object({ name: z.string() });
-export const githubLabels = z.array(githubLabel);
+export const githubLabels = z.array(labelByName);
 
-export const githubPull = z.object({
-  number: z.number(),
-  html_url: z.string(),
-  state: z.enum(['open', 'closed']),
+export const githubPull = pullBase.extend({
   merged_at: z.string().nullish(),
-  title: z.string(),
-  body: z.string().nullish(),
-  labels: z.array(githubLabel).nullish(),
-  head: z.object({ ref: z.string() }),
-  base: z.object({ ref: z.string() }),
+  node_id: z.string().optional(),
 });
 export const githubPulls = z.array(githubPull);
 export type GithubPull = z.output<typeof githubPull>;
 
-export const githubComment = z.object({ id: z.number() });
+export const githubComment = commentId;
+
+/** GraphQL answers 200 with `errors` when a mutation fails. */
+export const githubGraphql = z.object({
+  data: z.unknown().optional(),
+  errors: z.array(z.object({ message: z.string() })).optional(),
+});

@@ -1,4 +1,4 @@
-/** The parts of GitLab's REST v4 answers pawl reads (OpenAPI: API_Entities_MergeRequest, Note). */
+/** The parts of GitLab's REST v4 answers pawl reads (OpenAPI: API_Entities_MergeRequest, Note, UserBasic). */
 import { z } from 'zod';
 
 export const gitlabMergeRequest = z.object({
@@ -15,3 +15,5 @@ export const gitlabMergeRequests = z.array(gitlabMergeRequest);
 export type GitlabMergeRequest = z.output<typeof gitlabMergeRequest>;
 
 export const gitlabNote = z.object({ id: z.number() });
+
+export const gitlabUsers = z.array(z.object({ id: z.number(), username: z.string() }));

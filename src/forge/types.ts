@@ -18,6 +18,16 @@ export interface PullRequest {
   title: string;
   body: string;
   labels: string[];
+  /** The forge's global id where it has one apart from the number (GitHub's `node_id`, for GraphQL). */
+  nodeId?: string;
+}
+
+export type MergeMethod = 'merge' | 'squash' | 'rebase';
+
+/** Who is asked to review, and who is assigned: user names on the forge. */
+export interface PullRequestPeople {
+  reviewers: string[];
+  assignees: string[];
 }
 
 export interface PullRequestFields {
@@ -41,6 +51,10 @@ export interface ForgeClient {
   update(number: number, fields: PullRequestFields): Promise<PullRequest>;
   comment(number: number, body: string): Promise<void>;
   close(number: number): Promise<void>;
+  /** Requests reviews and assigns, by user name (GitLab looks the ids up). */
+  addPeople(number: number, people: PullRequestPeople): Promise<void>;
+  /** Merges by itself once the forge's checks pass (GitHub: GraphQL; GitLab, Gitea: REST). */
+  autoMerge(pr: PullRequest, method: MergeMethod): Promise<void>;
 }
 
 /** Where a repository is on its forge, and how to reach its API. */

@@ -22,6 +22,7 @@ export {
   push,
   pushWithRetry,
   branchOwnedByPawl,
+  pawlBranchBeyondBase,
   type PushOptions,
   type PushResult,
   type PushRejection,

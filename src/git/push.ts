@@ -110,6 +110,25 @@ export async function branchOwnedByPawl(ws: Workspace, branch: string): Promise<
   return ownedByPawl(ws, ws.base, remote);
 }
 
+/**
+ * Whether a remote branch holds a commit of `automation`'s (its `Pawl-Automation` trailer) that
+ * the base lacks. pawl's pull requests are proposed from such branches, so when there is none,
+ * pawl has no open pull request to update or close, and need not ask the forge.
+ */
+export async function pawlBranchBeyondBase(ws: Workspace, automation: string): Promise<boolean> {
+  if (!ws.base) return true;
+  const out = (
+    await ws.git([
+      'log',
+      `--format=%(trailers:key=${PAWL_AUTOMATION_TRAILER},valueonly,separator=%x0a)`,
+      '--remotes=origin',
+      '--not',
+      ws.base,
+    ])
+  ).stdout;
+  return out.split('\n').some((v) => v.trim() === automation);
+}
+
 async function isAncestor(ws: Workspace, a: string, b: string): Promise<boolean> {
   try {
     await ws.git(['merge-base', '--is-ancestor', a, b]);

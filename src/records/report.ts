@@ -86,7 +86,10 @@ export interface PullRequestReport {
   state: 'open' | 'closed' | 'merged';
   /** pawl's earlier pull requests this pass closed (superseded, or moot), by number. */
   closed: number[];
-  /** Said to the user: a branch a person committed to was left alone, and another one used. */
+  /**
+   * Said to the user: a branch a person committed to was left alone, and another one used; the
+   * forge refused reviewers, assignees or auto-merge on the pull request just opened.
+   */
   note?: string;
 }
 

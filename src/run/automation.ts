@@ -21,6 +21,7 @@ import {
   push,
   pushWithRetry,
   branchOwnedByPawl,
+  pawlBranchBeyondBase,
   GitError,
   type PushResult,
 } from '../git/index.js';
@@ -48,6 +49,9 @@ import {
   type ChangeReport,
   type MarkerDecision,
 } from './report.js';
+
+/** The guard's reasons that hold a line below its candidate: a pull request for it is moot, held. */
+const HOLDS: ReadonlySet<string> = new Set(['pinned', 'outside-window', 'too-new', 'unverified']);
 
 /** Names the policies a commit moved; `Pawl-Policy` is reserved for rollbacks (pins). */
 
@@ -211,6 +215,11 @@ export async function runAutomation(
       if (branchTemplate) {
         branch = branchName(branchTemplate, automation, templateChanges);
         report.branch = branch;
+        if (prSpec && branch === w.branch)
+          // Checked before the commit is pushed: a pull request is never pushed into its own base.
+          throw new RuntimeError(
+            `ImageUpdateAutomation ${name}: spec.git.push.branch renders to ${branch}, the branch the pull request would be proposed into (git.checkout.ref.branch); make the template name another branch (e.g. "pawl/{{ .AutomationObject.Name }}/...")`,
+          );
       }
       if (opts.dryRun) return null;
       const { message, trailers, author } = opts.message
@@ -329,7 +338,14 @@ export async function runAutomation(
         deps.forge ?? {},
       );
       if (changes.length === 0 || !branch) {
-        const closed = await closeMoot(forge, { automation: name, base, mayClose });
+        // No pawl branch beyond the base: no pull request of pawl's can be open, so the forge's
+        // list is not asked for. A merged one's commits are in the base; one still open (moot,
+        // or superseded by a merge) has its branch, so it is listed and closed as before.
+        if (!(await pawlBranchBeyondBase(ws, name))) return;
+        // Held: a pin, a gate or verification keeps a line below its candidate (a base that is
+        // ahead, `downgrade-blocked`, is "already has the values").
+        const held = report.kept.some((k) => HOLDS.has(k.reason));
+        const closed = await closeMoot(forge, { automation: name, base, mayClose, held });
         if (closed.length > 0)
           deps.log.info({ automation: name, closed }, 'closed pull requests the base already has');
         return;
@@ -343,9 +359,13 @@ export async function runAutomation(
         body,
         labels: spec.labels,
         draft: spec.draft,
+        people: { reviewers: spec.reviewers, assignees: spec.assignees },
+        ...(spec.autoMerge ? { autoMerge: spec.autoMerge.method } : {}),
         mayClose,
       });
-      report.pullRequest = note ? { ...pr, note } : pr;
+      const notes = [note, pr.note].filter((n): n is string => !!n);
+      report.pullRequest = notes.length > 0 ? { ...pr, note: notes.join('; ') } : pr;
+      if (pr.note) deps.log.warn({ automation: name, pullRequest: pr.number }, pr.note);
       if (pr.action !== 'unchanged')
         deps.log.info(
           { automation: name, pullRequest: pr.number, url: pr.url, action: pr.action },

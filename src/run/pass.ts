@@ -33,6 +33,7 @@ import {
   type PolicyStore,
 } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
+import type { PullRequestDeps } from './pull-request.js';
 import { readPrints, secretPrint, writePrints } from './secret-prints.js';
 import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';
@@ -50,6 +51,8 @@ export interface PassDeps {
   now?: () => Date;
   /** Who scans what the pass needs first: `pawl run` itself (directScans), the daemon its jobs. */
   scans: ScanPort;
+  /** The forge's API for pull requests (fetch, sleep); default global fetch and timers. */
+  forge?: PullRequestDeps;
 }
 
 /** A repository the pass needs scanned before it selects; `since`: a webhook named it then (ms). */
@@ -219,7 +222,12 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       report: ar,
       plan,
       decisions,
-    } = await runAutomation(a, outcomesOf, { config, stateDir: deps.stateDir, log, now }, automationOpts);
+    } = await runAutomation(
+      a,
+      outcomesOf,
+      { config, stateDir: deps.stateDir, log, now, ...(deps.forge ? { forge: deps.forge } : {}) },
+      automationOpts,
+    );
     kept.decisions.push(...decisions.map((d: MarkerDecision): Decision => ({ automation: ar.name, ...d })));
     if (!opts.dryRun && plan) kept.events.push(...guardEvents(plan, now()));
     automationReports[i] = ar;

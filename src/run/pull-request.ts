@@ -20,7 +20,9 @@ import {
   ForgeError,
   type Fetch,
   type ForgeClient,
+  type MergeMethod,
   type PullRequest,
+  type PullRequestPeople,
 } from '../forge/index.js';
 import type { PullRequestReport } from '../records/index.js';
 import { RuntimeError } from '../util/index.js';
@@ -109,6 +111,9 @@ export async function propose(
     body: string;
     labels: string[];
     draft: boolean;
+    /** Asked once, when the pull request is opened: a person may change them after. */
+    people?: PullRequestPeople;
+    autoMerge?: MergeMethod;
     mayClose: (branch: string) => Promise<boolean>;
   },
 ): Promise<PullRequestReport> {
@@ -139,6 +144,7 @@ export async function propose(
     pr = await forge.update(existing.number, { title: opts.title, body, labels: opts.labels });
     action = 'updated';
   }
+  const notes = action === 'opened' ? await afterOpening(forge, pr, opts) : [];
   const closed: number[] = [];
   for (const other of open) {
     if (other.number === pr.number || !(await opts.mayClose(other.head))) continue;
@@ -149,13 +155,53 @@ export async function propose(
     );
     closed.push(other.number);
   }
-  return { number: pr.number, url: pr.url, action, state: pr.state, closed };
+  return {
+    number: pr.number,
+    url: pr.url,
+    action,
+    state: pr.state,
+    closed,
+    ...(notes.length > 0 ? { note: notes.join('; ') } : {}),
+  };
+}
+
+/**
+ * Reviewers, assignees and auto-merge on a pull request just opened. The pull request stands
+ * without them, so a forge's refusal (a user who cannot review, auto-merge not allowed in the
+ * repository) is a note on the report, not a failed pass; a rate limit or outage still fails it.
+ */
+async function afterOpening(
+  forge: ForgeClient,
+  pr: PullRequest,
+  opts: { people?: PullRequestPeople; autoMerge?: MergeMethod },
+): Promise<string[]> {
+  const notes: string[] = [];
+  const step = async (what: string, call: () => Promise<void>): Promise<void> => {
+    try {
+      await call();
+    } catch (err) {
+      if (!(err instanceof ForgeError) || err.transient) throw err;
+      notes.push(`${what} on #${pr.number}: ${err.message}`);
+    }
+  };
+  const people = opts.people;
+  if (people && (people.reviewers.length > 0 || people.assignees.length > 0))
+    await step('reviewers and assignees could not be set', () => forge.addPeople(pr.number, people));
+  const method = opts.autoMerge;
+  if (method) await step('auto-merge could not be enabled', () => forge.autoMerge(pr, method));
+  return notes;
 }
 
 /** The base has every value: pawl's open pull requests into it are moot. Returns those closed. */
 export async function closeMoot(
   forge: ForgeClient,
-  opts: { automation: string; base: string; mayClose: (branch: string) => Promise<boolean> },
+  opts: {
+    automation: string;
+    base: string;
+    mayClose: (branch: string) => Promise<boolean>;
+    /** The guard holds lines the base has older values on: nothing moves, so nothing is proposed. */
+    held?: boolean;
+  },
 ): Promise<number[]> {
   const mark = pawlMark(opts.automation);
   const closed: number[] = [];
@@ -164,7 +210,9 @@ export async function closeMoot(
     await closeWith(
       forge,
       pr,
-      `${opts.base} already has the values pawl would propose (merged, or set by a person): nothing is left to propose here. Closed by pawl.`,
+      opts.held
+        ? `pawl now holds these lines at what ${opts.base} has (a hold, or the guard's decision: see pawl's report of the automation's kept lines), so it proposes no change to them. Closed by pawl.`
+        : `${opts.base} already has the values pawl would propose (merged, or set by a person): nothing is left to propose here. Closed by pawl.`,
     );
     closed.push(pr.number);
   }

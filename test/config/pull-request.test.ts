@@ -58,7 +58,27 @@ describe('pawl validate: pull requests', { concurrency: 4 }, () => {
     assert.equal(code, 0, stdout);
   });
 
+  test('reviewers, assignees, draft and auto-merge are valid', async () => {
+    const push = `${PR}\n        draft: true\n        reviewers: [rita, ops.bot]\n        assignees: [ash]\n        autoMerge: { method: squash }`;
+    const { code, stdout } = await validate(
+      [REPO, POLICY, GIT, automation(push), secret('token')].join('---\n'),
+    );
+    assert.equal(code, 0, stdout);
+  });
+
   const cases: { name: string; push: string; at: string; message: RegExp; apiVersion?: string }[] = [
+    {
+      name: 'a reviewer written as a mention',
+      push: `${PR}\n        reviewers: ['@rita']`,
+      at: "reviewers: ['@rita']",
+      message: /reviewers.*is not a user name on a forge, e\.g\. "alice" \(no "@"\)/,
+    },
+    {
+      name: 'an auto-merge method no forge has',
+      push: `${PR}\n        autoMerge: { method: fast-forward }`,
+      at: 'autoMerge:',
+      message: /"fast-forward" is not one of merge, squash, rebase/,
+    },
     {
       name: 'under Flux’s version of the kind',
       push: PR,

@@ -171,7 +171,7 @@ describe('forge requests', () => {
     );
   });
 
-  test('GitLab: merge requests by the project’s full path, Draft: titles, labels as a list', async () => {
+  test('GitLab: merge requests by the project’s full path, Draft: titles, labels as a list (an array, as its OpenAPI says)', async () => {
     const repo = forgeRepo('https://gitlab.example.com/group/sub/fleet.git', { provider: 'gitlab' });
     assert.ok(typeof repo !== 'string');
     assert.equal(repo.apiUrl, 'https://gitlab.example.com/api/v4');
@@ -209,7 +209,7 @@ describe('forge requests', () => {
             target_branch: 'main',
             title: 'Draft: T',
             description: 'B',
-            labels: 'a,b',
+            labels: ['a', 'b'],
             remove_source_branch: true,
           },
         ],

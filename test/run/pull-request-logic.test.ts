@@ -9,21 +9,23 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { closeMoot, pawlMark, propose } from '../../src/run/pull-request.js';
 import { sanitizeBranch } from '../../src/run/branch.js';
-import type { ForgeClient, PullRequest } from '../../src/forge/index.js';
+import { ForgeError, type ForgeClient, type PullRequest } from '../../src/forge/index.js';
 
 const exec = promisify(execFile);
 const AUTOMATION = 'flux-system/fleet';
 
 function memoryForge(
   initial: PullRequest[],
-): ForgeClient & { pulls: PullRequest[]; comments: [number, string][] } {
+): ForgeClient & { pulls: PullRequest[]; comments: [number, string][]; calls: string[] } {
   const pulls = [...initial];
   const comments: [number, string][] = [];
+  const calls: string[] = [];
   let next = Math.max(0, ...initial.map((p) => p.number)) + 1;
   return {
     kind: 'gitea',
     pulls,
     comments,
+    calls,
     listOpen: async (base) => pulls.filter((p) => p.state === 'open' && p.base === base),
     open: async (pr) => {
       const created: PullRequest = {
@@ -42,6 +44,13 @@ function memoryForge(
     },
     comment: async (n, body) => void comments.push([n, body]),
     close: async (n) => void (pulls.find((x) => x.number === n)!.state = 'closed'),
+    addPeople: async (n, p) =>
+      void calls.push(`people #${n} ${p.reviewers.join(',')} ${p.assignees.join(',')}`),
+    autoMerge: async (p, method) => {
+      calls.push(`auto-merge #${p.number} ${method}`);
+      if (method === 'rebase')
+        throw new ForgeError('POST /merge: answered 405: rebase is not allowed', 405, false);
+    },
   };
 }
 
@@ -112,6 +121,47 @@ describe('propose and close', () => {
       [2],
     );
     assert.equal(forge.pulls[0]!.state, 'open');
+  });
+
+  test('reviewers, assignees and auto-merge are asked once, when the pull request is opened', async () => {
+    const forge = memoryForge([]);
+    const opts = {
+      ...ask('pawl/app'),
+      people: { reviewers: ['rita'], assignees: ['ash'] },
+      autoMerge: 'squash' as const,
+    };
+    const r = await propose(forge, opts);
+    assert.equal(r.action, 'opened');
+    assert.equal(r.note, undefined);
+    assert.deepEqual(forge.calls, ['people #1 rita ash', 'auto-merge #1 squash']);
+    assert.equal((await propose(forge, { ...opts, title: 'Update app to 1.3.0' })).action, 'updated');
+    assert.equal(
+      forge.calls.length,
+      2,
+      'an update leaves a person’s choice of reviewers and auto-merge alone',
+    );
+  });
+
+  test('a forge refusing auto-merge: the pull request stands, and the report says why', async () => {
+    const forge = memoryForge([]);
+    const r = await propose(forge, { ...ask('pawl/app'), autoMerge: 'rebase' });
+    assert.equal(r.action, 'opened');
+    assert.match(r.note ?? '', /^auto-merge could not be enabled on #1: .*405.*rebase is not allowed/);
+    assert.equal(forge.pulls[0]!.state, 'open');
+  });
+
+  test('moot because the guard holds the lines: the comment says they are held, not that the base has them', async () => {
+    const forge = memoryForge([pr(1, 'pawl/app'), pr(2, 'pawl/app-b')]);
+    await closeMoot(forge, {
+      automation: AUTOMATION,
+      base: 'main',
+      mayClose: async (b) => b === 'pawl/app',
+      held: true,
+    });
+    await closeMoot(forge, { automation: AUTOMATION, base: 'main', mayClose: async () => true });
+    assert.match(forge.comments[0]![1], /^pawl now holds these lines at what main has/);
+    assert.doesNotMatch(forge.comments[0]![1], /already has/);
+    assert.match(forge.comments[1]![1], /^main already has the values/);
   });
 
   test('another automation’s pull requests are not this one’s to close', async () => {

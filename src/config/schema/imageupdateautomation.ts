@@ -47,6 +47,11 @@ const template = z.string().check((ctx) => {
   }
 });
 
+/** A user name on a forge: letters, digits, `-`, `_`, `.` (no `@`: the name, not a mention). */
+const forgeUser = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, 'is not a user name on a forge, e.g. "alice" (no "@")');
+
 /**
  * pawl's `spec.git.push.pullRequest` (image.pawl.dev/v1alpha1): the pushed branch is proposed as
  * a pull request. The token is the key `token` of the Secret `secretRef` names.
@@ -82,9 +87,22 @@ const pullRequest = z
     body: template.optional(),
     labels: z.array(z.string().min(1).max(50)).default([]),
     draft: z.boolean().default(false),
+    // User names on the forge; asked when the pull request is opened (a person may change them).
+    reviewers: z.array(forgeUser).default([]),
+    assignees: z.array(forgeUser).default([]),
+    autoMerge: z
+      .object({ method: oneOf(['merge', 'squash', 'rebase'] as const).default('merge') })
+      .optional(),
   })
   .transform((p): PullRequestSpec => {
-    const out: PullRequestSpec = { secretRef: p.secretRef, labels: p.labels, draft: p.draft };
+    const out: PullRequestSpec = {
+      secretRef: p.secretRef,
+      labels: p.labels,
+      draft: p.draft,
+      reviewers: p.reviewers,
+      assignees: p.assignees,
+    };
+    if (p.autoMerge) out.autoMerge = p.autoMerge;
     if (p.provider) out.provider = p.provider;
     if (p.apiURL) out.apiURL = p.apiURL;
     if (p.title !== undefined) out.title = p.title;
