@@ -29,7 +29,7 @@ import { buildCli } from '../scripts/build.js';
 import { startGitServer } from '../test/helpers/git-server.js';
 import { pushImage, pushTags, seedTags } from '../test/helpers/push.js';
 import { freePort, startRegistry } from '../test/helpers/registry.js';
-import { startServe, type LogRecord } from '../test/helpers/serve.js';
+import { metricValue, startServe, type LogRecord } from '../test/helpers/serve.js';
 import { GIT_PASSWORD, GIT_USER, ROOT } from '../test/helpers/world.js';
 import { HOOK_PATH, RECEIVER, TOKEN } from '../test/serve/fixtures.js';
 
@@ -156,6 +156,10 @@ try {
   const afterFirst = await cpu(serve.child.pid!);
   console.log(
     `  daemon, start to its first pass pushed: ${Math.round(daemonWall)} ms wall, ${afterFirst.self + afterFirst.children} ms CPU (daemon ${afterFirst.self}, git ${afterFirst.children}); pass ${String(first.ms)} ms; load ${loadDaemon} → ${await loadavg()}`,
+  );
+  const m = await serve.metrics();
+  console.log(
+    `  daemon's first pass: ${metricValue(m, 'pawl_scans_total')} scans, ${metricValue(m, 'pawl_automation_runs_total')} automation passes`,
   );
   console.log(
     `  daemon / one-shot CPU: ${((afterFirst.self + afterFirst.children) / oneShotCpu).toFixed(2)} (target ≤ 1)`,
