@@ -1127,7 +1127,32 @@ const cluster: Mutation[] = [
   },
 ];
 
+const PASS_COUNT_TESTS = ['test/run/pass-counts.test.ts'];
+
+/** Issue 27: a step of the pass that grows with the unchanged images (counted, never timed). */
+const passCounts: Mutation[] = [
+  {
+    area: 'pass-counts',
+    file: 'src/run/pass.ts',
+    find: '    await pool([...policies.values()], 8, async (p) => {\n',
+    replace:
+      '    await pool([...policies.values()], 8, async (p) => {\n      await store.latestScans([refKey(p.spec.imageRepositoryRef)]);\n',
+    description: 'a store round trip per policy in every pass',
+    tests: PASS_COUNT_TESTS,
+  },
+  {
+    area: 'pass-counts',
+    file: 'src/run/automation.ts',
+    find: '      plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);\n',
+    replace:
+      "      plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);\n      for (const f of plan.files) await w.git(['rev-parse', 'HEAD', '--', f.file]).catch(() => undefined);\n",
+    description: 'a git process per marked file in every pass',
+    tests: PASS_COUNT_TESTS,
+  },
+];
+
 export const SERVE_MUTATIONS: Mutation[] = [
+  ...passCounts,
   ...receivers,
   ...scheduler,
   ...daemon,

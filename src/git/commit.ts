@@ -204,12 +204,26 @@ const ident = (i: Identity): string => (i.name.trim() ? i.name : i.email);
 const withNewline = (message: string): string =>
   message.endsWith('\n') || message === '' ? message : `${message}\n`;
 
+/**
+ * What interpret-trailers answered, by its input: a daemon commits the same message with the same
+ * trailers pass after pass, and git's answer depends only on them (pawl's workspaces set no
+ * `trailer.*` configuration). Bounded: the oldest answer goes first.
+ */
+const trailered = new Map<string, string>();
+const TRAILERED_MAX = 64;
+
 /** The message `git commit --trailer …` records: git's own interpret-trailers, as commit runs it. */
 async function finalMessage(ws: Workspace, opts: CommitOptions): Promise<string> {
   const trailers = trailerArgs(opts.trailers, opts.automation);
   const message = withNewline(opts.message);
   if (trailers.length === 0) return message;
-  return (await ws.git(['interpret-trailers', ...trailers], { input: message })).stdout;
+  const key = JSON.stringify([trailers, message]);
+  const known = trailered.get(key);
+  if (known !== undefined) return known;
+  const out = (await ws.git(['interpret-trailers', ...trailers], { input: message })).stdout;
+  if (trailered.size >= TRAILERED_MAX) trailered.delete(trailered.keys().next().value!);
+  trailered.set(key, out);
+  return out;
 }
 
 /**
@@ -226,7 +240,8 @@ export async function commit(ws: Workspace, opts: CommitOptions): Promise<string
       date: opts.date ?? new Date(),
       message: () => finalMessage(ws, opts),
     });
-    if (made !== undefined) return made === null ? null : ws.updateHead();
+    // commitFast moved HEAD to `made` itself (a compare-and-swap from the known HEAD).
+    if (made !== undefined) return made === null ? null : ws.updateHead(made);
   }
   if (opts.files) await ws.git(['add', '--all', '--', ...opts.files.map(literal)]);
   else await ws.git(['add', '--all']);

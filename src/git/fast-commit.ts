@@ -91,7 +91,7 @@ export function fastImportStream(
   const message = Buffer.from(c.message, 'utf8');
   const parts: Buffer[] = [
     Buffer.from(
-      `commit ${ref}\n${ident('author', c.author)}${ident('committer', c.committer)}data ${message.length}\n`,
+      `commit ${ref}\nmark :1\n${ident('author', c.author)}${ident('committer', c.committer)}data ${message.length}\n`,
     ),
     message,
     Buffer.from(`\nfrom ${parent}\n`),
@@ -103,7 +103,8 @@ export function fastImportStream(
       Buffer.from('\n'),
     );
   }
-  parts.push(Buffer.from('\ndone\n'));
+  // The new commit's id on standard output (fast-import's cat-blob-fd): no rev-parse after it.
+  parts.push(Buffer.from('\nget-mark :1\ndone\n'));
   return Buffer.concat(parts);
 }
 
@@ -158,11 +159,17 @@ export async function commitFast(
   }
   if (changed.length === 0) return null;
 
-  const parent = (await ws.git(['rev-parse', '--verify', 'HEAD^{commit}'])).stdout.trim();
-  await ws.git(['fast-import', '--quiet', '--done', '--date-format=raw', '--force'], {
+  // The workspace knows its HEAD (pawl is its only writer); were it stale, the update-ref below
+  // refuses, because HEAD is no longer `parent`.
+  const parent = ws.head || (await ws.git(['rev-parse', '--verify', 'HEAD^{commit}'])).stdout.trim();
+  const imported = await ws.git(['fast-import', '--quiet', '--done', '--date-format=raw', '--force'], {
     input: fastImportStream(TEMP_REF, parent, { ...input, message: await input.message() }, changed),
   });
-  const made = (await ws.git(['rev-parse', '--verify', `${TEMP_REF}^{commit}`])).stdout.trim();
+  const made = imported.stdout.trim();
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(made))
+    throw new Error(
+      `git fast-import did not answer with the new commit's id (it said "${made.slice(0, 80)}")`,
+    );
   // HEAD moves as `git commit` moves it (the checked-out branch, or a detached HEAD), and only
   // if nobody moved it meanwhile; the index follows, so the workspace is clean again.
   await ws.git(['update-ref', '--stdin'], {

@@ -72,16 +72,21 @@ async function removeStaleLocks(gitDir: string): Promise<void> {
     await unlink(join(gitDir, f)).catch(() => undefined);
 }
 
-/** Is `dir` a complete pawl workspace for `url`? Leftover locks are removed on the way. */
+/**
+ * Is `dir` a complete pawl workspace for `url`? Leftover locks are removed on the way. One git
+ * process, run every pass: with an explicit `--git-dir` git reads that directory's config only if
+ * it is a whole repository (HEAD, objects, refs), and never one found above `dir`.
+ */
 export async function healthy(dir: string, url: string): Promise<boolean> {
   const gitDir = join(dir, '.git');
   if (!(await exists(join(gitDir, 'HEAD')))) return false;
   try {
-    const top = (await git(['rev-parse', '--absolute-git-dir'], { cwd: dir })).stdout.trim();
-    if (resolve(top) !== resolve(gitDir)) return false;
+    const origin = (
+      await git([`--git-dir=${resolve(gitDir)}`, 'config', '--get', 'remote.origin.url'], { cwd: dir })
+    ).stdout.trim();
+    if (origin !== url) return false;
     await removeStaleLocks(gitDir);
-    const origin = (await git(['config', '--get', 'remote.origin.url'], { cwd: dir })).stdout.trim();
-    return origin === url;
+    return true;
   } catch {
     return false;
   }

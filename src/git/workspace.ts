@@ -59,8 +59,8 @@ export interface Workspace {
   diff(paths?: string[]): Promise<string>;
   /** Sha of `refs/remotes/origin/<branch>` as of the last fetch, or null. */
   remoteBranchHead(branch: string): Promise<string | null>;
-  /** Re-read HEAD after commits made through git(). */
-  updateHead(): Promise<string>;
+  /** Re-read HEAD after commits made through git(); `known`: the caller just set HEAD to it. */
+  updateHead(known?: string): Promise<string>;
 }
 
 export interface OpenWorkspaceOptions {
@@ -322,8 +322,8 @@ class GitWorkspace implements Workspace {
     }
   }
 
-  async updateHead(): Promise<string> {
-    this.head = (await this.git(['rev-parse', 'HEAD'])).stdout.trim();
+  async updateHead(known?: string): Promise<string> {
+    this.head = known ?? (await this.git(['rev-parse', 'HEAD'])).stdout.trim();
     return this.head;
   }
 }

@@ -43,6 +43,8 @@ export interface ServeOptions {
   env?: Record<string, string>;
   /** A built CLI (`dist/cli/main.js`) to run with plain node instead of the sources through tsx. */
   entry?: string;
+  /** Flags for node itself, before the entry (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeArgs?: string[];
 }
 
 /**
@@ -69,6 +71,7 @@ async function startServeOnce(opts: ServeOptions): Promise<ServeProcess> {
   const child = spawn(
     process.execPath,
     [
+      ...(opts.nodeArgs ?? []),
       ...(opts.entry ? [opts.entry] : ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')]),
       'serve',
       ...(opts.configDir !== undefined ? ['-c', opts.configDir] : []),

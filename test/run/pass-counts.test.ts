@@ -1,0 +1,171 @@
+/**
+ * Nothing quadratic in a pass (issue 27), by counts, never by time: the pass a webhook causes —
+ * one repository rescanned, one marker moved, committed and pushed — among 10 and among 100
+ * unchanged images makes the same number of store calls (round trips; each kind counted) and
+ * starts the same number of git processes. A per-image query or git process, or a step that
+ * grows with the images, makes the two differ.
+ *
+ * runPass is driven as the daemon drives it (src/serve/jobs/automation.ts: `rescan` names the
+ * webhook's repository); git is counted by a `git` on PATH that records every process started in
+ * the pass's state directory.
+ */
+import { strict as assert } from 'node:assert';
+import { after, before, test } from 'node:test';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { loadConfig } from '../../src/config/index.js';
+import { directScans, runPass } from '../../src/run/index.js';
+import { createScanClients } from '../../src/scan/index.js';
+import { openSqliteStore, type Store } from '../../src/store/index.js';
+import { silentLogger } from '../../src/util/log.js';
+import { startGitServer, type GitServer } from '../helpers/git-server.js';
+import { pushImage, seedTags } from '../helpers/push.js';
+import { startRegistry, type TestRegistry } from '../helpers/registry.js';
+import { GIT_PASSWORD, GIT_USER } from '../helpers/world.js';
+
+let registry: TestRegistry;
+let git: GitServer;
+let base: string;
+let gitLog: string;
+const savedPath = process.env.PATH;
+
+before(async () => {
+  registry = await startRegistry({ auth: 'none' });
+  git = await startGitServer({ users: { [GIT_USER]: GIT_PASSWORD } });
+  base = await mkdtemp(join(tmpdir(), 'pawl-pass-counts-'));
+  gitLog = join(base, 'git.log');
+  const bin = join(base, 'bin');
+  await mkdir(bin);
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  await writeFile(join(bin, 'git'), `#!/bin/sh\necho "$PWD :: $*" >> '${gitLog}'\nexec '${real}' "$@"\n`);
+  await chmod(join(bin, 'git'), 0o755);
+  // pawl's git environment starts from process.env (src/git/exec.ts baseEnv), read per process.
+  process.env.PATH = `${bin}:${savedPath ?? ''}`;
+});
+
+after(async () => {
+  process.env.PATH = savedPath;
+  await git?.close();
+  await registry?.stop();
+  await rm(base, { recursive: true, force: true });
+});
+
+interface Counts {
+  store: Record<string, number>;
+  git: string[];
+}
+
+/** Store calls by method while `on()` is true; everything else passes through unchanged. */
+function counting(store: Store, on: () => boolean, calls: Record<string, number>): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const v: unknown = Reflect.get(target, key, receiver);
+      if (typeof v !== 'function' || typeof key !== 'string') return v;
+      return (...args: unknown[]) => {
+        if (on()) calls[key] = (calls[key] ?? 0) + 1;
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/**
+ * `unchanged` images up to date plus one, `changed`, that gets a new tag: a warm-up pass scans
+ * everything (nothing to write), then the counted pass rescans `changed` alone, as a webhook does.
+ */
+async function countPass(unchanged: number): Promise<Counts> {
+  const w = `w${unchanged}`;
+  const images = Array.from({ length: unchanged + 1 }, (_, i) => `${w}/app-${i}`);
+  await Promise.all(
+    images.map(async (image, i) => {
+      const { digest } = await pushImage(registry.url, image, '1.0.0', {
+        created: new Date(Date.UTC(2024, 0, 1, 0, 0, i)),
+      });
+      await seedTags(registry.storageDir, image, ['1.1.0'], digest);
+    }),
+  );
+  const files: Record<string, string> = {};
+  images.forEach((image, i) => {
+    files[`apps/app-${i}.yaml`] =
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-${i}\nspec:\n  template:\n    spec:\n      containers:\n` +
+      `        - name: app\n          image: ${registry.host}/${image}:1.1.0 # {"$imagepolicy": "flux-system:app-${i}"}\n`;
+  });
+  await git.createBareRepo(w, files);
+  const configDir = join(base, w, 'config');
+  const stateDir = join(base, w, 'state');
+  await mkdir(configDir, { recursive: true });
+  const docs = [
+    `apiVersion: v1\nkind: Secret\nmetadata:\n  name: git-credentials\n  namespace: flux-system\ntype: kubernetes.io/basic-auth\nstringData:\n  username: ${GIT_USER}\n  password: ${GIT_PASSWORD}\n`,
+    `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: ${git.cloneUrl(w)}\n  ref:\n    branch: main\n  secretRef:\n    name: git-credentials\n`,
+    `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n  name: fleet-${w}\n  namespace: flux-system\nspec:\n  interval: 1h\n  sourceRef:\n    kind: GitRepository\n    name: fleet\n  git:\n    commit:\n      author:\n        name: pawl\n        email: pawl@example.com\n  update:\n    path: ./apps\n    strategy: Setters\n`,
+    ...images.map(
+      (image, i) =>
+        `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: app-${i}\n  namespace: flux-system\nspec:\n  image: ${registry.host}/${image}\n  interval: 1h\n  insecure: true\n---\n` +
+        `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: app-${i}\n  namespace: flux-system\nspec:\n  imageRepositoryRef:\n    name: app-${i}\n  policy:\n    semver:\n      range: ">=1.0.0"\n`,
+    ),
+  ];
+  await writeFile(join(configDir, 'objects.yaml'), docs.join('---\n'));
+  // Each world its own automation: its commit's trailers differ, so neither pass reuses the
+  // other's interpret-trailers answer (src/git/commit.ts), and both start the same processes.
+  const { config } = await loadConfig([configDir]);
+  assert.equal(config.imagePolicies.size, unchanged + 1);
+
+  const calls: Record<string, number> = {};
+  let counted = false;
+  const raw = openSqliteStore(stateDir);
+  const store = counting(raw, () => counted, calls);
+  try {
+    const clients = createScanClients(config, { log: silentLogger, buildTimes: store.buildTimeCache() });
+    const deps = {
+      config,
+      store,
+      stateDir,
+      clients,
+      log: silentLogger,
+      scans: directScans({ clients, store, log: silentLogger }),
+    };
+    const warm = await runPass(deps);
+    assert.deepEqual(
+      warm.automations.map((a) => [a.result, a.error]),
+      [['up-to-date', null]],
+    );
+    assert.equal(warm.repositories.filter((r) => r.scanned).length, unchanged + 1);
+
+    await pushImage(registry.url, images[0]!, '1.2.0', { created: new Date(Date.UTC(2024, 1, 1)) });
+    const before = (await readFile(gitLog, 'utf8')).split('\n').length - 1;
+    counted = true;
+    const report = await runPass(deps, { rescan: new Map([['flux-system/app-0', Date.now()]]) });
+    counted = false;
+    const lines = (await readFile(gitLog, 'utf8')).split('\n').slice(before, -1);
+    const [ar] = report.automations;
+    assert.equal(ar?.result, 'pushed', ar?.error ?? '');
+    assert.deepEqual(
+      ar.changes.map((c) => [c.policy, c.new.slice(c.new.lastIndexOf(':') + 1)]),
+      [['flux-system/app-0', '1.2.0']],
+    );
+    assert.deepEqual(
+      report.repositories.filter((r) => r.scanned).map((r) => r.name),
+      ['flux-system/app-0'],
+    );
+    return {
+      store: calls,
+      // The pass's own git processes (the git server's live elsewhere), by subcommand.
+      git: lines
+        .filter((l) => l.startsWith(stateDir))
+        .map((l) => l.slice(l.indexOf(' :: ') + 4).split(' ')[0]!)
+        .map((sub) => (sub.startsWith('--git-dir=') ? 'config' : sub === '-c' ? 'log' : sub)),
+    };
+  } finally {
+    await raw.close();
+  }
+}
+
+test('a webhook pass makes as many store calls and git processes among 100 unchanged images as among 10', async () => {
+  const small = await countPass(10);
+  const large = await countPass(100);
+  assert.ok(small.git.length > 0 && Object.keys(small.store).length > 0, 'something was counted');
+  assert.deepEqual(large.store, small.store, 'store calls by method: 100 unchanged images against 10');
+  assert.deepEqual(large.git, small.git, 'git processes in order: 100 unchanged images against 10');
+});
