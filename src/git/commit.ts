@@ -226,7 +226,8 @@ export async function commit(ws: Workspace, opts: CommitOptions): Promise<string
       date: opts.date ?? new Date(),
       message: () => finalMessage(ws, opts),
     });
-    if (made !== undefined) return made === null ? null : ws.updateHead();
+    // commitFast moved HEAD to `made` itself, refusing if anyone had moved it meanwhile.
+    if (made !== undefined) return made === null ? null : ws.updateHead(made);
   }
   if (opts.files) await ws.git(['add', '--all', '--', ...opts.files.map(literal)]);
   else await ws.git(['add', '--all']);
