@@ -94,13 +94,18 @@ async function timedCli(args: string[], shipped = true): Promise<Measured> {
 
 /** `node ARGS` under /usr/bin/time; wall time measured here, CPU and peak RSS from time's %U %S %M (KiB). */
 async function timedNode(nodeArgs: string[]): Promise<Measured> {
+  return timedCommand(process.execPath, nodeArgs);
+}
+
+/** `CMD ARGS` under /usr/bin/time: CPU of the process and every child it waited for. */
+async function timedCommand(cmd: string, args: string[]): Promise<Measured> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-bench-time-'));
   const out = join(dir, 'time');
   const t0 = performance.now();
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       '/usr/bin/time',
-      ['-o', out, '-f', '%e %U %S %M', process.execPath, ...nodeArgs],
+      ['-o', out, '-f', '%e %U %S %M', cmd, ...args],
       {
         cwd: ROOT,
         env: { ...process.env, PAWL_LOG_LEVEL: 'warn', PAWL_USE_DIST: '1' },
@@ -120,6 +125,8 @@ async function timedNode(nodeArgs: string[]): Promise<Measured> {
 const KINDS: RequestKind[] = ['ping', 'tags', 'manifest-head', 'manifest-get', 'blob', 'other'];
 type Counts = Record<RequestKind, number>;
 const counts = (p: RegistryProxy): Counts => Object.fromEntries(KINDS.map((k) => [k, p.count(k)])) as Counts;
+const fmtReq = (r: Counts) =>
+  `${r.tags} list, ${r['manifest-head']} HEAD, ${r['manifest-get']} GET, ${r.blob} blob${r.ping ? `, ${r.ping} ping` : ''}${r.other ? `, ${r.other} other` : ''}`;
 
 const manifest = (i: number, image: string, tag: string): string => `apiVersion: apps/v1
 kind: Deployment
@@ -319,7 +326,73 @@ try {
     return cold;
   }
 
+  /**
+   * The floor (issue 27), in a repository of its own with the same 500 manifests: the requests
+   * of a cold pass (500 tag lists, 500 HEADs of the new tag) and of a warm pass (500 tag lists)
+   * through undici alone (bench/floors/requests.mjs), and plain `git` cloning, editing,
+   * committing and pushing the same change, then fetching (bench/floors/git.sh). Each is a
+   * whole process, like the CLI: a pass's floor is the sum of its two processes.
+   */
+  let floors = 0;
+  async function floorPasses(): Promise<void> {
+    const name = `floor-${++floors}`;
+    const files: Record<string, string> = {};
+    for (const i of images) files[`apps/app-${i}/deploy.yaml`] = manifest(i, imageOf(i), TAGS[0]!);
+    await git.createBareRepo(name, files);
+    const url = git.cloneUrl(name).replace('://', `://${GIT_USER}:${GIT_PASSWORD}@`);
+    const clone = join(work, name);
+    const requests = (headTag?: string) =>
+      timedNode([
+        '--no-opt',
+        join(ROOT, 'bench', 'floors', 'requests.mjs'),
+        `http://${proxy.host}`,
+        repoOf('{i}'),
+        String(N),
+        ...(headTag ? [headTag] : []),
+      ]);
+    const gitFloor = (args: string[]) => timedCommand(join(ROOT, 'bench', 'floors', 'git.sh'), args);
+    const sum = (a: Measured, b: Measured, requests: Counts): Row => ({
+      wallMs: a.wallMs + b.wallMs,
+      cpuMs: a.cpuMs + b.cpuMs,
+      rssMb: Math.max(a.rssMb, b.rssMb),
+      requests,
+    });
+    for (const pass of ['cold', 'warm'] as const) {
+      proxy.resetCounts();
+      const r = await requests(pass === 'cold' ? TAGS.at(-1)! : undefined);
+      const req = counts(proxy);
+      if (r.code !== 0) fail(`floor ${pass} requests: ${r.stderr.slice(0, 1000)}`);
+      if (req.tags !== N || req['manifest-head'] !== (pass === 'cold' ? N : 0))
+        fail(`floor ${pass} requests: ${fmtReq(req)}`);
+      const g = await gitFloor(
+        pass === 'cold' ? ['cold', url, clone, TAGS[0]!, TAGS.at(-1)!] : ['warm', clone],
+      );
+      if (g.code !== 0) fail(`floor ${pass} git: ${g.stderr.slice(0, 1000)}`);
+      record(`floor ${pass} requests`, { ...r, requests: req });
+      record(`floor ${pass} git`, { ...g, requests: none });
+      record(`floor ${pass}`, sum(r, g, req));
+    }
+    const { stdout } = await execFileP('git', [
+      '--git-dir',
+      git.repoPath(name),
+      'diff',
+      '--numstat',
+      'main~1',
+      'main',
+    ]);
+    const changed = stdout.trim().split('\n');
+    if (
+      (await git.log(name, 'main')).length !== 2 ||
+      changed.length !== N ||
+      changed.some((l) => !l.startsWith('1\t1\t'))
+    )
+      fail(`floor cold git: expected one commit changing one line in each of ${N} files`);
+    await rm(clone, { recursive: true, force: true });
+  }
+
   for (let k = 0; k < RUNS; k++) {
+    // The floors alternate with pawl's passes (before them in odd runs, after in even ones).
+    if (k % 2 === 1) await floorPasses();
     for (const variant of k % 2 === 0
       ? (['guarded', 'unguarded'] as const)
       : (['unguarded', 'guarded'] as const)) {
@@ -364,6 +437,8 @@ try {
       record(`${variant} release`, rel);
       await w.close();
     }
+
+    if (k % 2 === 0) await floorPasses();
 
     // Build times: 50 markers on a tag the policy cannot order.
     const w = await world('guarded', (i) => (i < HOTFIX ? 'hotfix-1' : TAGS[0]!));
@@ -421,8 +496,6 @@ try {
       n: xs.length,
     };
   };
-  const fmtReq = (r: Counts) =>
-    `${r.tags} list, ${r['manifest-head']} HEAD, ${r['manifest-get']} GET, ${r.blob} blob${r.ping ? `, ${r.ping} ping` : ''}${r.other ? `, ${r.other} other` : ''}`;
   const order = [
     'node -e 0',
     'pawl --version',
@@ -433,8 +506,14 @@ try {
     'tsx unguarded cold',
     'guarded cold',
     'unguarded cold',
+    'floor cold',
+    'floor cold requests',
+    'floor cold git',
     'guarded warm',
     'unguarded warm',
+    'floor warm',
+    'floor warm requests',
+    'floor warm git',
     'guarded not-due',
     'unguarded not-due',
     'guarded release',
@@ -452,6 +531,8 @@ try {
     'guarded not-due': '≤ 500 ms CPU (#12)',
     'unguarded not-due': '≤ 500 ms CPU (#12)',
     'build-time second': '0 GET, 0 blob',
+    'floor cold': 'pawl ≤ 1.3× (#27)',
+    'floor warm': 'pawl ≤ 1.5× (#27)',
   };
   for (const key of order) {
     if (!results.has(key)) continue;
@@ -513,6 +594,23 @@ try {
       `${floorMs.toFixed(0)} ms = ${((floorMs / uc.cpuMs) * 100).toFixed(1)}% of the unguarded cold pass; ` +
       `SPEC §4 asks for one before every write, and a cold pass writes ${N}`,
   );
+  const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+  console.log('\nagainst the floor (issue 27; CPU = user + system of the process tree, medians):');
+  for (const [pass, target] of [
+    ['cold', 1.3],
+    ['warm', 1.5],
+  ] as const) {
+    const f = med(`floor ${pass}`);
+    const fr = med(`floor ${pass} requests`);
+    const fg = med(`floor ${pass} git`);
+    const g = med(`guarded ${pass}`);
+    const u = med(`unguarded ${pass}`);
+    console.log(
+      `  ${pass}: floor ${Math.round(f.cpuMs)} ms CPU (requests ${Math.round(fr.cpuMs)}, git ${Math.round(fg.cpuMs)}), ${Math.round(f.wallMs)} ms wall; ` +
+        `guarded ${ratio(g.cpuMs, f.cpuMs)} CPU, ${ratio(g.wallMs, f.wallMs)} wall; unguarded ${ratio(u.cpuMs, f.cpuMs)} CPU, ${ratio(u.wallMs, f.wallMs)} wall ` +
+        `(target ≤ ${target}× CPU: ${g.cpuMs <= target * f.cpuMs ? 'met' : 'not met'}); pawl beyond the floor ${Math.round(g.cpuMs - f.cpuMs)} ms`,
+    );
+  }
   const bt1 = med('build-time first').req;
   const bt2 = med('build-time second').req;
   console.log(

@@ -59,8 +59,11 @@ export interface Workspace {
   diff(paths?: string[]): Promise<string>;
   /** Sha of `refs/remotes/origin/<branch>` as of the last fetch, or null. */
   remoteBranchHead(branch: string): Promise<string | null>;
-  /** Re-read HEAD after commits made through git(); `known`: the caller just set HEAD to it. */
-  updateHead(known?: string): Promise<string>;
+  /**
+   * Re-read HEAD after commits made through git(); `movedTo`: the sha git itself just moved HEAD
+   * to (an `update-ref` with the old value checked), taken as it is instead of asking git again.
+   */
+  updateHead(movedTo?: string): Promise<string>;
 }
 
 export interface OpenWorkspaceOptions {
@@ -322,8 +325,8 @@ class GitWorkspace implements Workspace {
     }
   }
 
-  async updateHead(known?: string): Promise<string> {
-    this.head = known ?? (await this.git(['rev-parse', 'HEAD'])).stdout.trim();
+  async updateHead(movedTo?: string): Promise<string> {
+    this.head = movedTo ?? (await this.git(['rev-parse', 'HEAD'])).stdout.trim();
     return this.head;
   }
 }

@@ -287,6 +287,7 @@ describe('commit through fast-import is the commit git makes', () => {
       assert.equal(await show(ws, fast), await show(other, slow));
       assert.equal(fast, slow, 'the same commit object, byte for byte');
       assert.equal(ws.head, fast);
+      assert.equal((await ws.git(['rev-parse', 'HEAD'])).stdout.trim(), fast, 'HEAD is where ws.head says');
       assert.deepEqual(await ws.status(), [], 'index and working tree match the new commit');
     });
   }

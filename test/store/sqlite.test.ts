@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
+import { SQL } from '../../src/store/sqlite/sql.js';
 import { at, response, scan, storeContract } from './contract.js';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
@@ -34,6 +35,19 @@ describe('SQLite: openSqliteStore', () => {
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
     db.close();
     await s2.close();
+  });
+
+  test("marking interrupted scans reads the running ones, not the repository's whole history", async (t) => {
+    const dir = tempDir(t);
+    await openSqliteStore(dir).close();
+    const db = new Database(join(dir, 'pawl.db'), { readonly: true });
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN ${SQL.interruptScans}`)
+      .all('interrupted', 'ns/app', 0)
+      .map((r) => (r as { detail: string }).detail)
+      .join('\n');
+    db.close();
+    assert.match(plan, /USING INDEX scans_running/);
   });
 
   test('refuses a database from a newer pawl, saying it is safe to move away', async (t) => {

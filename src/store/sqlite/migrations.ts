@@ -31,4 +31,10 @@ export const MIGRATIONS: readonly string[] = [
     at     INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 4: the scans still marked running, by repository. Every beginScan marks a dead process's
+  // scans interrupted; without this index that looked at every scan the repository ever had
+  // (1.7 ms per scan at 10,000 scans of history, growing with every pass).
+  `
+  CREATE INDEX scans_running ON scans (repository) WHERE outcome = 'running';
+  `,
 ];

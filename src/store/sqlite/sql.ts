@@ -16,8 +16,10 @@ export const SQL = {
      SELECT ?, ?, value, ?, ?, ?, ?, ? FROM json_each(?) WHERE true
      ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
   putRaw: 'INSERT OR REPLACE INTO raw_responses (scan_id, repository, body, truncated) VALUES (?, ?, ?, ?)',
-  pruneRaw: `DELETE FROM raw_responses WHERE repository = ? AND scan_id NOT IN
-     (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT ?)`,
+  // The newest `kept` stay: everything from the one after them down (a seek in raw_by_repository,
+  // where NOT IN built the kept list and walked every row of the repository).
+  pruneRaw: `DELETE FROM raw_responses WHERE repository = ? AND scan_id <=
+     (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT 1 OFFSET ?)`,
   previousGood:
     "SELECT id FROM scans WHERE repository = ? AND image = ? AND outcome = 'ok' AND id < ? ORDER BY id DESC LIMIT 1",
   /** Plucked. */
