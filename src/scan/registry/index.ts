@@ -7,6 +7,8 @@ export type {
   Platform,
   LegacySignature,
   SignatureFind,
+  FoundBundle,
+  BundleFind,
   RegistryClient,
   BuildTime,
   BuildTimeCache,
