@@ -21,6 +21,7 @@ import {
   type Identity,
 } from '../helpers/sigstore.js';
 import { gitObjects, startWorld, type World } from '../helpers/world.js';
+import { startServe } from '../helpers/serve.js';
 import type { RunReport } from '../../src/run/report.js';
 
 const ISSUER = 'https://token.actions.githubusercontent.com';
@@ -252,5 +253,19 @@ describe('spec.verify: Sigstore bundles', () => {
     assert.equal(p.candidate, '1.1.0');
     assert.equal(p.unverified?.tag, '1.2.0');
     assert.match(p.unverified!.why, new RegExp(`${unsigned}.*no referrers`), p.unverified!.why);
+    // The selection record keeps it: the daemon's policy list shows it (after its own first pass).
+    const serve = await startServe({ configDir: w.configDir, stateDir: w.stateDir });
+    try {
+      await serve.waitForLog((l) => l.msg === 'pass', 'first pass');
+      const listed =
+        await serve.adminGet<{ name: string; candidate: string; unverified: { tag: string } | null }[]>(
+          '/api/v1/policies',
+        );
+      const app = listed.json.find((x) => x.name === 'flux-system/app');
+      assert.equal(app?.candidate, '1.1.0', JSON.stringify(listed.json));
+      assert.equal(app?.unverified?.tag, '1.2.0', JSON.stringify(listed.json));
+    } finally {
+      await serve.stop();
+    }
   });
 });

@@ -24,4 +24,6 @@ export const PG_MIGRATIONS: readonly string[] = [
     at     BIGINT NOT NULL
   );
   `,
+  // 3: the newest tag a selection passed over for failing spec.verify, as JSON {tag, why}.
+  `ALTER TABLE selections ADD COLUMN unverified TEXT;`,
 ];

@@ -31,4 +31,6 @@ export const MIGRATIONS: readonly string[] = [
     at     INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 4: the newest tag a selection passed over for failing spec.verify, as JSON {tag, why}.
+  `ALTER TABLE selections ADD COLUMN unverified TEXT;`,
 ];
