@@ -238,12 +238,12 @@ function u16(n: number): Buffer {
 // --- bundles -----------------------------------------------------------------------------
 
 /** The in-toto statement `cosign sign` signs for an image digest. */
-export function signStatement(digest: string): Buffer {
+export function signStatement(digest: string, predicateType = SIGN_PREDICATE): Buffer {
   return Buffer.from(
     JSON.stringify({
       _type: 'https://in-toto.io/Statement/v1',
       subject: [{ digest: { sha256: digest.split(':')[1] } }],
-      predicateType: SIGN_PREDICATE,
+      predicateType,
       predicate: {},
     }),
   );
@@ -264,6 +264,8 @@ export interface BundleOptions {
   statementDigest?: string;
   /** Sign these bytes but store the statement (a tampered bundle). */
   tamper?: boolean;
+  /** Another predicate than cosign's image signature (an attestation). */
+  predicateType?: string;
   /** The log entry's time (default now). */
   at?: Date;
 }
@@ -283,7 +285,7 @@ export function makeBundle(
   opts: BundleOptions = {},
 ): Record<string, unknown> {
   const at = opts.at ?? new Date();
-  const statement = signStatement(opts.statementDigest ?? digest);
+  const statement = signStatement(opts.statementDigest ?? digest, opts.predicateType);
   const type = 'application/vnd.in-toto+json';
   let key: KeyObject;
   let material: Record<string, unknown>;
