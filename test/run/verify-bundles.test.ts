@@ -240,6 +240,23 @@ describe('spec.verify: Sigstore bundles', () => {
     assert.match(explain.stdout, /unverified/, explain.stdout);
   });
 
+  test('a tag moved to an unsigned digest after its bundle verified → not written', async () => {
+    const b = await start(KEYLESS, true);
+    const { w } = b;
+    await push(b, '1.0.0', KEYLESS_SIGNER, 0);
+    const signed = await push(b, '1.1.0', KEYLESS_SIGNER, 1);
+    const dry = await w.pawlJson<RunReport>(['run', '--dry-run']);
+    assert.equal(dry.json.policies[0]!.candidate, '1.1.0', JSON.stringify(dry.json.policies));
+    // 1.1.0 now names another image, which nobody signed; its old digest stays verified (cached).
+    const moved = await push(b, '1.1.0', null, 5);
+    assert.notEqual(moved, signed);
+    const r = await run(w);
+    assert.equal(r.policies[0]!.candidate, '1.0.0', JSON.stringify(r.policies));
+    assert.doesNotMatch(await file(w), /1\.1\.0/);
+    assert.equal(r.policies[0]!.unverified?.tag, '1.1.0');
+    assert.match(r.policies[0]!.unverified!.why, new RegExp(`${moved}.*lists no Sigstore signature bundle`));
+  });
+
   test('newest unsigned, an older bundle-signed one above the line → the older written, the newest unverified', async () => {
     const b = await start(KEYLESS);
     const { w } = b;
