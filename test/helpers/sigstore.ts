@@ -381,7 +381,7 @@ export async function pushBundle(
   repo: string,
   digest: string,
   bundle: unknown,
-  opts: { tagSchema: boolean },
+  opts: { tagSchema: boolean; predicateType?: string },
 ): Promise<string> {
   const empty = Buffer.from('{}');
   const emptyDigest = await putBlob(registryUrl, repo, undefined, empty);
@@ -389,7 +389,7 @@ export async function pushBundle(
   const layerDigest = await putBlob(registryUrl, repo, undefined, layer);
   const annotations = {
     'dev.sigstore.bundle.content': 'dsse-envelope',
-    'dev.sigstore.bundle.predicateType': SIGN_PREDICATE,
+    'dev.sigstore.bundle.predicateType': opts.predicateType ?? SIGN_PREDICATE,
   };
   const subjectRes = await fetch(`${registryUrl}/v2/${repo}/manifests/${digest}`, {
     method: 'HEAD',

@@ -97,6 +97,20 @@ describe('checkBundle', () => {
     assert.equal(why(checkBundle(trust({ root: null }), DIGEST, found(keyed))), 'ok: cosign.pub (bundle)');
   });
 
+  test('v0.2 and v0.1 bundles (certificate chains) verify too', () => {
+    const b = makeBundle(root, DIGEST, { kind: 'keyless', identity: WHO }) as {
+      mediaType: string;
+      verificationMaterial: Record<string, unknown> & { certificate?: { rawBytes: string } };
+    };
+    const cert = b.verificationMaterial.certificate!;
+    delete b.verificationMaterial.certificate;
+    b.verificationMaterial.x509CertificateChain = { certificates: [cert] };
+    for (const v of ['0.2', '0.1']) {
+      b.mediaType = `application/vnd.dev.sigstore.bundle+json;version=${v}`;
+      assert.equal(why(checkBundle(trust(), DIGEST, found(b))), `ok: ${WHO.subject} (${GH})`, v);
+    }
+  });
+
   test('with a root a keyed bundle needs its log entry; without one it is checked as a legacy signature', () => {
     const b = makeBundle(root, DIGEST, { kind: 'key', ...key }) as {
       verificationMaterial: { tlogEntries: unknown[] };
