@@ -19,10 +19,9 @@ import {
 } from '@sigstore/verify';
 import { compileRegex, type Re2 } from '../go/index.js';
 import { errorMessage } from '../util/index.js';
-import type { BundleFind, FoundBundle } from './registry/index.js';
+import { SIGN_PREDICATE, type BundleFind, type FoundBundle } from './registry/index.js';
 
 export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';
-export const SIGN_PREDICATE = 'https://sigstore.dev/cosign/sign/v1';
 
 /** One `matchOIDCIdentity` pair, compiled: both anchored, so the whole value must match. */
 export interface IdentityMatcher {
