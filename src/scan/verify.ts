@@ -29,8 +29,8 @@ export interface TrustedKey {
 }
 
 export interface Verifier {
-  /** Names what it trusts, for sentences: `Secret flux-system/cosign (cosign.pub)`. */
-  label: string;
+  /** Names the keys' Secret, for sentences: `Secret flux-system/cosign (cosign.pub)`; empty when keyless only. */
+  keysLabel: string;
   /** Empty when keyless only. */
   keys: TrustedKey[];
   /** `matchOIDCIdentity`, compiled (keyless); empty when keys only. */
@@ -82,14 +82,12 @@ export function verifierFor(policy: ImagePolicy, config: Pick<Config, 'secrets'>
     );
   const keys = v.secretRef === undefined ? [] : keysOf(policy, config, v.secretRef);
   let root: TrustedRoot | null = null;
-  let rootText = '';
   if (v.trustedRootSecretRef !== undefined) {
     const { where, ref, secret } = secretOf(policy, config, 'trustedRootSecretRef', v.trustedRootSecretRef);
     const data = secret.data[TRUSTED_ROOT_KEY];
     if (!data) throw new RuntimeError(`${where}: Secret ${ref} has no key ${TRUSTED_ROOT_KEY}`);
-    rootText = data.toString('utf8');
     try {
-      root = parseTrustedRoot(rootText, keyless);
+      root = parseTrustedRoot(data.toString('utf8'), keyless);
     } catch (err) {
       throw new RuntimeError(`${where}: Secret ${ref} key ${TRUSTED_ROOT_KEY} ${errorMessage(err)}`);
     }
@@ -106,13 +104,11 @@ export function verifierFor(policy: ImagePolicy, config: Pick<Config, 'secrets'>
     h.update(JSON.stringify(v.matchOIDCIdentity)).update('\n');
     h.update(root ? rootFingerprint(root) : '');
   }
-  const parts = [
-    ...(v.secretRef !== undefined
-      ? [`Secret ${policy.metadata.namespace}/${v.secretRef} (${keys.map((k) => k.name).join(', ')})`]
-      : []),
-    ...(keyless ? [`${identities.length} matchOIDCIdentity`] : []),
-  ];
-  return { label: parts.join(' or '), keys, identities, root, fingerprint: h.digest('hex').slice(0, 32) };
+  const keysLabel =
+    v.secretRef !== undefined
+      ? `Secret ${policy.metadata.namespace}/${v.secretRef} (${keys.map((k) => k.name).join(', ')})`
+      : '';
+  return { keysLabel, keys, identities, root, fingerprint: h.digest('hex').slice(0, 32) };
 }
 
 interface SimpleSigning {
@@ -144,7 +140,7 @@ export function checkLegacy(verifier: Verifier, digest: string, found: Signature
   for (const s of found.legacy) {
     const key = signedBy(verifier.keys, s.payload, Buffer.from(s.signature, 'base64'));
     if (!key) {
-      why.push(`the signature over ${s.layer} is by none of the keys of ${verifier.label}`);
+      why.push(`the signature over ${s.layer} is by none of the keys of ${verifier.keysLabel}`);
       continue;
     }
     let doc: SimpleSigning;
@@ -203,7 +199,7 @@ export async function verifyDigest(
         keys: verifier.keys,
         identities: verifier.identities,
         root: verifier.root,
-        keysLabel: verifier.label,
+        keysLabel: verifier.keysLabel,
       };
       const b = checkBundles(trust, digest, found);
       if (b.verified) verdict = { verified: true, signer: b.signer, cached: false };
