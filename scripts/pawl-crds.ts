@@ -100,7 +100,7 @@ const digest: Json = {
 
 const verify: Json = {
   description:
-    "pawl's gate (docs/gates.md), in the shape of Flux's OCIRepository.spec.verify: only tags whose digest a trusted key signed are candidates.",
+    "pawl's gate (docs/gates.md), in the shape of Flux's OCIRepository.spec.verify: only tags whose digest a trusted key or identity signed are candidates.",
   type: 'object',
   properties: {
     provider: { type: 'string', enum: ['cosign'], default: 'cosign' },
@@ -111,13 +111,21 @@ const verify: Json = {
       properties: { name: { type: 'string' } },
     },
     matchOIDCIdentity: {
-      description: 'Keyless identities (RE2); not supported by pawl yet.',
+      description:
+        'Keyless: the certificate issuer and subject must match one pair (RE2, anchored); needs trustedRootSecretRef.',
       type: 'array',
       items: {
         type: 'object',
         required: ['issuer', 'subject'],
         properties: { issuer: { type: 'string' }, subject: { type: 'string' } },
       },
+    },
+    trustedRootSecretRef: {
+      description:
+        "pawl's: a Secret in the same namespace whose key trusted_root.json is the Sigstore trusted root keyless signatures are checked against, offline.",
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: 'string' } },
     },
   },
 };

@@ -120,6 +120,12 @@ export function referencesOf(
     case 'ImagePolicy': {
       const verifyPath = ['spec', 'verify', 'secretRef', 'name'];
       add(verifyPath, 'Secret', undefined, (s) => publicKeysProblem(secretName(verifyPath), keys(s)));
+      const rootPath = ['spec', 'verify', 'trustedRootSecretRef', 'name'];
+      add(rootPath, 'Secret', undefined, (s) =>
+        'trusted_root.json' in keys(s)
+          ? undefined
+          : `Secret ${secretName(rootPath)} has no key trusted_root.json; spec.verify.trustedRootSecretRef needs the Sigstore trusted root there`,
+      );
       add(
         ['spec', 'imageRepositoryRef', 'name'],
         'ImageRepository',

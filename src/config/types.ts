@@ -137,6 +137,8 @@ export interface VerifySpec {
   secretRef?: string;
   /** Keyless: the certificate's issuer and subject must match one pair (RE2, anchored). */
   matchOIDCIdentity: { issuer: string; subject: string }[];
+  /** pawl's: a Secret (same namespace) whose key `trusted_root.json` is a Sigstore trusted root. */
+  trustedRootSecretRef?: string;
 }
 
 export interface GitRef {

@@ -294,7 +294,13 @@ export async function evaluatePolicy(
     out.record = {
       state: stateToKeep,
       events: stateToKeep ? out.events.map((e) => toStoreEvent(e, at, repoKey)) : [],
-      selection: { policy: name, at, candidate: out.candidate?.tag ?? null, error: out.error },
+      selection: {
+        policy: name,
+        at,
+        candidate: out.candidate?.tag ?? null,
+        error: out.error,
+        unverified: out.unverified,
+      },
     };
   }
   if (out.error) deps.log.info({ policy: name, error: out.error }, 'policy has no candidate');
@@ -302,10 +308,11 @@ export async function evaluatePolicy(
 }
 
 /**
- * The digest a `:digest` marker (and `name:tag@digest`) receives: the index's, as Flux writes, or
- * with `spec.digest.platform` that platform's manifest in it (one GET of the index).
+ * The most tags a pass verifies, the candidate first and then downwards (each costs requests when
+ * not cached). Past it the policy has no candidate this pass: `unverified`, its why saying so
+ * (docs/gates.md, "Bounds"); the next pass walks the same tags again, from the cache where they
+ * verified.
  */
-/** The most tags a pass verifies below the candidate before it gives up (each costs requests). */
 export const MAX_VERIFY_WALK = 20;
 
 /**
@@ -361,6 +368,10 @@ class Verification {
   }
 }
 
+/**
+ * The digest a `:digest` marker (and `name:tag@digest`) receives: the index's, as Flux writes, or
+ * with `spec.digest.platform` that platform's manifest in it (one GET of the index).
+ */
 async function reflectedDigest(
   policy: ImagePolicy,
   facts: ImageFacts,

@@ -9,7 +9,15 @@ import { createHash, createPublicKey, verify as verifySignature, type KeyObject 
 import type { Config, ImagePolicy } from '../config/index.js';
 import type { VerifiedCache } from '../store/index.js';
 import { RuntimeError, errorMessage } from '../util/index.js';
-import type { RegistryClient, RepositoryRef, SignatureFind } from './registry/index.js';
+import type { BundleFind, RegistryClient, RepositoryRef, SignatureFind } from './registry/index.js';
+import type { TrustedRoot } from '@sigstore/protobuf-specs';
+import {
+  checkBundles,
+  identityMatchers,
+  parseTrustedRoot,
+  rootFingerprint,
+  type IdentityMatcher,
+} from './sigstore.js';
 
 /** cosign's simple-signing payload type. */
 export const COSIGN_PAYLOAD_TYPE = 'cosign container image signature';
@@ -21,43 +29,86 @@ export interface TrustedKey {
 }
 
 export interface Verifier {
-  /** Names the keys' Secret, for sentences: `Secret flux-system/cosign (cosign.pub)`. */
-  label: string;
+  /** Names the keys' Secret, for sentences: `Secret flux-system/cosign (cosign.pub)`; empty when keyless only. */
+  keysLabel: string;
+  /** Empty when keyless only. */
   keys: TrustedKey[];
-  /** Hash of the keys: the cache's key, so another key set never reuses an acceptance. */
+  /** `matchOIDCIdentity`, compiled (keyless); empty when keys only. */
+  identities: IdentityMatcher[];
+  /** `trustedRootSecretRef`'s `trusted_root.json`: keyless needs it; keyed bundles use its logs. */
+  root: TrustedRoot | null;
+  /** Hash of all of the above: the cache's key, so another verifier never reuses an acceptance. */
   fingerprint: string;
 }
 
 export type Verdict = { verified: true; signer: string; cached: boolean } | { verified: false; why: string };
 
-/** The policy's verifier, or null when it has no `spec.verify`. Throws naming the Secret and key. */
-export function verifierFor(policy: ImagePolicy, config: Pick<Config, 'secrets'>): Verifier | null {
-  const v = policy.spec.verify;
-  if (!v) return null;
-  const where = `ImagePolicy ${policy.metadata.namespace}/${policy.metadata.name}: spec.verify.secretRef`;
-  if (v.secretRef === undefined) throw new RuntimeError(`${where} is required (a Secret with *.pub keys)`);
-  const ref = `${policy.metadata.namespace}/${v.secretRef}`;
+/** The key of the trusted root's Secret. */
+export const TRUSTED_ROOT_KEY = 'trusted_root.json';
+
+function secretOf(policy: ImagePolicy, config: Pick<Config, 'secrets'>, field: string, name: string) {
+  const where = `ImagePolicy ${policy.metadata.namespace}/${policy.metadata.name}: spec.verify.${field}`;
+  const ref = `${policy.metadata.namespace}/${name}`;
   const secret = config.secrets.get(ref);
   if (!secret) throw new RuntimeError(`${where} names Secret ${ref}, which is not in the configuration`);
+  return { where, ref, secret };
+}
+
+function keysOf(policy: ImagePolicy, config: Pick<Config, 'secrets'>, name: string): TrustedKey[] {
+  const { where, ref, secret } = secretOf(policy, config, 'secretRef', name);
   const keys: TrustedKey[] = [];
-  for (const name of Object.keys(secret.data).sort()) {
-    if (!name.endsWith('.pub')) continue;
+  for (const key of Object.keys(secret.data).sort()) {
+    if (!key.endsWith('.pub')) continue;
     try {
-      keys.push({ name, key: createPublicKey(secret.data[name]!) });
+      keys.push({ name: key, key: createPublicKey(secret.data[key]!) });
     } catch (err) {
       throw new RuntimeError(
-        `${where}: Secret ${ref} key ${name} is not a PEM public key (${errorMessage(err)})`,
+        `${where}: Secret ${ref} key ${key} is not a PEM public key (${errorMessage(err)})`,
       );
     }
   }
   if (keys.length === 0) throw new RuntimeError(`${where}: Secret ${ref} has no key ending in .pub`);
+  return keys;
+}
+
+/** The policy's verifier, or null when it has no `spec.verify`. Throws naming the Secret and key. */
+export function verifierFor(policy: ImagePolicy, config: Pick<Config, 'secrets'>): Verifier | null {
+  const v = policy.spec.verify;
+  if (!v) return null;
+  const keyless = v.matchOIDCIdentity.length > 0;
+  if (v.secretRef === undefined && !keyless)
+    throw new RuntimeError(
+      `ImagePolicy ${policy.metadata.namespace}/${policy.metadata.name}: spec.verify.secretRef is required (a Secret with *.pub keys), or matchOIDCIdentity with trustedRootSecretRef`,
+    );
+  const keys = v.secretRef === undefined ? [] : keysOf(policy, config, v.secretRef);
+  let root: TrustedRoot | null = null;
+  if (v.trustedRootSecretRef !== undefined) {
+    const { where, ref, secret } = secretOf(policy, config, 'trustedRootSecretRef', v.trustedRootSecretRef);
+    const data = secret.data[TRUSTED_ROOT_KEY];
+    if (!data) throw new RuntimeError(`${where}: Secret ${ref} has no key ${TRUSTED_ROOT_KEY}`);
+    try {
+      root = parseTrustedRoot(data.toString('utf8'), keyless);
+    } catch (err) {
+      throw new RuntimeError(`${where}: Secret ${ref} key ${TRUSTED_ROOT_KEY} ${errorMessage(err)}`);
+    }
+  } else if (keyless) {
+    throw new RuntimeError(
+      `ImagePolicy ${policy.metadata.namespace}/${policy.metadata.name}: spec.verify.matchOIDCIdentity needs spec.verify.trustedRootSecretRef (a Secret with ${TRUSTED_ROOT_KEY}, as cosign trusted-root create writes it); pawl fetches no root at run time`,
+    );
+  }
+  const identities = identityMatchers(v.matchOIDCIdentity);
   const h = createHash('sha256').update('cosign-keys\n');
   for (const k of keys) h.update(k.key.export({ type: 'spki', format: 'der' })).update('\n');
-  return {
-    label: `Secret ${ref} (${keys.map((k) => k.name).join(', ')})`,
-    keys,
-    fingerprint: h.digest('hex').slice(0, 32),
-  };
+  // Keys alone hash as before, so acceptances cached by an older pawl stay valid.
+  if (keyless || root) {
+    h.update(JSON.stringify(v.matchOIDCIdentity)).update('\n');
+    h.update(root ? rootFingerprint(root) : '');
+  }
+  const keysLabel =
+    v.secretRef !== undefined
+      ? `Secret ${policy.metadata.namespace}/${v.secretRef} (${keys.map((k) => k.name).join(', ')})`
+      : '';
+  return { keysLabel, keys, identities, root, fingerprint: h.digest('hex').slice(0, 32) };
 }
 
 interface SimpleSigning {
@@ -89,7 +140,7 @@ export function checkLegacy(verifier: Verifier, digest: string, found: Signature
   for (const s of found.legacy) {
     const key = signedBy(verifier.keys, s.payload, Buffer.from(s.signature, 'base64'));
     if (!key) {
-      why.push(`the signature over ${s.layer} is by none of the keys of ${verifier.label}`);
+      why.push(`the signature over ${s.layer} is by none of the keys of ${verifier.keysLabel}`);
       continue;
     }
     let doc: SimpleSigning;
@@ -114,12 +165,13 @@ export function checkLegacy(verifier: Verifier, digest: string, found: Signature
 }
 
 /**
- * Verifies one digest: the cache first, else the registry's signatures. A registry error is a
- * refusal with its words (the tag is not a candidate this pass), never a pass.
+ * Verifies one digest: the cache first; else, with keys, the legacy `.sig` tag, then the Sigstore
+ * bundles referring to it. A registry error is a refusal with its words (the tag is not a
+ * candidate this pass), never a pass.
  */
 export async function verifyDigest(
   verifier: Verifier,
-  client: Pick<RegistryClient, 'signatures'>,
+  client: Pick<RegistryClient, 'signatures' | 'bundles'>,
   ref: RepositoryRef,
   digest: string,
   cache: VerifiedCache,
@@ -128,14 +180,36 @@ export async function verifyDigest(
   const key = `${verifier.fingerprint}@${digest}`;
   const hit = await cache.get(key).catch(() => undefined);
   if (hit !== undefined) return { verified: true, signer: hit, cached: true };
-  let found: SignatureFind;
-  try {
-    found = await client.signatures(ref, digest);
-  } catch (err) {
-    return { verified: false, why: `reading its signatures failed: ${errorMessage(err)}` };
+  const why: string[] = [];
+  let verdict: Verdict | null = null;
+  if (verifier.keys.length > 0) {
+    try {
+      const found: SignatureFind = await client.signatures(ref, digest);
+      const legacy = checkLegacy(verifier, digest, found);
+      if (legacy.verified) verdict = legacy;
+      else why.push(legacy.why);
+    } catch (err) {
+      why.push(`reading its signatures failed: ${errorMessage(err)}`);
+    }
   }
-  const verdict = checkLegacy(verifier, digest, found);
+  if (!verdict) {
+    try {
+      const found: BundleFind = await client.bundles(ref, digest);
+      const trust = {
+        keys: verifier.keys,
+        identities: verifier.identities,
+        root: verifier.root,
+        keysLabel: verifier.keysLabel,
+      };
+      const b = checkBundles(trust, digest, found);
+      if (b.verified) verdict = { verified: true, signer: b.signer, cached: false };
+      else why.push(b.why);
+    } catch (err) {
+      why.push(`reading its Sigstore bundles failed: ${errorMessage(err)}`);
+    }
+  }
+  if (!verdict) return { verified: false, why: why.join('; ') };
   // The cache only saves requests: a store that cannot take the entry costs a fetch next time.
-  if (verdict.verified) await cache.set(key, verdict.signer, now).catch(() => undefined);
+  await cache.set(key, verdict.signer, now).catch(() => undefined);
   return verdict;
 }

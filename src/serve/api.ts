@@ -216,6 +216,8 @@ const policyRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {
         candidate: sel?.candidate ?? null,
         selectedAt: sel ? sel.at.toISOString() : null,
         error: sel?.error ?? null,
+        // spec.verify: the newest tag passed over as unsigned or badly signed (docs/gates.md).
+        unverified: sel?.unverified ?? null,
         highWater: state?.highWater ?? null,
         highWaterAt: state?.highWaterAt ? state.highWaterAt.toISOString() : null,
       };

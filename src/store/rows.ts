@@ -167,10 +167,29 @@ export interface SelectionRow {
   at: number;
   candidate: string | null;
   error: string | null;
+  unverified: string | null;
 }
 
 export function toSelection(r: SelectionRow): SelectionRecord {
-  return { id: r.id, policy: r.policy, at: date(r.at), candidate: r.candidate, error: r.error };
+  return {
+    id: r.id,
+    policy: r.policy,
+    at: date(r.at),
+    candidate: r.candidate,
+    error: r.error,
+    unverified: unverifiedOf(r.unverified),
+  };
+}
+
+/** The stored `{tag, why}`; anything else (a hand-edited row) reads as none. */
+function unverifiedOf(text: string | null): { tag: string; why: string } | null {
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as { tag?: unknown; why?: unknown };
+    return typeof v.tag === 'string' && typeof v.why === 'string' ? { tag: v.tag, why: v.why } : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface RunRow {

@@ -59,6 +59,8 @@ export interface SelectionRecord {
   at: Date;
   candidate: string | null;
   error: string | null;
+  /** `spec.verify`: the newest selected tag, when it failed verification, and why. */
+  unverified: { tag: string; why: string } | null;
 }
 
 export interface RunRecord {
@@ -136,6 +138,8 @@ export interface SelectionWrite {
   at: Date;
   candidate: string | null;
   error: string | null;
+  /** `spec.verify`: the newest selected tag, when it failed verification, and why. */
+  unverified?: { tag: string; why: string } | null;
 }
 
 /**

@@ -49,17 +49,31 @@ describe('spec.verify', () => {
     assert.match(errors(bad).join('\n'), /Secret apps\/keys key cosign\.pub is not a PEM public key/);
   });
 
-  test('keyless identities are refused with what to do instead; a bad regex is named; secretRef is required', async () => {
+  test('keyless identities need a trusted root; a bad regex is named; secretRef or identities are required', async () => {
     const keyless = await load(
       'matchOIDCIdentity:\n  - issuer: "^https://token.actions.githubusercontent.com$"\n    subject: ".*"',
     );
-    assert.match(errors(keyless).join('\n'), /matchOIDCIdentity.*keyless.*cannot do yet.*secretRef/);
+    assert.match(
+      errors(keyless).join('\n'),
+      /trustedRootSecretRef.*is required with matchOIDCIdentity.*trusted_root\.json/,
+    );
+    const rooted = await load(
+      'matchOIDCIdentity:\n  - issuer: "^https://token.actions.githubusercontent.com$"\n    subject: ".*"\ntrustedRootSecretRef:\n  name: keys',
+      { 'trusted_root.json': '{}' },
+    );
+    assert.deepEqual(errors(rooted), []);
+    assert.equal(rooted.config.imagePolicies.get('apps/app')?.spec.verify?.trustedRootSecretRef, 'keys');
+    const noRootKey = await load(
+      'matchOIDCIdentity:\n  - issuer: "x"\n    subject: ".*"\ntrustedRootSecretRef:\n  name: keys',
+      { 'root.json': '{}' },
+    );
+    assert.match(errors(noRootKey).join('\n'), /Secret apps\/keys has no key trusted_root\.json/);
     const regex = await load(
       'secretRef:\n  name: keys\nmatchOIDCIdentity:\n  - issuer: "("\n    subject: ".*"',
     );
     assert.match(errors(regex).join('\n'), /not a valid RE2 regular expression/);
     const missing = await load('provider: cosign');
-    assert.match(errors(missing).join('\n'), /secretRef.*is required/);
+    assert.match(errors(missing).join('\n'), /secretRef.*is required.*or give matchOIDCIdentity/);
     const notation = await load('provider: notation\nsecretRef:\n  name: keys');
     assert.match(errors(notation).join('\n'), /provider/);
   });

@@ -4,6 +4,11 @@
  * by kind, injects faults (status codes, hangs, truncated or malformed bodies, resets), serves a
  * stale tag list instead of the real one, and can make HEAD/GET of chosen manifests answer 404.
  * Authentication is the upstream's: headers pass through both ways.
+ *
+ * With `referrersApi` it also answers the OCI Referrers API (`GET /v2/<name>/referrers/<digest>`)
+ * — the one thing it fakes: Debian's docker-registry 2.8 predates the API, so there is no real
+ * registry on the machine to test that path against. It answers from what was pushed through
+ * it, as a registry with the API does: every manifest PUT whose JSON has a `subject` is indexed.
  */
 import {
   createServer as createHttpServer,
@@ -14,6 +19,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,7 +28,7 @@ import type { AddressInfo, Socket } from 'node:net';
 
 const exec = promisify(execFile);
 
-export type RequestKind = 'ping' | 'tags' | 'manifest-head' | 'manifest-get' | 'blob' | 'other';
+export type RequestKind = 'ping' | 'tags' | 'manifest-head' | 'manifest-get' | 'blob' | 'referrers' | 'other';
 
 export type FaultAction =
   /** Answer with this status (body: a registry error JSON unless given). */
@@ -55,6 +61,8 @@ export interface ProxyOptions {
   linkStyle?: 'relative' | 'absolute' | 'cross-origin';
   /** Serve HTTPS with this certificate (PEM). */
   tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer; requestClientCert?: boolean };
+  /** Answer the Referrers API from the manifests with a `subject` pushed through the proxy. */
+  referrersApi?: boolean;
 }
 
 export interface ProxyRequest {
@@ -100,6 +108,8 @@ function route(method: string, pathname: string): Route {
   if (m) return { kind: 'tags', repo: m[1]! };
   m = /^\/v2\/(.+)\/manifests\/([^/]+)$/.exec(pathname);
   if (m) return { kind: method === 'HEAD' ? 'manifest-head' : 'manifest-get', repo: m[1]!, reference: m[2]! };
+  m = /^\/v2\/(.+)\/referrers\/([^/]+)$/.exec(pathname);
+  if (m) return { kind: 'referrers', repo: m[1]!, reference: m[2]! };
   m = /^\/v2\/(.+)\/blobs\/(.+)$/.exec(pathname);
   if (m) return { kind: 'blob', repo: m[1]! };
   return { kind: 'other' };
@@ -119,6 +129,8 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
   let pageSize = opts.pageSize;
   const sockets = new Set<Socket>();
   let selfUrl = '';
+  /** `repo@subject` → the referrer descriptors pushed for it (referrersApi). */
+  const referrers = new Map<string, Record<string, unknown>[]>();
 
   const takeFault = (r: Route, page: number | undefined): FaultAction | undefined => {
     for (const f of faults) {
@@ -267,6 +279,58 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
     req.pipe(u);
   };
 
+  /** A manifest PUT: buffered, forwarded, and on success indexed under its subject. */
+  const indexThenForward = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: Route,
+    record: ProxyRequest,
+  ): void => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const u = httpRequest(
+        { host: up.hostname, port: up.port, method: 'PUT', path: req.url, headers: forwardHeaders(req) },
+        (ures) => {
+          record.status = ures.statusCode ?? 502;
+          if (record.status === 201) {
+            try {
+              const m = JSON.parse(body.toString('utf8')) as {
+                mediaType?: string;
+                artifactType?: string;
+                config?: { mediaType?: string };
+                subject?: { digest?: string };
+                annotations?: Record<string, string>;
+              };
+              if (m.subject?.digest) {
+                const key = `${r.repo}@${m.subject.digest}`;
+                const list = referrers.get(key) ?? [];
+                list.push({
+                  mediaType: m.mediaType,
+                  digest: `sha256:${createHash('sha256').update(body).digest('hex')}`,
+                  size: body.length,
+                  artifactType: m.artifactType ?? m.config?.mediaType,
+                  ...(m.annotations ? { annotations: m.annotations } : {}),
+                });
+                referrers.set(key, list);
+              }
+            } catch {
+              // not JSON: nothing to index, as a registry would have refused it anyway
+            }
+          }
+          res.writeHead(ures.statusCode ?? 502, ures.headers);
+          ures.pipe(res);
+        },
+      );
+      u.on('error', () => {
+        record.status = 502;
+        if (!res.headersSent) res.writeHead(502).end();
+      });
+      u.end(body);
+    });
+  };
+
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://proxy');
     const method = req.method ?? 'GET';
@@ -291,6 +355,32 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
     if (fault) {
       req.resume();
       applyFault(res, fault, record);
+      return;
+    }
+    if (opts.referrersApi && r.kind === 'referrers') {
+      // Authentication as upstream's: ask it for the subject first, then answer the list.
+      fetchUpstream(req, `/v2/${r.repo}/manifests/${r.reference}`).then(
+        (u) => {
+          record.status = u.status === 401 ? 401 : 200;
+          if (u.status === 401) {
+            res.writeHead(401, u.headers).end(u.body);
+            return;
+          }
+          const manifests = referrers.get(`${r.repo}@${decodeURIComponent(r.reference!)}`) ?? [];
+          res.writeHead(200, { 'content-type': 'application/vnd.oci.image.index.v1+json' }).end(
+            JSON.stringify({
+              schemaVersion: 2,
+              mediaType: 'application/vnd.oci.image.index.v1+json',
+              manifests,
+            }),
+          );
+        },
+        () => res.writeHead(502).end(),
+      );
+      return;
+    }
+    if (opts.referrersApi && method === 'PUT' && r.kind === 'manifest-get') {
+      indexThenForward(req, res, r, record);
       return;
     }
     if (

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRegistry, type RegistryOptions, type TestRegistry } from './registry.js';
-import { startRegistryProxy, type RegistryProxy } from './registry-proxy.js';
+import { startRegistryProxy, type ProxyOptions, type RegistryProxy } from './registry-proxy.js';
 import { startGitServer, type GitServer } from './git-server.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -66,8 +66,8 @@ export function runCli(
 }
 
 export interface WorldOptions {
-  /** Put the paginating/fault-injecting proxy in front of the registry. */
-  proxy?: boolean;
+  /** Put the paginating/fault-injecting proxy in front of the registry (with these options). */
+  proxy?: boolean | ProxyOptions;
   /** The git repository's files (path → content). `{{REGISTRY}}` is replaced by the registry host. */
   files: Record<string, string>;
   /** Config YAML files (name → content); `{{REGISTRY}}` and `{{GIT_URL}}` are replaced. */
@@ -78,7 +78,9 @@ export interface WorldOptions {
 
 export async function startWorld(opts: WorldOptions): Promise<World> {
   const registry = await startRegistry({ ...opts.registry, auth: 'none' });
-  const proxy = opts.proxy ? await startRegistryProxy(registry.url) : null;
+  const proxy = opts.proxy
+    ? await startRegistryProxy(registry.url, opts.proxy === true ? {} : opts.proxy)
+    : null;
   const registryHost = proxy ? proxy.host : registry.host;
   const git = await startGitServer({ users: { [GIT_USER]: GIT_PASSWORD } });
   const repoName = 'fleet';

@@ -61,6 +61,9 @@ class FakeClient implements RegistryClient {
   signatures(): Promise<never> {
     throw new Error('not expected');
   }
+  bundles(): Promise<never> {
+    throw new Error('not expected');
+  }
   buildTime(): Promise<never> {
     throw new Error('not expected');
   }

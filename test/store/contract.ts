@@ -398,7 +398,17 @@ export function storeContract(name: string, open: OpenStore): void {
           await s.write({
             selections: [{ policy: 'ns/p', at: at(2), candidate: null, error: 'empty tag list' }],
           });
-          await s.write({ selections: [{ policy: 'ns/q', at: at(2), candidate: 'x', error: null }] });
+          await s.write({
+            selections: [
+              {
+                policy: 'ns/q',
+                at: at(2),
+                candidate: 'x',
+                error: null,
+                unverified: { tag: 'y', why: 'no signature tag' },
+              },
+            ],
+          });
           const latest = await s.latestSelections(['ns/p', 'ns/q', 'ns/none']);
           assert.deepEqual(
             [...latest.entries()].map(([k, v]) => [k, v.policy, v.candidate, v.error]).sort(),
@@ -407,6 +417,9 @@ export function storeContract(name: string, open: OpenStore): void {
               ['ns/q', 'ns/q', 'x', null],
             ],
           );
+          // spec.verify's passed-over tag is kept with the selection; none reads as null.
+          assert.deepEqual(latest.get('ns/q')?.unverified, { tag: 'y', why: 'no signature tag' });
+          assert.equal(latest.get('ns/p')?.unverified, null);
           const h = await s.selectionHistory('ns/p', 10);
           assert.deepEqual(
             h.map((x) => [x.candidate, x.error, x.at]),

@@ -119,29 +119,31 @@ const identityPattern = z.string().check((ctx) => {
 });
 
 /**
- * `spec.verify` (docs/gates.md): Flux's `OCIRepository.spec.verify` shape. Keyless identities
- * are read so that a file written for Flux loads, but verifying them needs Sigstore bundle
- * support pawl does not have yet: such a policy is refused rather than left never writing.
+ * `spec.verify` (docs/gates.md): Flux's `OCIRepository.spec.verify` shape, and pawl's
+ * `trustedRootSecretRef`: keyless certificates are checked offline against the Sigstore trusted
+ * root it names, never one fetched at run time.
  */
 const verify = z
   .object({
     provider: oneOf(['cosign'] as const).default('cosign'),
     secretRef: localRef.optional(),
     matchOIDCIdentity: z.array(z.object({ issuer: identityPattern, subject: identityPattern })).default([]),
+    trustedRootSecretRef: localRef.optional(),
   })
   .superRefine((v, ctx) => {
-    if (v.matchOIDCIdentity.length > 0) {
+    if (v.matchOIDCIdentity.length > 0 && v.trustedRootSecretRef === undefined) {
       ctx.addIssue({
         code: 'custom',
-        path: ['matchOIDCIdentity'],
+        path: ['trustedRootSecretRef'],
         message:
-          'asks for keyless (Fulcio certificate) verification, which this pawl cannot do yet; verify with public keys: secretRef naming a Secret with *.pub keys',
+          'is required with matchOIDCIdentity: name a Secret whose key trusted_root.json is the Sigstore trusted root (cosign trusted-root create, or the public-good one from the Sigstore TUF repository); pawl fetches no root at run time',
       });
-    } else if (v.secretRef === undefined) {
+    } else if (v.matchOIDCIdentity.length === 0 && v.secretRef === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['secretRef'],
-        message: 'is required: name a Secret whose keys ending in .pub hold the PEM public keys (cosign.pub)',
+        message:
+          'is required: name a Secret whose keys ending in .pub hold the PEM public keys (cosign.pub), or give matchOIDCIdentity for keyless signatures',
       });
     }
   });

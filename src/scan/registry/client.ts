@@ -13,6 +13,7 @@ import { Exchanger, type ExchangeOptions } from './exchange.js';
 import { Manifests } from './manifests.js';
 import { familiarName } from './reference.js';
 import { legacySignatures } from './signatures.js';
+import { referrerBundles } from './referrers.js';
 import { listTags } from './tags.js';
 import type {
   BuildTime,
@@ -22,6 +23,7 @@ import type {
   RegistryClient,
   RepositoryRef,
   SignatureFind,
+  BundleFind,
   TagList,
 } from './types.js';
 
@@ -67,6 +69,15 @@ class Client implements RegistryClient {
       false,
     );
     return this.ex.run(op, repo, () => legacySignatures(this.ex, this.auth, op, repo, digest));
+  }
+
+  bundles(repo: RepositoryRef, digest: string, opts: { signal?: AbortSignal } = {}): Promise<BundleFind> {
+    const op = this.ex.startOp(
+      `reading the Sigstore bundles of ${familiarName(repo)}@${digest}`,
+      opts.signal,
+      false,
+    );
+    return this.ex.run(op, repo, () => referrerBundles(this.ex, this.auth, op, repo, digest));
   }
 
   platformDigest(

@@ -7,6 +7,8 @@ export type {
   Platform,
   LegacySignature,
   SignatureFind,
+  FoundBundle,
+  BundleFind,
   RegistryClient,
   BuildTime,
   BuildTimeCache,
@@ -17,6 +19,7 @@ export { parseChallenge } from './auth.js';
 export { parseNextLink } from './tags.js';
 export { parseCreated } from './manifests.js';
 export { MEDIA } from './schemas.js';
+export { SIGN_PREDICATE, BUNDLE_MEDIA_TYPE } from './referrers.js';
 export {
   parseRepositoryRef,
   parseImageReference,

@@ -53,6 +53,22 @@ export interface SignatureFind {
   problems: string[];
 }
 
+/** One Sigstore bundle stored as an OCI referrer of the image (cosign's `--new-bundle-format`). */
+export interface FoundBundle {
+  /** The bundle's JSON, parsed but not checked: what counts is ../sigstore.ts's. */
+  json: unknown;
+  /** The referrer manifest's digest, to name it in messages. */
+  manifest: string;
+}
+
+/** The bundles found for a digest, how they were found, and why others could not be read. */
+export interface BundleFind {
+  bundles: FoundBundle[];
+  problems: string[];
+  /** `api`: the registry's Referrers API; `tag`: the referrers tag schema (`sha256-<hex>`). */
+  via: 'api' | 'tag';
+}
+
 export interface ManifestHead {
   exists: boolean;
   digest?: string;
@@ -84,6 +100,11 @@ export interface RegistryClient {
    * only; nothing here says whether they are good.
    */
   signatures(repo: RepositoryRef, digest: string, opts?: { signal?: AbortSignal }): Promise<SignatureFind>;
+  /**
+   * The Sigstore bundles that refer to `digest` (`spec.verify`): the Referrers API where the
+   * registry has it, else the referrers tag schema. Fetching only, as `signatures`.
+   */
+  bundles(repo: RepositoryRef, digest: string, opts?: { signal?: AbortSignal }): Promise<BundleFind>;
   /**
    * Build time of the image a tag or digest names (SPEC §4 order): null when the registry
    * has no usable time. Results are cached by digest by the caller-supplied cache.

@@ -30,4 +30,6 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX scans_running ON scans (repository) WHERE outcome = 'running';
   `,
+  // 4: the newest tag a selection passed over for failing spec.verify, as JSON {tag, why}.
+  `ALTER TABLE selections ADD COLUMN unverified TEXT;`,
 ];

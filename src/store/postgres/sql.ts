@@ -87,9 +87,10 @@ export const SQL = {
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
      ON CONFLICT (policy) DO UPDATE SET spec_hash = excluded.spec_hash, high_water = excluded.high_water,
        high_water_at = excluded.high_water_at, pending = excluded.pending`,
-  recordSelections: `INSERT INTO selections (policy, at, candidate, error)
-     SELECT policy, at, candidate, error
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS x(policy, at, candidate, error, n)
+  recordSelections: `INSERT INTO selections (policy, at, candidate, error, unverified)
+     SELECT policy, at, candidate, error, unverified
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[])
+       WITH ORDINALITY AS x(policy, at, candidate, error, unverified, n)
      ORDER BY n`,
   recordDecisions: `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
      SELECT $1, automation, file, line, setter, policy, current, candidate, reason, detail, action

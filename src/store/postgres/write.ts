@@ -48,6 +48,7 @@ export async function writeBatch(c: Q, batch: StoreWrite): Promise<void> {
       selections.map((s) => ms(s.at)),
       selections.map((s) => s.candidate),
       selections.map((s) => s.error),
+      selections.map((s) => (s.unverified ? JSON.stringify(s.unverified) : null)),
     ]);
   }
   const ds = batch.decisions?.decisions ?? [];

@@ -37,4 +37,6 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX scans_running ON scans (repository) WHERE outcome = 'running';
   `,
+  // 5: the newest tag a selection passed over for failing spec.verify, as JSON {tag, why}.
+  `ALTER TABLE selections ADD COLUMN unverified TEXT;`,
 ];

@@ -64,7 +64,7 @@ export const SQL = {
   setPolicyState: `INSERT INTO policy_state (policy, spec_hash, high_water, high_water_at, pending) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (policy) DO UPDATE SET spec_hash = excluded.spec_hash, high_water = excluded.high_water,
        high_water_at = excluded.high_water_at, pending = excluded.pending`,
-  recordSelection: 'INSERT INTO selections (policy, at, candidate, error) VALUES (?, ?, ?, ?)',
+  recordSelection: 'INSERT INTO selections (policy, at, candidate, error, unverified) VALUES (?, ?, ?, ?, ?)',
   selectionHistory: 'SELECT * FROM selections WHERE policy = ? ORDER BY id DESC LIMIT ?',
   beginRun: 'INSERT INTO runs (at, kind) VALUES (?, ?)',
   recordDecision: `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)

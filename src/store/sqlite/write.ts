@@ -17,7 +17,13 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
       pendingJson(state),
     );
   for (const s of batch.selections ?? [])
-    db.prepare(SQL.recordSelection).run(s.policy, ms(s.at), s.candidate, s.error);
+    db.prepare(SQL.recordSelection).run(
+      s.policy,
+      ms(s.at),
+      s.candidate,
+      s.error,
+      s.unverified ? JSON.stringify(s.unverified) : null,
+    );
   const runId = batch.decisions?.runId;
   for (const d of batch.decisions?.decisions ?? [])
     db.prepare(SQL.recordDecision).run(
