@@ -5,7 +5,8 @@
  * (`flux reconcile`, notification-controller's Receivers) a run now. Objects the loader left out
  * are reported on their own status. Writes to one object go one at a time, in order.
  */
-import { refKey, selectPolicies, type Config } from '../config/index.js';
+import { refKey, selectPolicies, type Config, type ImagePolicy } from '../config/index.js';
+import { explainEvent, type GuardEvent } from '../guard/index.js';
 import {
   imagePolicyStatus,
   imageRepositoryStatus,
@@ -20,6 +21,7 @@ import {
   type Resource,
 } from '../kube/index.js';
 import type { AutomationReport } from '../records/index.js';
+import { evaluatePolicy, FactsBook } from '../run/index.js';
 import type { Store } from '../store/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
 import type { PassEvent, ScanEvent, ServeEvents } from './events.js';
@@ -139,6 +141,57 @@ export class KubeBridge {
     );
     if (written && e.report.error !== null)
       await this.#event(written, 'Warning', 'ReadOperationFailed', `scan failed: ${e.report.error}`);
+    if (!e.report.suspended) this.#unusedPolicies(name);
+  }
+
+  /**
+   * The policies of this repository that no automation selects: image-reflector-controller
+   * writes `latestRef` and Ready for every policy after a scan, used or not, and tools read
+   * them. Evaluated read-only (as `pawl explain`): with no marker to guard, there is no
+   * high-water mark to keep, so latestRef is the policy's selection. A policy an automation
+   * uses gets its status from the pass instead, with what the guard did to its markers.
+   */
+  #unusedPolicies(repoKey: string): void {
+    const loaded = this.opts.config();
+    const { config } = loaded;
+    const used = new Set<string>();
+    for (const a of config.automations.values())
+      for (const p of selectPolicies(config, a)) used.add(refKey(p.metadata));
+    const unused: ImagePolicy[] = [];
+    for (const p of config.imagePolicies.values())
+      if (refKey(p.spec.imageRepositoryRef) === repoKey && !used.has(refKey(p.metadata)) && !p.spec.suspend)
+        unused.push(p);
+    if (unused.length === 0) return;
+    const image = config.imageRepositories.get(repoKey)?.spec.image;
+    if (!image) return;
+    const deps = {
+      config,
+      store: this.opts.store,
+      clients: loaded.clients,
+      log: this.opts.log,
+      now: () => new Date(this.opts.clock.now()),
+    };
+    const book = new FactsBook(deps);
+    for (const p of unused) {
+      const resource = resourceOf(p.apiVersion, 'ImagePolicy');
+      if (!resource) continue;
+      const pname = refKey(p.metadata);
+      this.#enqueue(`ImagePolicy/${pname}`, async () => {
+        const out = await evaluatePolicy(p, deps, book, { readOnly: true });
+        const dependencyNotReady =
+          out.error !== null && (await this.opts.store.currentTags(repoKey)).length === 0;
+        const written = await this.#writer.write(resource, p.metadata.namespace, p.metadata.name, (state) =>
+          imagePolicyStatus(state, {
+            image,
+            candidate: out.candidate?.tag ?? null,
+            ...(out.candidate?.digest ? { digest: out.candidate.digest } : {}),
+            error: out.error,
+            ...(dependencyNotReady ? { dependencyNotReady } : {}),
+          }),
+        );
+        if (written && out.error !== null) await this.#event(written, 'Warning', 'Failure', out.error);
+      });
+    }
   }
 
   #passed(e: PassEvent): void {
@@ -171,11 +224,17 @@ export class KubeBridge {
             }),
           );
           if (written) await this.#policyEvents(written, pname, ar, pr.error);
+          if (written) await this.#staleEvents(written, pname, e.startedAt);
         });
       }
       const resource = resourceOf(automation.apiVersion, 'ImageUpdateAutomation');
       if (!resource) continue;
+      // The automation's status last: once it shows the pass, its policies' status and Events do.
+      const policyWrites = policies.flatMap(
+        (p) => this.#chains.get(`ImagePolicy/${refKey(p.metadata)}`) ?? [],
+      );
       this.#enqueue(`ImageUpdateAutomation/${ar.name}`, async () => {
+        await Promise.all(policyWrites);
         const written = await this.#writer.write(
           resource,
           automation.metadata.namespace,
@@ -224,6 +283,38 @@ export class KubeBridge {
       this.#refusals.set(marker, said);
       await this.#event(obj, 'Warning', pascal(k.reason), `${k.file}:${k.line}: ${k.detail}`);
     }
+  }
+
+  /**
+   * `StaleTagList`: the scan selected a tag older than the guard's high-water mark, so the
+   * guard kept the mark (the registry answered with an old or partial list, or a regression
+   * waits for its confirmations). Once per episode (selection and mark), not every pass.
+   */
+  async #staleEvents(obj: KubeObject, policy: string, since: Date): Promise<void> {
+    const records = await this.opts.store.events({ kind: 'stale-scan', policy, since, limit: 10 });
+    const stale = records
+      .map((r): GuardEvent | undefined => {
+        const d = r.detail;
+        if (typeof d.selected !== 'string' || typeof d.highWater !== 'string') return undefined;
+        return {
+          kind: 'stale-scan',
+          policy,
+          selected: d.selected,
+          highWater: d.highWater,
+          highWaterExists: d.highWaterExists === true,
+          ...(typeof d.pendingCount === 'number' ? { pendingCount: d.pendingCount } : {}),
+        };
+      })
+      .find((x) => x !== undefined);
+    const key = `stale ${policy}`;
+    if (!stale || stale.kind !== 'stale-scan') {
+      this.#refusals.delete(key);
+      return;
+    }
+    const said = `${stale.selected}|${stale.highWater}`;
+    if (this.#refusals.get(key) === said) return;
+    this.#refusals.set(key, said);
+    await this.#event(obj, 'Warning', 'StaleTagList', explainEvent(stale));
   }
 
   #reportSkipped(loaded: LoadedConfig): void {

@@ -72,3 +72,86 @@ export async function startKube(): Promise<TestKube> {
     },
   };
 }
+
+/** Flux's kinds by their full names: pawl's CRDs are installed too, with the same short names. */
+export const FLUX = {
+  repository: 'imagerepositories.image.toolkit.fluxcd.io',
+  policy: 'imagepolicies.image.toolkit.fluxcd.io',
+  automation: 'imageupdateautomations.image.toolkit.fluxcd.io',
+} as const;
+
+export interface KubeObj {
+  metadata: { generation: number; annotations?: Record<string, string>; labels?: Record<string, string> };
+  status?: Record<string, unknown> & {
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+/** The object as the server has it now (`kubectl get -o json`). */
+export async function getObject(
+  kube: TestKube,
+  ns: string,
+  resource: string,
+  name: string,
+): Promise<KubeObj> {
+  const { stdout } = await kube.kubectl(['get', '-n', ns, resource, name, '-o', 'json']);
+  return JSON.parse(stdout) as KubeObj;
+}
+
+export const readyOf = (o: KubeObj) => o.status?.conditions?.find((c) => c.type === 'Ready');
+
+/** `kubectl apply -f -` of a YAML stream. */
+export async function apply(kube: TestKube, yaml: string): Promise<void> {
+  await kube.kubectl(['apply', '-f', '-'], yaml);
+}
+
+/** `kubectl wait --for=…` on one object; `for` as kubectl takes it (`condition=Ready`, `jsonpath=…`). */
+export async function waitFor(
+  kube: TestKube,
+  ns: string,
+  object: string,
+  condition: string,
+  timeout = '60s',
+): Promise<void> {
+  await kube.kubectl(['wait', '-n', ns, `--for=${condition}`, object, `--timeout=${timeout}`]);
+}
+
+/**
+ * Sets `reconcile.fluxcd.io/requestedAt` as `flux reconcile` does, and waits until the object's
+ * status reports it handled. Returns the value set (after `offsetMs`, so that it is new).
+ */
+export async function reconcileNow(
+  kube: TestKube,
+  ns: string,
+  object: string,
+  offsetMs = 0,
+): Promise<string> {
+  const at = new Date(Date.now() + offsetMs).toISOString();
+  await kube.kubectl(['annotate', '--overwrite', '-n', ns, object, `reconcile.fluxcd.io/requestedAt=${at}`]);
+  await waitFor(kube, ns, object, `jsonpath={.status.lastHandledReconcileAt}=${at}`);
+  return at;
+}
+
+/** The reasons (or messages) of the Events on one object, as `kubectl get events` lists them. */
+export async function eventsOn(
+  kube: TestKube,
+  ns: string,
+  kind: string,
+  name: string,
+  field: 'reason' | 'message' = 'reason',
+  reason?: string,
+): Promise<string[]> {
+  const selector = [`involvedObject.name=${name}`, `involvedObject.kind=${kind}`];
+  if (reason) selector.push(`reason=${reason}`);
+  const { stdout } = await kube.kubectl([
+    'get',
+    'events',
+    '-n',
+    ns,
+    '--field-selector',
+    selector.join(','),
+    '-o',
+    `jsonpath={range .items[*]}{.${field}}{"\\n"}{end}`,
+  ]);
+  return stdout.split('\n').filter((l) => l !== '');
+}
