@@ -4,7 +4,7 @@
  * it, as a user would. One server per test file (start in `before`, `close` in `after`).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,11 +33,18 @@ function env(): NodeJS.ProcessEnv {
   };
 }
 
-export async function startKube(): Promise<TestKube> {
+/**
+ * `rbac`: a real authorizer (`--authorization-mode RBAC`) instead of every request allowed; the
+ * kubeconfig's user is in system:masters, other identities get what RBAC objects grant them.
+ */
+export async function startKube(opts: { rbac?: boolean } = {}): Promise<TestKube> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-kube-'));
   const kubeconfig = join(dir, 'kubeconfig');
+  let first = true;
   const up = async (): Promise<void> => {
-    await exec('bash', [script, 'up', dir], { env: env(), maxBuffer: 1 << 24 });
+    const args = [script, 'up', dir, ...(first && opts.rbac ? ['--rbac'] : [])];
+    first = false;
+    await exec('bash', args, { env: env(), maxBuffer: 1 << 24 });
   };
   const down = async (): Promise<void> => {
     await exec('bash', [script, 'down', dir], { env: env() });
@@ -154,4 +161,35 @@ export async function eventsOn(
     `jsonpath={range .items[*]}{.${field}}{"\\n"}{end}`,
   ]);
   return stdout.split('\n').filter((l) => l !== '');
+}
+
+/**
+ * A kubeconfig for the ServiceAccount `namespace/name`, with a token from the TokenRequest API
+ * (`kubectl create token`), as a Pod's projected token is: the identity
+ * `system:serviceaccount:NS:NAME`, with what RBAC grants it and nothing more. Its context's
+ * namespace is the ServiceAccount's, as a Pod's is.
+ */
+export async function serviceAccountKubeconfig(kube: TestKube, namespace: string, name: string): Promise<string> {
+  const token = (await kube.kubectl(['create', 'token', '-n', namespace, name, '--duration=1h'])).stdout.trim();
+  const admin = await readFile(kube.kubeconfig, 'utf8');
+  const server = /server: (\S+)/.exec(admin)![1]!;
+  const ca = /certificate-authority: (\S+)/.exec(admin)![1]!;
+  const file = join(kube.dir, `kubeconfig-${namespace}-${name}`);
+  await writeFile(
+    file,
+    `apiVersion: v1
+kind: Config
+clusters:
+  - name: pawl-test
+    cluster: {server: ${server}, certificate-authority: ${ca}}
+contexts:
+  - name: ${name}
+    context: {cluster: pawl-test, user: ${name}, namespace: ${namespace}}
+current-context: ${name}
+users:
+  - name: ${name}
+    user: {token: ${token}}
+`,
+  );
+  return file;
 }
