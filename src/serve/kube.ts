@@ -24,9 +24,11 @@ import type { AutomationReport } from '../records/index.js';
 import { evaluatePolicy, FactsBook } from '../run/index.js';
 import type { Store } from '../store/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
+import type { Coordinator } from './cluster/index.js';
 import type { PassEvent, ScanEvent, ServeEvents } from './events.js';
+import { publishWebhook } from './jobs/index.js';
 import type { Clock } from './scheduler.js';
-import type { Applied, LoadedConfig } from './source/index.js';
+import type { Applied, KubeConfigSource, LoadedConfig } from './source/index.js';
 
 export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 
@@ -59,8 +61,52 @@ export interface KubeBridgeOptions {
   eventsAddr?: string;
   /** This replica acts (it leads, or is alone, and is not a dry run): only then does it write. */
   acting?: () => boolean;
+  /** Told when this replica becomes the leader (the coordinator's `onElected`). */
+  onElected?: (cb: () => void) => () => void;
+  /** Closed with the bridge: the daemon's connection, which only Kubernetes mode uses. */
+  closeClient?: boolean;
   log: Logger;
   clock: Clock;
+}
+
+/** What the daemon has that Kubernetes mode needs (the daemon builds the bridge from it). */
+export interface DaemonKubeParts {
+  connected: { source: KubeConfigSource; client: KubeClient };
+  eventsAddr?: string;
+  events: ServeEvents;
+  store: Store;
+  coordinator: Coordinator;
+  config: () => LoadedConfig;
+  /** Asks the scheduler for a run of a job now. */
+  request: (key: string) => void;
+  dryRun: boolean;
+  log: Logger;
+  clock: Clock;
+}
+
+/**
+ * The daemon's bridge: `requestedAt` runs through the coordinator as a webhook would; it writes
+ * only while this replica leads (or is alone) and is not a dry run — beside Flux, Flux's
+ * controllers own the status — and re-announces when elected.
+ */
+export function daemonBridge(p: DaemonKubeParts): KubeBridge {
+  const { coordinator } = p;
+  return new KubeBridge({
+    client: p.connected.client,
+    source: p.connected.source.source,
+    ...(p.eventsAddr ? { eventsAddr: p.eventsAddr } : {}),
+    events: p.events,
+    store: p.store,
+    config: p.config,
+    trigger: (repositories, automations) =>
+      publishWebhook(coordinator, p.config(), p.clock.now(), { repositories, automations, tags: [] }),
+    request: p.request,
+    acting: () => !p.dryRun && coordinator.owns(''),
+    ...(coordinator.onElected ? { onElected: (cb: () => void) => coordinator.onElected!(cb) } : {}),
+    closeClient: true,
+    log: p.log,
+    clock: p.clock,
+  });
 }
 
 type Kind = 'ImageRepository' | 'ImagePolicy' | 'ImageUpdateAutomation';
@@ -87,7 +133,20 @@ export class KubeBridge {
       opts.events.onReport((e) => {
         if (this.#acting() && !e.dryRun) this.#passed(e);
       }),
+      ...(opts.onElected ? [opts.onElected(() => this.reannounce())] : []),
     );
+  }
+
+  /**
+   * This replica just became the one that writes (it was elected): what a follower leaves
+   * unwritten — the status of objects left out of the configuration — is written now, and
+   * `requestedAt` checked, as after a configuration with nothing added, removed or changed.
+   */
+  reannounce(): void {
+    if (this.#closed) return;
+    const loaded = this.opts.config();
+    if (this.#acting()) this.#reportSkipped(loaded);
+    this.#handleRequests(loaded.config);
   }
 
   /**
@@ -110,6 +169,7 @@ export class KubeBridge {
     this.#closed = true;
     for (const off of this.#off.splice(0)) off();
     await Promise.allSettled([...this.#chains.values()]);
+    if (this.opts.closeClient) await this.opts.client.close();
   }
 
   #enqueue(key: string, write: () => Promise<void>): void {
