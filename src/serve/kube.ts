@@ -26,7 +26,7 @@ import type { Store } from '../store/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
 import type { Coordinator } from './cluster/index.js';
 import type { PassEvent, ScanEvent, ServeEvents } from './events.js';
-import { publishWebhook } from './jobs/index.js';
+import { automationJob, publishWebhook, repositoryJob } from './jobs/index.js';
 import type { Clock } from './scheduler.js';
 import type { Applied, KubeConfigSource, LoadedConfig } from './source/index.js';
 
@@ -59,8 +59,12 @@ export interface KubeBridgeOptions {
    * in the JSON Flux's controllers post, so that existing Alerts keep working.
    */
   eventsAddr?: string;
-  /** This replica acts (it leads, or is alone, and is not a dry run): only then does it write. */
-  acting?: () => boolean;
+  /**
+   * This replica acts (it leads, or is alone, and is not a dry run): only then does it write.
+   * With `key` (the job a scan or pass belongs to): whether this replica writes what that job
+   * did — with replicas on PostgreSQL, each writes the status of the jobs it owns.
+   */
+  acting?: (key?: string) => boolean;
   /** Told when this replica becomes the leader (the coordinator's `onElected`). */
   onElected?: (cb: () => void) => () => void;
   /** Closed with the bridge: the daemon's connection, which only Kubernetes mode uses. */
@@ -101,7 +105,9 @@ export function daemonBridge(p: DaemonKubeParts): KubeBridge {
     trigger: (repositories, automations) =>
       publishWebhook(coordinator, p.config(), p.clock.now(), { repositories, automations, tags: [] }),
     request: p.request,
-    acting: () => !p.dryRun && coordinator.owns(''),
+    // The leader (or the one process) writes everything; replicas on PostgreSQL share the jobs,
+    // and each writes the status of those it owns (objects left out: the owner of '').
+    acting: (key) => !p.dryRun && (coordinator.owns('') || (key !== undefined && coordinator.owns(key))),
     ...(coordinator.onElected ? { onElected: (cb: () => void) => coordinator.onElected!(cb) } : {}),
     closeClient: true,
     log: p.log,
@@ -128,10 +134,11 @@ export class KubeBridge {
     this.#writer = new StatusWriter(opts.client, { now: () => new Date(opts.clock.now()) });
     this.#off.push(
       opts.events.onScan((e) => {
-        if (this.#acting()) this.#enqueue(`ImageRepository/${e.report.name}`, () => this.#scanned(e));
+        const key = repositoryJob(e.report.name);
+        if (this.#acting(key)) this.#enqueue(key, () => this.#scanned(e));
       }),
       opts.events.onReport((e) => {
-        if (this.#acting() && !e.dryRun) this.#passed(e);
+        if (this.#acting(automationJob(e.automation)) && !e.dryRun) this.#passed(e);
       }),
       ...(opts.onElected ? [opts.onElected(() => this.reannounce())] : []),
     );
@@ -161,8 +168,8 @@ export class KubeBridge {
     for (const key of applied.changed) this.opts.request(key);
   }
 
-  #acting(): boolean {
-    return this.opts.acting?.() ?? true;
+  #acting(key?: string): boolean {
+    return this.opts.acting?.(key) ?? true;
   }
 
   async close(): Promise<void> {
