@@ -169,8 +169,14 @@ export async function eventsOn(
  * `system:serviceaccount:NS:NAME`, with what RBAC grants it and nothing more. Its context's
  * namespace is the ServiceAccount's, as a Pod's is.
  */
-export async function serviceAccountKubeconfig(kube: TestKube, namespace: string, name: string): Promise<string> {
-  const token = (await kube.kubectl(['create', 'token', '-n', namespace, name, '--duration=1h'])).stdout.trim();
+export async function serviceAccountKubeconfig(
+  kube: TestKube,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  const token = (
+    await kube.kubectl(['create', 'token', '-n', namespace, name, '--duration=1h'])
+  ).stdout.trim();
   const admin = await readFile(kube.kubeconfig, 'utf8');
   const server = /server: (\S+)/.exec(admin)![1]!;
   const ca = /certificate-authority: (\S+)/.exec(admin)![1]!;
