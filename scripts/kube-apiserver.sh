@@ -8,8 +8,13 @@
 #                                        free loopback ports (a token file, every request
 #                                        allowed), apply Flux's CRDs and pawl's, write
 #                                        DIR/kubeconfig; returns once the server answers
+#   scripts/kube-apiserver.sh up DIR --rbac
+#                                        the same, with a real authorizer (--authorization-mode
+#                                        RBAC): the kubeconfig's user is in system:masters, any
+#                                        other identity (a ServiceAccount's token from `kubectl
+#                                        create token`) gets only what RBAC objects grant it
 #   scripts/kube-apiserver.sh down DIR   stop both (DIR/*.pid); `up DIR` again restarts them on
-#                                        the same ports, token and etcd data
+#                                        the same ports, token, etcd data and authorizer
 #
 # PAWL_KUBE_VERSION (default v1.37.2) picks k8s.io/kubernetes; PAWL_KUBE_CACHE the cache folder.
 # kube-apiserver's go.mod replaces its staging modules (k8s.io/api, …) with folders of its own
@@ -86,10 +91,12 @@ wait_for() { # PIDFILE URL SECONDS [curl args]: until the URL answers 2xx, or th
 }
 
 up() {
-  local dir=$1
+  local dir=$1 authz=AlwaysAllow
   build
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
+  if [ "${2:-}" = --rbac ]; then echo RBAC >"$dir/authorization-mode"; fi
+  [ -f "$dir/authorization-mode" ] && authz=$(cat "$dir/authorization-mode")
   # Up again on a DIR that was up before is a restart: the same etcd data, token, ports and
   # certificate, as a real API server keeps its address across a restart.
   local token
@@ -118,7 +125,7 @@ up() {
   wait_for "$dir/etcd.pid" "http://127.0.0.1:$client/health" 30 || { echo "kube-apiserver.sh: etcd did not start ($dir/etcd.log)" >&2; down "$dir"; exit 1; }
   "$BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$client" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --endpoint-reconciler-type none --secure-port "$api" --cert-dir "$dir/certs" \
-    --token-auth-file "$dir/tokens.csv" --authorization-mode AlwaysAllow \
+    --token-auth-file "$dir/tokens.csv" --authorization-mode "$authz" \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$dir/sa.pub" \
     --service-account-signing-key-file "$dir/sa.key" --service-cluster-ip-range 10.0.0.0/24 \
     --disable-admission-plugins ServiceAccount --enable-priority-and-fairness=false >"$dir/apiserver.log" 2>&1 &
@@ -164,7 +171,9 @@ down() {
 
 case "${1:-}" in
   build) build ;;
-  up) [ $# -eq 2 ] || { echo "usage: $0 up DIR" >&2; exit 2; }; up "$2" ;;
+  up)
+    { [ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$3" = --rbac ]; }; } || { echo "usage: $0 up DIR [--rbac]" >&2; exit 2; }
+    up "$2" "${3:-}" ;;
   down) [ $# -eq 2 ] || { echo "usage: $0 down DIR" >&2; exit 2; }; down "$2" ;;
-  *) echo "usage: $0 build | up DIR | down DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 build | up DIR [--rbac] | down DIR" >&2; exit 2 ;;
 esac

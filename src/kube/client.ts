@@ -4,6 +4,7 @@
  * creating Events. `@kubernetes/client-node` was not used: 2.x needs undici 8 (Node ≥ 22.19),
  * and 1.x brings node-fetch and a dependency on @types/node 24 (docs/kubernetes.md).
  */
+import { setTimeout as setTimeoutPromise } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Dispatcher } from 'undici';
 import type { KubeConnection } from './kubeconfig.js';
@@ -99,10 +100,20 @@ export interface WatchOptions extends ListOptions {
   timeoutSeconds?: number;
 }
 
+const MAX_429_ATTEMPTS = 10;
+
 export class KubeClient {
   private agent?: Dispatcher;
 
-  constructor(readonly conn: KubeConnection) {}
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+
+  /** `sleep` waits between attempts after a 429 (injected for tests). */
+  constructor(
+    readonly conn: KubeConnection,
+    opts: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void> } = {},
+  ) {
+    this.sleep = opts.sleep ?? ((ms, signal) => setTimeoutPromise(ms, undefined, signal ? { signal } : {}));
+  }
 
   private async dispatcher(): Promise<Dispatcher> {
     if (this.agent) return this.agent;
@@ -148,18 +159,28 @@ export class KubeClient {
     if (token) headers.authorization = `Bearer ${token}`;
     if (opts.body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
     const { request } = await loadUndici();
-    const res = await request(url, {
-      method,
-      headers,
-      dispatcher: await this.dispatcher(),
-      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      // A watch is quiet for minutes between changes; the server ends it (timeoutSeconds).
-      ...(opts.stream ? { bodyTimeout: 0 } : {}),
-    });
-    if (res.statusCode >= 200 && res.statusCode < 300) return res;
-    const text = await res.body.text();
-    throw apiError(res.statusCode, text, `${method} ${path}`);
+    for (let attempt = 1; ; attempt++) {
+      const res = await request(url, {
+        method,
+        headers,
+        dispatcher: await this.dispatcher(),
+        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        // A watch is quiet for minutes between changes; the server ends it (timeoutSeconds).
+        ...(opts.stream ? { bodyTimeout: 0 } : {}),
+      });
+      if (res.statusCode >= 200 && res.statusCode < 300) return res;
+      const text = await res.body.text();
+      // 429 is the server asking to come back (priority and fairness, or a CRD's storage still
+      // initialising just after it was established): client-go waits Retry-After and tries
+      // again, up to 10 times; so does pawl.
+      if (res.statusCode === 429 && attempt < MAX_429_ATTEMPTS) {
+        const after = Number(res.headers['retry-after']);
+        await this.sleep(Math.min(10, Number.isFinite(after) && after > 0 ? after : 1) * 1000, opts.signal);
+        continue;
+      }
+      throw apiError(res.statusCode, text, `${method} ${path}`);
+    }
   }
 
   private async json(res: Dispatcher.ResponseData): Promise<unknown> {

@@ -30,6 +30,11 @@ interface Watched {
   /** Flux's `--watch-label-selector` applies to the image kinds only. */
   selected: boolean;
   fieldSelector?: string;
+  /**
+   * Read when the server serves it and pawl may list it; else left out with a warning (the
+   * notification kinds: a cluster without notification-controller's CRDs, or RBAC without them).
+   */
+  optional?: boolean;
 }
 
 function imageKind(kind: string, plural: string): Watched[] {
@@ -63,11 +68,12 @@ export function watchedKinds(notifications: boolean): Watched[] {
       fieldSelector: 'type!=helm.sh/release.v1',
     },
   ];
+  // Receivers stay notification-controller's: in a cluster they annotate the image objects
+  // (reconcile.fluxcd.io/requestedAt), which pawl handles.
   if (notifications) {
     for (const [plural, kind, versions] of [
       ['providers', 'Provider', ['v1beta3', 'v1beta2']],
       ['alerts', 'Alert', ['v1beta3', 'v1beta2']],
-      ['receivers', 'Receiver', ['v1', 'v1beta2']],
     ] as const) {
       out.push({
         candidates: versions.map((version) => ({
@@ -77,6 +83,7 @@ export function watchedKinds(notifications: boolean): Watched[] {
           kind,
         })),
         selected: false,
+        optional: true,
       });
     }
   }
@@ -89,7 +96,7 @@ export interface KubeSourceOptions {
   namespace?: string;
   /** Flux's `--watch-label-selector`, for the image kinds. */
   labelSelector?: string;
-  /** Also watch Provider, Alert and Receiver (pawl sends the alerts itself). */
+  /** Also watch Provider and Alert, when the server has them (pawl sends the alerts itself). */
   notifications?: boolean;
   /** How long to wait after a change for more before telling the consumer; default 200 ms. */
   debounceMs?: number;
@@ -143,7 +150,7 @@ export class KubeSource {
     const { client } = this.opts;
     for (const w of watchedKinds(this.opts.notifications ?? false)) {
       for (const r of w.candidates) {
-        if (await served(client, r)) {
+        if (await served(client, r, w.optional === true, this.opts.log)) {
           this.resources.push(r);
           const list = this.listOptions(w);
           const first = await client.list(r, list);
@@ -282,12 +289,19 @@ export class KubeSource {
 }
 
 /** Whether the server serves this group and version (a CRD of it is installed). */
-async function served(client: KubeClient, r: Resource): Promise<boolean> {
+async function served(client: KubeClient, r: Resource, optional: boolean, log?: Logger): Promise<boolean> {
   try {
     await client.list(r, { limit: 1 });
     return true;
   } catch (err) {
     if (err instanceof KubeApiError && err.status === 404) return false;
+    if (optional && err instanceof KubeApiError && err.status === 403) {
+      log?.warn(
+        `cannot list ${r.plural}.${r.group} (${errorMessage(err)}); pawl sends no alerts of them: ` +
+          'grant get, list and watch on them (deploy/kubernetes/overlays/kubernetes-mode/rbac.yaml)',
+      );
+      return false;
+    }
     throw err;
   }
 }

@@ -2,8 +2,11 @@
  * Writes status through the status subresource, never `spec`. The status is computed from the
  * object as the server has it now (its generation, its previous conditions and refs), and the
  * patch names that resourceVersion: when someone changed the object in between (409 Conflict),
- * it is read again and the status computed again, a few times.
+ * it is read again and the status computed again, a few times. A status the object already has
+ * is not written again: a fleet whose registries did not change costs the API server no writes
+ * (and its watchers no events).
  */
+import { isDeepStrictEqual } from 'node:util';
 import { KubeApiError, type KubeClient, type KubeObject, type Resource } from './client.js';
 import type { Condition, ObjectState } from './status.js';
 
@@ -31,6 +34,8 @@ export function stateOf(obj: KubeObject, now: Date): ObjectState {
 export class StatusWriter {
   private readonly now: () => Date;
   private readonly retries: number;
+  /** Status patches sent, and writes skipped because the object already had that status. */
+  readonly counts = { patched: 0, unchanged: 0 };
 
   constructor(
     private readonly client: KubeClient,
@@ -60,7 +65,12 @@ export class StatusWriter {
       }
       const status = compute(stateOf(obj, this.now()));
       if (status === undefined) return undefined;
+      if (unchanged((obj as { status?: unknown }).status, status)) {
+        this.counts.unchanged++;
+        return obj;
+      }
       try {
+        this.counts.patched++;
         return await this.client.patchStatus(resource, namespace, name, status, obj.metadata.resourceVersion);
       } catch (err) {
         if (err instanceof KubeApiError && err.status === 404) return undefined;
@@ -69,4 +79,14 @@ export class StatusWriter {
       }
     }
   }
+}
+
+/**
+ * Whether a merge patch of `status` would change nothing: every field it sets already has that
+ * value (fields it does not name are left as they are by a merge patch anyway).
+ */
+function unchanged(current: unknown, status: Record<string, unknown>): boolean {
+  if (current === null || typeof current !== 'object') return false;
+  const now = current as Record<string, unknown>;
+  return Object.entries(status).every(([k, v]) => isDeepStrictEqual(now[k], v));
 }

@@ -5,3 +5,4 @@ export * from './people.js';
 export type * from './report.js';
 export * from './markers.js';
 export * from './suspend.js';
+export { evaluatePolicy, FactsBook, type PolicyDeps, type PolicyOutcome } from './policies.js';

@@ -15,14 +15,12 @@ import { Scheduler, systemClock, type Clock, type JobSpec } from './scheduler.js
 import type { Coordinator } from './cluster/index.js';
 import { configUnready } from './readiness.js';
 import { openShared, type Shared } from './open.js';
-import type { KubeClient } from '../kube/index.js';
-import { KubeBridge } from './kube.js';
+import { daemonBridge, type KubeBridge } from './kube.js';
 import {
   Configuration,
   FileSource,
   connectKube,
   loadFirst,
-  type KubeConfigSource,
   type KubernetesOptions,
   type ConfigSource,
   type Applied,
@@ -115,7 +113,7 @@ export class Daemon {
   readonly #automations: AutomationJobs;
   readonly #unsubscribe: (() => void)[] = [];
   readonly #clock: Clock;
-  #kube: { bridge: KubeBridge; client: KubeClient } | null = null;
+  #kube: KubeBridge | null = null;
   #stopping: Promise<'finished' | 'abandoned'> | null = null;
 
   private constructor(opts: ServeOptions, opened: Opened, source: ConfigSource, first: LoadedConfig) {
@@ -275,12 +273,23 @@ export class Daemon {
       throw err;
     }
     if (kube)
-      daemon.#kube = { bridge: daemon.#bridge(kube, opts.kubernetes?.eventsAddr), client: kube.client };
+      daemon.#kube = daemonBridge({
+        connected: kube,
+        ...(opts.kubernetes?.eventsAddr ? { eventsAddr: opts.kubernetes.eventsAddr } : {}),
+        events: daemon.events,
+        store: daemon.#opened.store,
+        coordinator: daemon.#opened.coordinator,
+        config: () => daemon.#configuration.current,
+        request: (key) => void daemon.scheduler.request(key),
+        dryRun: opts.dryRun === true,
+        log: opts.log,
+        clock: daemon.#clock,
+      });
     daemon.#configuration.announceStart();
     daemon.#subscribe();
     await daemon.#repositories.readLastScans();
     const started = daemon.#applyJobs();
-    daemon.#kube?.bridge.applied(daemon.#configuration.current, started);
+    daemon.#kube?.applied(daemon.#configuration.current, started);
     // Webhook work a previous process accepted (202) and did not finish runs now.
     daemon.#opened.coordinator.resume?.();
     if (opts.watch !== false) await source.watch((reason) => void daemon.reload(reason));
@@ -297,29 +306,6 @@ export class Daemon {
       'serving',
     );
     return daemon;
-  }
-
-  #bridge(kube: { source: KubeConfigSource; client: KubeClient }, eventsAddr?: string): KubeBridge {
-    const { store, coordinator } = this.#opened;
-    return new KubeBridge({
-      client: kube.client,
-      source: kube.source.source,
-      ...(eventsAddr ? { eventsAddr } : {}),
-      events: this.events,
-      store,
-      config: () => this.#configuration.current,
-      trigger: (repositories, automations) =>
-        publishWebhook(coordinator, this.#configuration.current, this.#clock.now(), {
-          repositories,
-          automations,
-          tags: [],
-        }),
-      request: (key) => void this.scheduler.request(key),
-      // A dry run beside Flux writes nothing to the cluster either: Flux's controllers own the status.
-      acting: () => !this.view.dryRun && coordinator.owns(''),
-      log: this.log,
-      clock: this.#clock,
-    });
   }
 
   /**
@@ -343,12 +329,8 @@ export class Daemon {
         ? [
             c.onElected(() => {
               if (this.#stopping) return;
+              // Kubernetes mode re-announces on its own (kube.ts).
               this.log.info('elected: running every job now');
-              this.#kube?.bridge.applied(this.#configuration.current, {
-                added: [],
-                removed: [],
-                changed: [],
-              });
               for (const s of this.scheduler.statuses()) if (!s.suspended) void this.scheduler.request(s.key);
             }),
           ]
@@ -375,7 +357,7 @@ export class Daemon {
     this.#alerts.reconfigure(loaded.config);
     await this.#repositories.readLastScans();
     const applied = this.#applyJobs();
-    this.#kube?.bridge.applied(loaded, applied);
+    this.#kube?.applied(loaded, applied);
     for (const key of applied.removed) {
       const [kind, ...rest] = key.split('/');
       const name = rest.join('/');
@@ -432,8 +414,7 @@ export class Daemon {
       // Queued alerts get a last try, bounded: a Provider that is down must not hold the exit.
       await this.#alerts.close(Math.min(graceMs, 5000));
       for (const u of this.#unsubscribe.splice(0)) u();
-      await this.#kube?.bridge.close();
-      await this.#kube?.client.close();
+      await this.#kube?.close();
       await coordinator.close();
       await store.close();
       await lock?.release();

@@ -5,7 +5,8 @@
  * (`flux reconcile`, notification-controller's Receivers) a run now. Objects the loader left out
  * are reported on their own status. Writes to one object go one at a time, in order.
  */
-import { refKey, selectPolicies, type Config } from '../config/index.js';
+import { refKey, selectPolicies, type Config, type ImagePolicy } from '../config/index.js';
+import { explainEvent, type GuardEvent } from '../guard/index.js';
 import {
   imagePolicyStatus,
   imageRepositoryStatus,
@@ -20,11 +21,14 @@ import {
   type Resource,
 } from '../kube/index.js';
 import type { AutomationReport } from '../records/index.js';
+import { evaluatePolicy, FactsBook } from '../run/index.js';
 import type { Store } from '../store/index.js';
 import { errorMessage, type Logger } from '../util/index.js';
+import type { Coordinator } from './cluster/index.js';
 import type { PassEvent, ScanEvent, ServeEvents } from './events.js';
+import { automationJob, publishWebhook, repositoryJob } from './jobs/index.js';
 import type { Clock } from './scheduler.js';
-import type { Applied, LoadedConfig } from './source/index.js';
+import type { Applied, KubeConfigSource, LoadedConfig } from './source/index.js';
 
 export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 
@@ -55,10 +59,60 @@ export interface KubeBridgeOptions {
    * in the JSON Flux's controllers post, so that existing Alerts keep working.
    */
   eventsAddr?: string;
-  /** This replica acts (it leads, or is alone, and is not a dry run): only then does it write. */
-  acting?: () => boolean;
+  /**
+   * This replica acts (it leads, or is alone, and is not a dry run): only then does it write.
+   * With `key` (the job a scan or pass belongs to): whether this replica writes what that job
+   * did — with replicas on PostgreSQL, each writes the status of the jobs it owns.
+   */
+  acting?: (key?: string) => boolean;
+  /** Told when this replica becomes the leader (the coordinator's `onElected`). */
+  onElected?: (cb: () => void) => () => void;
+  /** Closed with the bridge: the daemon's connection, which only Kubernetes mode uses. */
+  closeClient?: boolean;
   log: Logger;
   clock: Clock;
+}
+
+/** What the daemon has that Kubernetes mode needs (the daemon builds the bridge from it). */
+export interface DaemonKubeParts {
+  connected: { source: KubeConfigSource; client: KubeClient };
+  eventsAddr?: string;
+  events: ServeEvents;
+  store: Store;
+  coordinator: Coordinator;
+  config: () => LoadedConfig;
+  /** Asks the scheduler for a run of a job now. */
+  request: (key: string) => void;
+  dryRun: boolean;
+  log: Logger;
+  clock: Clock;
+}
+
+/**
+ * The daemon's bridge: `requestedAt` runs through the coordinator as a webhook would; it writes
+ * only while this replica leads (or is alone) and is not a dry run — beside Flux, Flux's
+ * controllers own the status — and re-announces when elected.
+ */
+export function daemonBridge(p: DaemonKubeParts): KubeBridge {
+  const { coordinator } = p;
+  return new KubeBridge({
+    client: p.connected.client,
+    source: p.connected.source.source,
+    ...(p.eventsAddr ? { eventsAddr: p.eventsAddr } : {}),
+    events: p.events,
+    store: p.store,
+    config: p.config,
+    trigger: (repositories, automations) =>
+      publishWebhook(coordinator, p.config(), p.clock.now(), { repositories, automations, tags: [] }),
+    request: p.request,
+    // The leader (or the one process) writes everything; replicas on PostgreSQL share the jobs,
+    // and each writes the status of those it owns (objects left out: the owner of '').
+    acting: (key) => !p.dryRun && (coordinator.owns('') || (key !== undefined && coordinator.owns(key))),
+    ...(coordinator.onElected ? { onElected: (cb: () => void) => coordinator.onElected!(cb) } : {}),
+    closeClient: true,
+    log: p.log,
+    clock: p.clock,
+  });
 }
 
 type Kind = 'ImageRepository' | 'ImagePolicy' | 'ImageUpdateAutomation';
@@ -80,12 +134,26 @@ export class KubeBridge {
     this.#writer = new StatusWriter(opts.client, { now: () => new Date(opts.clock.now()) });
     this.#off.push(
       opts.events.onScan((e) => {
-        if (this.#acting()) this.#enqueue(`ImageRepository/${e.report.name}`, () => this.#scanned(e));
+        const key = repositoryJob(e.report.name);
+        if (this.#acting(key)) this.#enqueue(key, () => this.#scanned(e));
       }),
       opts.events.onReport((e) => {
-        if (this.#acting() && !e.dryRun) this.#passed(e);
+        if (this.#acting(automationJob(e.automation)) && !e.dryRun) this.#passed(e);
       }),
+      ...(opts.onElected ? [opts.onElected(() => this.reannounce())] : []),
     );
+  }
+
+  /**
+   * This replica just became the one that writes (it was elected): what a follower leaves
+   * unwritten — the status of objects left out of the configuration — is written now, and
+   * `requestedAt` checked, as after a configuration with nothing added, removed or changed.
+   */
+  reannounce(): void {
+    if (this.#closed) return;
+    const loaded = this.opts.config();
+    if (this.#acting()) this.#reportSkipped(loaded);
+    this.#handleRequests(loaded.config);
   }
 
   /**
@@ -100,14 +168,15 @@ export class KubeBridge {
     for (const key of applied.changed) this.opts.request(key);
   }
 
-  #acting(): boolean {
-    return this.opts.acting?.() ?? true;
+  #acting(key?: string): boolean {
+    return this.opts.acting?.(key) ?? true;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     for (const off of this.#off.splice(0)) off();
     await Promise.allSettled([...this.#chains.values()]);
+    if (this.opts.closeClient) await this.opts.client.close();
   }
 
   #enqueue(key: string, write: () => Promise<void>): void {
@@ -139,6 +208,57 @@ export class KubeBridge {
     );
     if (written && e.report.error !== null)
       await this.#event(written, 'Warning', 'ReadOperationFailed', `scan failed: ${e.report.error}`);
+    if (!e.report.suspended) this.#unusedPolicies(name);
+  }
+
+  /**
+   * The policies of this repository that no automation selects: image-reflector-controller
+   * writes `latestRef` and Ready for every policy after a scan, used or not, and tools read
+   * them. Evaluated read-only (as `pawl explain`): with no marker to guard, there is no
+   * high-water mark to keep, so latestRef is the policy's selection. A policy an automation
+   * uses gets its status from the pass instead, with what the guard did to its markers.
+   */
+  #unusedPolicies(repoKey: string): void {
+    const loaded = this.opts.config();
+    const { config } = loaded;
+    const used = new Set<string>();
+    for (const a of config.automations.values())
+      for (const p of selectPolicies(config, a)) used.add(refKey(p.metadata));
+    const unused: ImagePolicy[] = [];
+    for (const p of config.imagePolicies.values())
+      if (refKey(p.spec.imageRepositoryRef) === repoKey && !used.has(refKey(p.metadata)) && !p.spec.suspend)
+        unused.push(p);
+    if (unused.length === 0) return;
+    const image = config.imageRepositories.get(repoKey)?.spec.image;
+    if (!image) return;
+    const deps = {
+      config,
+      store: this.opts.store,
+      clients: loaded.clients,
+      log: this.opts.log,
+      now: () => new Date(this.opts.clock.now()),
+    };
+    const book = new FactsBook(deps);
+    for (const p of unused) {
+      const resource = resourceOf(p.apiVersion, 'ImagePolicy');
+      if (!resource) continue;
+      const pname = refKey(p.metadata);
+      this.#enqueue(`ImagePolicy/${pname}`, async () => {
+        const out = await evaluatePolicy(p, deps, book, { readOnly: true });
+        const dependencyNotReady =
+          out.error !== null && (await this.opts.store.currentTags(repoKey)).length === 0;
+        const written = await this.#writer.write(resource, p.metadata.namespace, p.metadata.name, (state) =>
+          imagePolicyStatus(state, {
+            image,
+            candidate: out.candidate?.tag ?? null,
+            ...(out.candidate?.digest ? { digest: out.candidate.digest } : {}),
+            error: out.error,
+            ...(dependencyNotReady ? { dependencyNotReady } : {}),
+          }),
+        );
+        if (written && out.error !== null) await this.#event(written, 'Warning', 'Failure', out.error);
+      });
+    }
   }
 
   #passed(e: PassEvent): void {
@@ -171,11 +291,17 @@ export class KubeBridge {
             }),
           );
           if (written) await this.#policyEvents(written, pname, ar, pr.error);
+          if (written) await this.#staleEvents(written, pname, e.startedAt);
         });
       }
       const resource = resourceOf(automation.apiVersion, 'ImageUpdateAutomation');
       if (!resource) continue;
+      // The automation's status last: once it shows the pass, its policies' status and Events do.
+      const policyWrites = policies.flatMap(
+        (p) => this.#chains.get(`ImagePolicy/${refKey(p.metadata)}`) ?? [],
+      );
       this.#enqueue(`ImageUpdateAutomation/${ar.name}`, async () => {
+        await Promise.all(policyWrites);
         const written = await this.#writer.write(
           resource,
           automation.metadata.namespace,
@@ -224,6 +350,38 @@ export class KubeBridge {
       this.#refusals.set(marker, said);
       await this.#event(obj, 'Warning', pascal(k.reason), `${k.file}:${k.line}: ${k.detail}`);
     }
+  }
+
+  /**
+   * `StaleTagList`: the scan selected a tag older than the guard's high-water mark, so the
+   * guard kept the mark (the registry answered with an old or partial list, or a regression
+   * waits for its confirmations). Once per episode (selection and mark), not every pass.
+   */
+  async #staleEvents(obj: KubeObject, policy: string, since: Date): Promise<void> {
+    const records = await this.opts.store.events({ kind: 'stale-scan', policy, since, limit: 10 });
+    const stale = records
+      .map((r): GuardEvent | undefined => {
+        const d = r.detail;
+        if (typeof d.selected !== 'string' || typeof d.highWater !== 'string') return undefined;
+        return {
+          kind: 'stale-scan',
+          policy,
+          selected: d.selected,
+          highWater: d.highWater,
+          highWaterExists: d.highWaterExists === true,
+          ...(typeof d.pendingCount === 'number' ? { pendingCount: d.pendingCount } : {}),
+        };
+      })
+      .find((x) => x !== undefined);
+    const key = `stale ${policy}`;
+    if (!stale || stale.kind !== 'stale-scan') {
+      this.#refusals.delete(key);
+      return;
+    }
+    const said = `${stale.selected}|${stale.highWater}`;
+    if (this.#refusals.get(key) === said) return;
+    this.#refusals.set(key, said);
+    await this.#event(obj, 'Warning', 'StaleTagList', explainEvent(stale));
   }
 
   #reportSkipped(loaded: LoadedConfig): void {

@@ -4,7 +4,7 @@
  * it, as a user would. One server per test file (start in `before`, `close` in `after`).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,11 +33,18 @@ function env(): NodeJS.ProcessEnv {
   };
 }
 
-export async function startKube(): Promise<TestKube> {
+/**
+ * `rbac`: a real authorizer (`--authorization-mode RBAC`) instead of every request allowed; the
+ * kubeconfig's user is in system:masters, other identities get what RBAC objects grant them.
+ */
+export async function startKube(opts: { rbac?: boolean } = {}): Promise<TestKube> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-kube-'));
   const kubeconfig = join(dir, 'kubeconfig');
+  let first = true;
   const up = async (): Promise<void> => {
-    await exec('bash', [script, 'up', dir], { env: env(), maxBuffer: 1 << 24 });
+    const args = [script, 'up', dir, ...(first && opts.rbac ? ['--rbac'] : [])];
+    first = false;
+    await exec('bash', args, { env: env(), maxBuffer: 1 << 24 });
   };
   const down = async (): Promise<void> => {
     await exec('bash', [script, 'down', dir], { env: env() });
@@ -71,4 +78,124 @@ export async function startKube(): Promise<TestKube> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Flux's kinds by their full names: pawl's CRDs are installed too, with the same short names. */
+export const FLUX = {
+  repository: 'imagerepositories.image.toolkit.fluxcd.io',
+  policy: 'imagepolicies.image.toolkit.fluxcd.io',
+  automation: 'imageupdateautomations.image.toolkit.fluxcd.io',
+} as const;
+
+export interface KubeObj {
+  metadata: { generation: number; annotations?: Record<string, string>; labels?: Record<string, string> };
+  status?: Record<string, unknown> & {
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+/** The object as the server has it now (`kubectl get -o json`). */
+export async function getObject(
+  kube: TestKube,
+  ns: string,
+  resource: string,
+  name: string,
+): Promise<KubeObj> {
+  const { stdout } = await kube.kubectl(['get', '-n', ns, resource, name, '-o', 'json']);
+  return JSON.parse(stdout) as KubeObj;
+}
+
+export const readyOf = (o: KubeObj) => o.status?.conditions?.find((c) => c.type === 'Ready');
+
+/** `kubectl apply -f -` of a YAML stream. */
+export async function apply(kube: TestKube, yaml: string): Promise<void> {
+  await kube.kubectl(['apply', '-f', '-'], yaml);
+}
+
+/** `kubectl wait --for=…` on one object; `for` as kubectl takes it (`condition=Ready`, `jsonpath=…`). */
+export async function waitFor(
+  kube: TestKube,
+  ns: string,
+  object: string,
+  condition: string,
+  timeout = '60s',
+): Promise<void> {
+  await kube.kubectl(['wait', '-n', ns, `--for=${condition}`, object, `--timeout=${timeout}`]);
+}
+
+/**
+ * Sets `reconcile.fluxcd.io/requestedAt` as `flux reconcile` does, and waits until the object's
+ * status reports it handled. Returns the value set (after `offsetMs`, so that it is new).
+ */
+export async function reconcileNow(
+  kube: TestKube,
+  ns: string,
+  object: string,
+  offsetMs = 0,
+): Promise<string> {
+  const at = new Date(Date.now() + offsetMs).toISOString();
+  await kube.kubectl(['annotate', '--overwrite', '-n', ns, object, `reconcile.fluxcd.io/requestedAt=${at}`]);
+  await waitFor(kube, ns, object, `jsonpath={.status.lastHandledReconcileAt}=${at}`);
+  return at;
+}
+
+/** The reasons (or messages) of the Events on one object, as `kubectl get events` lists them. */
+export async function eventsOn(
+  kube: TestKube,
+  ns: string,
+  kind: string,
+  name: string,
+  field: 'reason' | 'message' = 'reason',
+  reason?: string,
+): Promise<string[]> {
+  const selector = [`involvedObject.name=${name}`, `involvedObject.kind=${kind}`];
+  if (reason) selector.push(`reason=${reason}`);
+  const { stdout } = await kube.kubectl([
+    'get',
+    'events',
+    '-n',
+    ns,
+    '--field-selector',
+    selector.join(','),
+    '-o',
+    `jsonpath={range .items[*]}{.${field}}{"\\n"}{end}`,
+  ]);
+  return stdout.split('\n').filter((l) => l !== '');
+}
+
+/**
+ * A kubeconfig for the ServiceAccount `namespace/name`, with a token from the TokenRequest API
+ * (`kubectl create token`), as a Pod's projected token is: the identity
+ * `system:serviceaccount:NS:NAME`, with what RBAC grants it and nothing more. Its context's
+ * namespace is the ServiceAccount's, as a Pod's is.
+ */
+export async function serviceAccountKubeconfig(
+  kube: TestKube,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  const token = (
+    await kube.kubectl(['create', 'token', '-n', namespace, name, '--duration=1h'])
+  ).stdout.trim();
+  const admin = await readFile(kube.kubeconfig, 'utf8');
+  const server = /server: (\S+)/.exec(admin)![1]!;
+  const ca = /certificate-authority: (\S+)/.exec(admin)![1]!;
+  const file = join(kube.dir, `kubeconfig-${namespace}-${name}`);
+  await writeFile(
+    file,
+    `apiVersion: v1
+kind: Config
+clusters:
+  - name: pawl-test
+    cluster: {server: ${server}, certificate-authority: ${ca}}
+contexts:
+  - name: ${name}
+    context: {cluster: pawl-test, user: ${name}, namespace: ${namespace}}
+current-context: ${name}
+users:
+  - name: ${name}
+    user: {token: ${token}}
+`,
+  );
+  return file;
 }

@@ -141,6 +141,22 @@ test('ImagePolicy latestRef holds the candidate; the guard kept value is in the 
     ready?.message,
     'Latest image tag for registry.example/app resolved to 1.11.0 (previously registry.example/app:1.2.0)',
   );
+  // The same status again is no write: the object keeps its resourceVersion.
+  const before = writer.counts.patched;
+  const again = await writer.write(RESOURCES.pawl.ImagePolicy, 'default', 'app', (state) =>
+    imagePolicyStatus(state, { image: 'registry.example/app', candidate: '1.11.0', error: null }),
+  );
+  assert.equal(again?.metadata.resourceVersion, after?.metadata.resourceVersion);
+  assert.equal(writer.counts.patched, before);
+  assert.equal(writer.counts.unchanged, 1);
+  const rv = await kube.kubectl([
+    'get',
+    'imagepolicies.image.pawl.dev',
+    'app',
+    '-o',
+    'jsonpath={.metadata.resourceVersion}',
+  ]);
+  assert.equal(rv.stdout, after?.metadata.resourceVersion);
   // spec is not touched by a status write.
   const spec = await kube.kubectl([
     'get',

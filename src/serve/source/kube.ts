@@ -88,6 +88,9 @@ export async function connectKube(
     ...(opts.namespace ? { namespace: opts.namespace } : {}),
     ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
     ...(opts.debounceMs !== undefined ? { debounceMs: opts.debounceMs } : {}),
+    // With --events-addr, notification-controller delivers the Alerts (from the Events pawl
+    // posts): pawl reading them too would send each alert twice.
+    notifications: !opts.eventsAddr,
   });
   try {
     await kube.start();
