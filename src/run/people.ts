@@ -23,7 +23,14 @@ import { isScanDue, scanRepositories, type ScanClients, type ScanStore } from '.
 import type { Store } from '../store/index.js';
 import { RuntimeError, UsageError, type Logger } from '../util/index.js';
 import { runAutomation } from './automation.js';
-import { evaluatePolicy, FactsBook, policyWrites, type PolicyOutcome, type PolicyStore } from './policies.js';
+import {
+  blankOutcome,
+  evaluatePolicy,
+  FactsBook,
+  policyWrites,
+  type PolicyOutcome,
+  type PolicyStore,
+} from './policies.js';
 import type { Identity } from '../git/index.js';
 import type { Decision } from '../records/index.js';
 import type { AutomationReport } from './report.js';
@@ -51,22 +58,8 @@ export function automationsFor(config: Config, policy: ImagePolicy): ImageUpdate
 }
 
 /** A rollback writes what the person asked for: the policy is not evaluated, the guard does not decide. */
-function rollbackOutcome(policy: ImagePolicy): PolicyOutcome {
-  return {
-    name: refKey(policy.metadata),
-    policy,
-    compiled: null,
-    selection: null,
-    candidate: null,
-    ratchet: null,
-    unverified: null,
-    error: 'a rollback writes the tag a person chose',
-    gates: { window: null, age: null },
-    facts: null,
-    events: [],
-    record: null,
-  };
-}
+const rollbackOutcome = (policy: ImagePolicy): PolicyOutcome =>
+  blankOutcome(policy, 'a rollback writes the tag a person chose');
 
 export interface RollbackResult {
   policy: string;
