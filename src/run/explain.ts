@@ -11,7 +11,7 @@ import { errorMessage, plainCommand, type CommandSpeller } from '../util/index.j
 import { splitImage } from '../image/index.js';
 import { withAutomationWorkspace } from './automation.js';
 import { automationsFor, type PeopleDeps } from './people.js';
-import { evaluatePolicy, FactsBook } from './policies.js';
+import { evaluateAlone } from './policies.js';
 import { planTree } from './plan.js';
 import type { Explanation } from './explanation.js';
 
@@ -60,19 +60,7 @@ export async function explain(
   const name = refKey(policy.metadata);
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const repo = deps.config.imageRepositories.get(repoKey);
-  const book = new FactsBook({
-    config: deps.config,
-    store: deps.store,
-    clients: deps.clients,
-    log: deps.log,
-    now,
-  });
-  const o = await evaluatePolicy(
-    policy,
-    { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now },
-    book,
-    { readOnly: true },
-  );
+  const { outcome: o } = await evaluateAlone(policy, { ...deps, now }, { readOnly: true });
   const sel = o.selection;
   const state = o.ratchet;
   const [tagCount, scans, events] = await Promise.all([

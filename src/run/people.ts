@@ -25,8 +25,7 @@ import { RuntimeError, UsageError, type Logger } from '../util/index.js';
 import { runAutomation } from './automation.js';
 import {
   blankOutcome,
-  evaluatePolicy,
-  FactsBook,
+  evaluateAlone,
   policyWrites,
   type PolicyOutcome,
   type PolicyStore,
@@ -236,18 +235,7 @@ export async function release(
       now,
     });
   }
-  const book = new FactsBook({
-    config: deps.config,
-    store: deps.store,
-    clients: deps.clients,
-    log: deps.log,
-    now,
-  });
-  const outcome = await evaluatePolicy(
-    policy,
-    { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now },
-    book,
-  );
+  const { outcome, book } = await evaluateAlone(policy, { ...deps, now });
   await deps.store.write(policyWrites([outcome], book));
   if (!outcome.candidate) return { policy: name, candidate: null, error: outcome.error, automations: [] };
   const automations = automationsFor(deps.config, policy);

@@ -183,6 +183,16 @@ export function blankOutcome(policy: ImagePolicy, error: string | null): PolicyO
   };
 }
 
+/** One policy evaluated on its own, as a person's command does: its outcome and the facts it read. */
+export async function evaluateAlone(
+  policy: ImagePolicy,
+  deps: PolicyDeps,
+  opts: { readOnly?: boolean } = {},
+): Promise<{ outcome: PolicyOutcome; book: FactsBook }> {
+  const book = new FactsBook(deps);
+  return { outcome: await evaluatePolicy(policy, deps, book, opts), book };
+}
+
 /**
  * Selects and steps the ratchet. What the store should keep is returned in `record`, for the
  * caller to write with the pass's batch (`policyWrites`); with `readOnly` (`pawl explain`) it is
