@@ -80,6 +80,21 @@ function caseArms(root: CompletionCommand, arm: (key: string, words: string[]) =
   return arms;
 }
 
+/**
+ * The loop of the bash and zsh scripts that finds the command and subcommand typed before the
+ * cursor (`cmd`, `sub`), passing over flags and the word after a flag that takes a value.
+ */
+function commandScan(values: string, loop: string, word: string): string {
+  return `  for ((${loop})); do
+    w="${word}"
+    case "$w" in
+      ${values}) ((i++)) ;;
+      -*) ;;
+      *) if [[ -z "$cmd" ]]; then cmd="$w"; elif [[ -z "$sub" ]]; then sub="$w"; fi ;;
+    esac
+  done`;
+}
+
 function bash(root: CompletionCommand): string {
   const commands = root.subcommands.map((c) => c.name).join(' ');
   const values = valueFlags(root).join('|');
@@ -94,14 +109,7 @@ _pawl() {
   case "$prev" in
     ${values}) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    w="\${COMP_WORDS[i]}"
-    case "$w" in
-      ${values}) ((i++)) ;;
-      -*) ;;
-      *) if [[ -z "$cmd" ]]; then cmd="$w"; elif [[ -z "$sub" ]]; then sub="$w"; fi ;;
-    esac
-  done
+${commandScan(values, 'i = 1; i < COMP_CWORD; i++', '${COMP_WORDS[i]}')}
   if [[ -z "$cmd" ]]; then
     words=${sq(`${commands} ${wordsOf(root, false).join(' ')}`)}
   else
@@ -136,14 +144,7 @@ ${described}
   case "\${words[CURRENT-1]}" in
     ${values}) _files; return ;;
   esac
-  for ((i = 2; i < CURRENT; i++)); do
-    w="\${words[i]}"
-    case "$w" in
-      ${values}) ((i++)) ;;
-      -*) ;;
-      *) if [[ -z "$cmd" ]]; then cmd="$w"; elif [[ -z "$sub" ]]; then sub="$w"; fi ;;
-    esac
-  done
+${commandScan(values, 'i = 2; i < CURRENT; i++', '${words[i]}')}
   if [[ -z "$cmd" ]]; then
     _describe 'command' commands
     return

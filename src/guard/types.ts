@@ -92,33 +92,18 @@ export type GuardEvent =
       confirmations: number;
       spanMs: number;
     }
-  | {
-      kind: 'downgrade-blocked';
-      policy?: string;
-      file?: string;
-      line?: number;
-      current: string;
-      candidate: string;
-      detail: string;
-    }
-  | {
-      kind: 'candidate-missing';
-      policy?: string;
-      file?: string;
-      line?: number;
-      current: string;
-      candidate: string;
-      detail: string;
-    }
-  | {
-      kind: 'pin';
-      policy?: string;
-      file?: string;
-      line?: number;
-      current: string;
-      candidate: string;
-      commit: string;
-      detail: string;
-    };
+  | ({ kind: 'downgrade-blocked' } & MarkerEventFields)
+  | ({ kind: 'candidate-missing' } & MarkerEventFields)
+  | ({ kind: 'pin'; commit: string } & MarkerEventFields);
+
+/** What every event about one marked line carries (`current`: its value; `detail`: in words). */
+interface MarkerEventFields {
+  policy?: string;
+  file?: string;
+  line?: number;
+  current: string;
+  candidate: string;
+  detail: string;
+}
 
 export type GuardEventKind = GuardEvent['kind'];

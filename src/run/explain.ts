@@ -11,73 +11,11 @@ import { errorMessage, plainCommand, type CommandSpeller } from '../util/index.j
 import { splitImage } from '../image/index.js';
 import { withAutomationWorkspace } from './automation.js';
 import { automationsFor, type PeopleDeps } from './people.js';
-import { evaluatePolicy, FactsBook } from './policies.js';
+import { evaluateAlone } from './policies.js';
 import { planTree } from './plan.js';
+import type { Explanation } from './explanation.js';
 
-export interface Explanation {
-  policy: string;
-  repository: string;
-  image: string;
-  strategy: string;
-  selected: string | null;
-  candidate: string | null;
-  error: string | null;
-  /** `spec.verify`: the newest selected tag when it failed verification, and why. */
-  unverified: { tag: string; why: string } | null;
-  counts: {
-    tags: number;
-    excluded: number;
-    filteredOut: number;
-    unparsable: number;
-    outOfRange: number;
-  } | null;
-  candidates: { rank: number; tag: string; extracted: string; key: string }[];
-  highWater: string | null;
-  highWaterAt: string | null;
-  pending: { candidate: string; count: number; firstAt: string; lastAt: string } | null;
-  ratchet: string;
-  scans: {
-    at: string;
-    outcome: string;
-    tags: number | null;
-    added: number;
-    removed: number;
-    anomalies: string[];
-    error: string | null;
-  }[];
-  markers: {
-    automation: string;
-    file: string;
-    line: number;
-    setter: string;
-    value: string;
-    action: 'write' | 'keep';
-    reason: string;
-    words: string;
-    detail: string;
-    advice: string | null;
-    pin: {
-      state: string;
-      detail: string;
-      commit?: string;
-      author?: string;
-      time?: string;
-      previous?: string;
-      kind?: string;
-      /** A rollback's `Pawl-Reason` (`--reason`). */
-      reason?: string;
-    } | null;
-  }[];
-  automationErrors: { automation: string; error: string }[];
-  events: { at: string; kind: string; detail: Record<string, unknown> }[];
-  /**
-   * The newest candidate older than every marked line's value (what "roll back" means), or null
-   * when no candidate is known to be older.
-   */
-  rollbackTo: string | null;
-  /** The commands to act on this policy, spelled to run as printed where they are offered. */
-  commands: { rollback: string; release: string; explain: string };
-}
+export type { Explanation } from './explanation.js';
 
 export interface ExplainOptions {
   candidates?: number;
@@ -122,19 +60,7 @@ export async function explain(
   const name = refKey(policy.metadata);
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const repo = deps.config.imageRepositories.get(repoKey);
-  const book = new FactsBook({
-    config: deps.config,
-    store: deps.store,
-    clients: deps.clients,
-    log: deps.log,
-    now,
-  });
-  const o = await evaluatePolicy(
-    policy,
-    { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now },
-    book,
-    { readOnly: true },
-  );
+  const { outcome: o } = await evaluateAlone(policy, { ...deps, now }, { readOnly: true });
   const sel = o.selection;
   const state = o.ratchet;
   const [tagCount, scans, events] = await Promise.all([

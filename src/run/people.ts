@@ -23,9 +23,15 @@ import { isScanDue, scanRepositories, type ScanClients, type ScanStore } from '.
 import type { Store } from '../store/index.js';
 import { RuntimeError, UsageError, type Logger } from '../util/index.js';
 import { runAutomation } from './automation.js';
-import { evaluatePolicy, FactsBook, policyWrites, type PolicyOutcome, type PolicyStore } from './policies.js';
+import {
+  blankOutcome,
+  evaluateAlone,
+  policyWrites,
+  type PolicyOutcome,
+  type PolicyStore,
+} from './policies.js';
 import type { Identity } from '../git/index.js';
-import type { Decision } from '../records/index.js';
+import type { Decision, MarkerDecision } from '../records/index.js';
 import type { AutomationReport } from './report.js';
 
 /** The store as the people's commands (explain, rollback, release) use it. */
@@ -51,21 +57,20 @@ export function automationsFor(config: Config, policy: ImagePolicy): ImageUpdate
 }
 
 /** A rollback writes what the person asked for: the policy is not evaluated, the guard does not decide. */
-function rollbackOutcome(policy: ImagePolicy): PolicyOutcome {
-  return {
-    name: refKey(policy.metadata),
-    policy,
-    compiled: null,
-    selection: null,
-    candidate: null,
-    ratchet: null,
-    unverified: null,
-    error: 'a rollback writes the tag a person chose',
-    gates: { window: null, age: null },
-    facts: null,
-    events: [],
-    record: null,
-  };
+const rollbackOutcome = (policy: ImagePolicy): PolicyOutcome =>
+  blankOutcome(policy, 'a rollback writes the tag a person chose');
+
+/** An automation's decisions on one policy, a written line's in the words of the person's command. */
+function decisionsOn(
+  made: readonly MarkerDecision[],
+  a: ImageUpdateAutomation,
+  policy: string,
+  written: (d: MarkerDecision) => string,
+): Decision[] {
+  const automation = refKey(a.metadata);
+  return made
+    .filter((d) => d.policy === policy)
+    .map((d) => ({ ...d, automation, detail: d.action === 'write' ? written(d) : d.detail }));
 }
 
 export interface RollbackResult {
@@ -143,14 +148,7 @@ export async function rollback(
     );
     for (const c of report.changes) c.reason = 'rollback';
     reports.push(report);
-    const automation = refKey(a.metadata);
-    for (const d of made)
-      if (d.policy === name)
-        decisions.push({
-          ...d,
-          automation,
-          detail: d.action === 'write' ? rollbackWords(opts.to, requestedBy, reason) : d.detail,
-        });
+    decisions.push(...decisionsOn(made, a, name, () => rollbackWords(opts.to, requestedBy, reason)));
   }
   const result: RollbackResult = { policy: name, to: opts.to, reason, requestedBy, automations: reports };
   if (!opts.dryRun) await recordRollback(deps.store, result, decisions, startedAt, now());
@@ -243,18 +241,7 @@ export async function release(
       now,
     });
   }
-  const book = new FactsBook({
-    config: deps.config,
-    store: deps.store,
-    clients: deps.clients,
-    log: deps.log,
-    now,
-  });
-  const outcome = await evaluatePolicy(
-    policy,
-    { config: deps.config, store: deps.store, clients: deps.clients, log: deps.log, now },
-    book,
-  );
+  const { outcome, book } = await evaluateAlone(policy, { ...deps, now });
   await deps.store.write(policyWrites([outcome], book));
   if (!outcome.candidate) return { policy: name, candidate: null, error: outcome.error, automations: [] };
   const automations = automationsFor(deps.config, policy);
@@ -279,14 +266,9 @@ export async function release(
       },
     );
     reports.push(report);
-    const automation = refKey(a.metadata);
-    for (const d of made)
-      if (d.policy === name)
-        decisions.push({
-          ...d,
-          automation,
-          detail: d.action === 'write' ? `Released: the pin is lifted, ${d.candidate} written.` : d.detail,
-        });
+    decisions.push(
+      ...decisionsOn(made, a, name, (d) => `Released: the pin is lifted, ${d.candidate} written.`),
+    );
   }
   if (!opts.dryRun) {
     // Beside Git, as a rollback is: the dashboard's timeline marks the release's commit.

@@ -165,6 +165,34 @@ export function policyWrites(outcomes: Iterable<PolicyOutcome>, book: FactsBook)
   return batch;
 }
 
+/** An outcome that selected nothing: its \`error\` says why (null while it is being evaluated). */
+export function blankOutcome(policy: ImagePolicy, error: string | null): PolicyOutcome {
+  return {
+    name: refKey(policy.metadata),
+    policy,
+    compiled: null,
+    selection: null,
+    candidate: null,
+    ratchet: null,
+    unverified: null,
+    error,
+    facts: null,
+    gates: { window: null, age: null },
+    events: [],
+    record: null,
+  };
+}
+
+/** One policy evaluated on its own, as a person's command does: its outcome and the facts it read. */
+export async function evaluateAlone(
+  policy: ImagePolicy,
+  deps: PolicyDeps,
+  opts: { readOnly?: boolean } = {},
+): Promise<{ outcome: PolicyOutcome; book: FactsBook }> {
+  const book = new FactsBook(deps);
+  return { outcome: await evaluatePolicy(policy, deps, book, opts), book };
+}
+
 /**
  * Selects and steps the ratchet. What the store should keep is returned in `record`, for the
  * caller to write with the pass's batch (`policyWrites`); with `readOnly` (`pawl explain`) it is
@@ -177,20 +205,7 @@ export async function evaluatePolicy(
   opts: { readOnly?: boolean } = {},
 ): Promise<PolicyOutcome> {
   const name = refKey(policy.metadata);
-  const out: PolicyOutcome = {
-    name,
-    policy,
-    compiled: null,
-    selection: null,
-    candidate: null,
-    ratchet: null,
-    unverified: null,
-    error: null,
-    facts: null,
-    gates: { window: null, age: null },
-    events: [],
-    record: null,
-  };
+  const out = blankOutcome(policy, null);
   // As Flux's: the last selection stands and nothing new is recorded; no marker moves for it.
   if (policy.spec.suspend)
     return {

@@ -10,6 +10,7 @@ import { explain } from '../run/index.js';
 import { errorMessage, formatProblem } from '../util/index.js';
 import { tagsView } from '../scan/index.js';
 import { automationJob, repositoryJob } from './jobs/index.js';
+import type { PassEvent } from './events.js';
 import type { JobStatus } from './scheduler.js';
 import type { AdminView, DaemonView } from './view.js';
 import type { ReconcileKind } from './reconcile.js';
@@ -256,10 +257,7 @@ const automationRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => 
         repositories: daemon.current.repositoriesOf.get(name) ?? [],
         lastPass: last
           ? {
-              startedAt: last.startedAt.toISOString(),
-              endedAt: last.endedAt.toISOString(),
-              trigger: last.trigger,
-              webhooks: last.webhooks,
+              ...passWhen(last),
               result: ar?.result ?? null,
               commit: ar?.commit ?? null,
               changes: ar?.changes.length ?? 0,
@@ -282,10 +280,7 @@ const automationRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => 
       job: jobView(daemon.job(automationJob(name)), daemon),
       lastPass: last
         ? {
-            startedAt: last.startedAt.toISOString(),
-            endedAt: last.endedAt.toISOString(),
-            trigger: last.trigger,
-            webhooks: last.webhooks,
+            ...passWhen(last),
             dryRun: last.dryRun,
             report: last.report,
           }
@@ -293,6 +288,16 @@ const automationRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => 
     };
   });
 };
+
+/** When a pass ran and why, first in both of the automations' views of it. */
+function passWhen(last: PassEvent) {
+  return {
+    startedAt: last.startedAt.toISOString(),
+    endedAt: last.endedAt.toISOString(),
+    trigger: last.trigger,
+    webhooks: last.webhooks,
+  };
+}
 
 /** The store's events, filtered. */
 const eventRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => {

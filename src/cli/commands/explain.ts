@@ -2,9 +2,8 @@ import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
 import { table } from '../table.js';
-import { configJson, loadCommandConfig, resolveNamed, shownPath } from '../config.js';
-import { openCommandStore } from '../store.js';
-import { createScanClients } from '../../scan/index.js';
+import { configJson, shownPath } from '../config.js';
+import { withPeopleDeps } from '../people.js';
 import { explain, markersOutsideAutomations, type Explanation } from '../../run/index.js';
 import { commandSpeller } from '../../util/index.js';
 
@@ -21,23 +20,14 @@ export function register(program: Command): void {
   cmd.action(
     action(async (ctx, policyName: string) => {
       const n = Number(cmd.opts<{ candidates: string }>().candidates);
-      const loaded = await loadCommandConfig(ctx);
-      const { config } = loaded;
-      const policy = resolveNamed(loaded, config.imagePolicies, policyName, 'ImagePolicy');
-      const store = await openCommandStore(ctx);
-      try {
-        const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
-        const e = await explain(
-          { config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log },
-          policy,
-          {
-            candidates: Number.isInteger(n) && n > 0 ? n : 10,
-            // The commands it offers repeat this one's -c, --state-dir…: they act on the same things.
-            command: commandSpeller(ctx.options.given ?? []),
-          },
-        );
+      return withPeopleDeps(ctx, policyName, async (deps, policy, loaded) => {
+        const e = await explain(deps, policy, {
+          candidates: Number.isInteger(n) && n > 0 ? n : 10,
+          // The commands it offers repeat this one's -c, --state-dir…: they act on the same things.
+          command: commandSpeller(ctx.options.given ?? []),
+        });
         // Markers no automation reaches are the other half of "why does nothing change".
-        const outside = (await markersOutsideAutomations(config, e.policy)).map((m) => ({
+        const outside = (await markersOutsideAutomations(loaded.config, e.policy)).map((m) => ({
           ...m,
           file: shownPath(m.file),
         }));
@@ -54,9 +44,7 @@ export function register(program: Command): void {
           }
         }
         return e.automationErrors.length > 0 ? 1 : loaded.exitFloor;
-      } finally {
-        await store.close();
-      }
+      });
     }),
   );
 }

@@ -12,6 +12,7 @@ import {
   type ApiAutomation,
   type ApiPolicy,
   type ApiRepository,
+  type RepositoryRow,
   type Rows,
 } from '../get-rows.js';
 
@@ -89,51 +90,51 @@ function pick(rows: Rows, what: What): Partial<Rows> {
 const yesNo = (b: boolean) => (b ? 'True' : 'False');
 const dash = (s: string | null) => s ?? '-';
 
+/** One kind's table: Flux's kind, its column between NAME and SUSPENDED, and its rows with that cell. */
+interface Table {
+  kind: string;
+  column: string;
+  rows: (rows: Partial<Rows>) => [Row, string | null][] | undefined;
+}
+type Row = Pick<RepositoryRow, 'namespace' | 'name' | 'suspended' | 'ready' | 'message'>;
+
+/** In Flux's order; the tables share every other column. */
+const TABLES: readonly Table[] = [
+  {
+    kind: 'imagerepository',
+    column: 'LAST SCAN',
+    rows: (rows) => rows.repositories?.map((r) => [r, r.lastScan]),
+  },
+  {
+    kind: 'imagepolicy',
+    column: 'LATEST IMAGE',
+    rows: (rows) => rows.policies?.map((p) => [p, p.latestImage]),
+  },
+  {
+    kind: 'imageupdateautomation',
+    column: 'LAST RUN',
+    rows: (rows) => rows.automations?.map((a) => [a, a.lastRun]),
+  },
+];
+
 /** Flux's columns, with NAMESPACE first when more than one namespace is shown. */
 export function renderRows(ctx: CommandContext, rows: Partial<Rows>, namespaces: boolean): void {
   const { bad } = paint(ctx);
   // The message is the last column (never padded): colour there cannot shift the table.
   const said = (r: { ready: string; message: string }) => (r.ready === 'False' ? bad(r.message) : r.message);
-  const sections: [string, string[], string[][]][] = [];
-  if (rows.repositories)
-    sections.push([
-      'imagerepository',
-      ['NAME', 'LAST SCAN', 'SUSPENDED', 'READY', 'MESSAGE'],
-      rows.repositories.map((r) => [
-        r.namespace,
-        r.name,
-        dash(r.lastScan),
-        yesNo(r.suspended),
-        r.ready,
-        said(r),
-      ]),
+  const sections = TABLES.flatMap((t): [string, string[], string[][]][] => {
+    const list = t.rows(rows);
+    if (!list) return [];
+    const cells = list.map(([r, cell]) => [
+      r.namespace,
+      r.name,
+      dash(cell),
+      yesNo(r.suspended),
+      r.ready,
+      said(r),
     ]);
-  if (rows.policies)
-    sections.push([
-      'imagepolicy',
-      ['NAME', 'LATEST IMAGE', 'SUSPENDED', 'READY', 'MESSAGE'],
-      rows.policies.map((p) => [
-        p.namespace,
-        p.name,
-        dash(p.latestImage),
-        yesNo(p.suspended),
-        p.ready,
-        said(p),
-      ]),
-    ]);
-  if (rows.automations)
-    sections.push([
-      'imageupdateautomation',
-      ['NAME', 'LAST RUN', 'SUSPENDED', 'READY', 'MESSAGE'],
-      rows.automations.map((a) => [
-        a.namespace,
-        a.name,
-        dash(a.lastRun),
-        yesNo(a.suspended),
-        a.ready,
-        said(a),
-      ]),
-    ]);
+    return [[t.kind, ['NAME', t.column, 'SUSPENDED', 'READY', 'MESSAGE'], cells]];
+  });
   const several = sections.length > 1;
   sections.forEach(([kind, headers, cells], i) => {
     if (i > 0) writeLine(ctx);

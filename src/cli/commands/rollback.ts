@@ -1,40 +1,10 @@
 import type { Command } from 'commander';
 import { withGlobalOptions, writeJson, writeLine, type CommandContext } from '../context.js';
 import { action } from '../action.js';
-import { configJson, loadCommandConfig, resolveNamed, type CommandConfig } from '../config.js';
-import type { ImagePolicy } from '../../config/index.js';
-import { openCommandStore } from '../store.js';
-import { createScanClients } from '../../scan/index.js';
+import { configJson } from '../config.js';
+import { withPeopleDeps } from '../people.js';
 import { printable } from '../../util/index.js';
-import {
-  findPerson,
-  formatIdentity,
-  release,
-  rollback,
-  type PeopleDeps,
-  type AutomationReport,
-} from '../../run/index.js';
-
-async function withPeopleDeps<T>(
-  ctx: CommandContext,
-  policyName: string,
-  body: (deps: PeopleDeps, policy: ImagePolicy, loaded: CommandConfig) => Promise<T>,
-): Promise<T> {
-  const loaded = await loadCommandConfig(ctx);
-  const { config } = loaded;
-  const policy = resolveNamed(loaded, config.imagePolicies, policyName, 'ImagePolicy');
-  const store = await openCommandStore(ctx);
-  try {
-    const clients = createScanClients(config, { log: ctx.log, buildTimes: store.buildTimeCache() });
-    return await body(
-      { config, store, stateDir: ctx.options.stateDir, clients, log: ctx.log },
-      policy,
-      loaded,
-    );
-  } finally {
-    await store.close();
-  }
-}
+import { findPerson, formatIdentity, release, rollback, type AutomationReport } from '../../run/index.js';
 
 function renderAutomations(ctx: CommandContext, reports: AutomationReport[]): number {
   let failed = 0;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { compileRegex } from '../../go/index.js';
 import { parseDuration } from '../duration.js';
 import type { LabelSelector } from '../types.js';
 
@@ -194,3 +195,15 @@ export function throwsToIssue(fn: () => unknown): string | undefined {
     return err instanceof Error ? err.message : String(err);
   }
 }
+
+/** A regular expression from the configuration: RE2, as Flux's Go reads it; why not, when it is not. */
+export const re2 = z.string().check((ctx) => {
+  const problem = throwsToIssue(() => compileRegex(ctx.value));
+  if (problem) {
+    ctx.issues.push({
+      code: 'custom',
+      message: `not a valid RE2 regular expression: ${problem}`,
+      input: ctx.value,
+    });
+  }
+});

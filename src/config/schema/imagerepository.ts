@@ -1,17 +1,7 @@
 import { z } from 'zod';
-import { compileRegex } from '../../go/index.js';
 import { imageRepositoryProblem } from '../imageref.js';
 import { parseRepository, providerHostProblem } from '../../image/index.js';
-import {
-  fluxDuration,
-  ignored,
-  localRef,
-  metadata,
-  oneOf,
-  stringMap,
-  throwsToIssue,
-  tolerated,
-} from './common.js';
+import { fluxDuration, ignored, localRef, metadata, oneOf, re2, stringMap, tolerated } from './common.js';
 import type { AccessFrom } from '../types.js';
 
 export const IMAGE_API_VERSIONS = [
@@ -48,18 +38,7 @@ export const imageRepositorySchema = z.object({
       certSecretRef: localRef.optional(),
       insecure: z.boolean().default(false),
       exclusionList: z
-        .array(
-          z.string().check((ctx) => {
-            const problem = throwsToIssue(() => compileRegex(ctx.value));
-            if (problem) {
-              ctx.issues.push({
-                code: 'custom',
-                message: `not a valid RE2 regular expression: ${problem}`,
-                input: ctx.value,
-              });
-            }
-          }),
-        )
+        .array(re2)
         // Flux's CRD: `maxItems: 25`.
         .check((ctx) => {
           if (ctx.value.length <= EXCLUSION_LIST_MAX) return;

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { compileRegex } from '../../go/index.js';
 import { parseDuration } from '../duration.js';
 import { ALERT_SOURCE_KINDS, PROVIDER_TYPES, type AlertSourceKind, type ProviderType } from '../types.js';
-import { ignored, localRef, metadata, oneOf, stringMap, throwsToIssue, tolerated } from './common.js';
+import { ignored, localRef, metadata, oneOf, re2, stringMap, tolerated } from './common.js';
 
 /** Flux's notification-controller API versions that carry Provider and Alert. */
 export const NOTIFICATION_API_VERSIONS = [
@@ -130,17 +129,6 @@ export const providerSchema = z.object({
       }
     }),
   status: tolerated,
-});
-
-const re2 = z.string().check((ctx) => {
-  const problem = throwsToIssue(() => compileRegex(ctx.value));
-  if (problem) {
-    ctx.issues.push({
-      code: 'custom',
-      message: `not a valid RE2 regular expression: ${problem}`,
-      input: ctx.value,
-    });
-  }
 });
 
 const eventSource = z.object({

@@ -15,14 +15,6 @@ export {
 } from './routes.js';
 export { calmWords, foldAttention, markerState } from './attention.js';
 export { overview, RECENT_UPGRADE_MS } from './overview.js';
-export {
-  foldScanRows,
-  shownCounts,
-  tagPart,
-  timeline,
-  TAG_NAMES_SHOWN,
-  type GitMark,
-  type Timeline,
-} from './timeline.js';
+export { foldScanRows, shownCounts, tagPart, timeline, TAG_NAMES_SHOWN } from './timeline.js';
 export { webBuildOptions, bundleWebSources } from './web-build.js';
 export * from './types.js';

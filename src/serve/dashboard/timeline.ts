@@ -8,61 +8,10 @@ import {
   type DashboardStore,
   type RunResultShape,
 } from './types.js';
+import type { GitMark, Timeline, TimelineScan } from './json.js';
 
 /** A first scan "adds" every tag; the page needs a few names, not thousands. */
 export const TAG_NAMES_SHOWN = 20;
-
-type TimelineScan = {
-  id: number;
-  at: string;
-  outcome: string;
-  tags: number | null;
-  /** At most TAG_NAMES_SHOWN names each; the counts are whole. */
-  added: string[];
-  addedCount: number;
-  removed: string[];
-  removedCount: number;
-  anomalies: { kind: string; text: string }[];
-  error: string | null;
-};
-
-/** A commit that changed the policy's lines, as the store's runs recorded it. */
-export interface GitMark {
-  at: string;
-  kind: 'run' | 'rollback' | 'release';
-  /** The tag written. */
-  value: string;
-  commit: string | null;
-  url: string | null;
-  /** A rollback's person and `--reason`. */
-  by: string | null;
-  reason: string | null;
-}
-
-export interface Timeline {
-  name: string;
-  image: string;
-  /** Some scan ever got the registry's tag list: before that, there is no count to plot. */
-  answered: boolean;
-  scans: (TimelineScan & {
-    /** What the count chart plots: the count, a failed scan at the last count, null before any answer. */
-    shown: number | null;
-  })[];
-  /** The table's rows, newest first: a run of failed scans with the same error is one row. */
-  rows: (TimelineScan & { count: number; firstAt: string })[];
-  policies: {
-    name: string;
-    highWater: string | null;
-    highWaterAt: string | null;
-    /** Oldest first; `tags` orders the selected tags in the order pawl first selected them. */
-    selections: { at: string; candidate: string | null; error: string | null }[];
-    /** Oldest first: the tag in Git after each recorded run that read or wrote the policy's lines. */
-    inGit: { at: string; value: string }[];
-    /** Oldest first: pawl's commits to the policy's lines (upgrades, rollbacks, releases). */
-    git: GitMark[];
-    tags: string[];
-  }[];
-}
 
 /** The tag part of a marker value (`host/app:1.2@sha256:…` → `1.2`); a bare tag stays itself. */
 export function tagPart(value: string): string {

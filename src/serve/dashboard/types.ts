@@ -1,23 +1,12 @@
 /** The shapes the dashboard's JSON has (docs/dashboard.md, docs/api.md), and what it reads them from. */
 import type { Config } from '../../config/index.js';
-import type { Decision } from '../../records/index.js';
 import type { Store } from '../../store/index.js';
 import type { Problem } from '../../util/index.js';
 import type { PassEvent } from '../events.js';
+import type { MarkerState } from './json.js';
 
-/** The states a marked line is shown in, worst first (the attention list's order). */
-export const MARKER_STATES = [
-  'error',
-  'candidate-missing',
-  'unverified',
-  'stale',
-  'downgrade-blocked',
-  'pinned',
-  'held',
-  'upgrade',
-  'up-to-date',
-] as const;
-export type MarkerState = (typeof MARKER_STATES)[number];
+/** The JSON's shapes live apart, where web/ can read them (json.ts). */
+export * from './json.js';
 
 export const STATE_LABELS: Readonly<Record<MarkerState, string>> = {
   error: 'error',
@@ -69,91 +58,6 @@ export function forgeCommitUrl(gitUrl: string, sha: string): string | null {
   )
     return `${base}/commit/${sha}`;
   return null;
-}
-
-/** A marker's stored decision (its `detail` is the decision's sentence), as the dashboard shows it. */
-export interface MarkerView extends Decision {
-  state: MarkerState;
-  label: string;
-  /** What the reason means in general. */
-  meaning: string;
-  at: string;
-  dryRun: boolean;
-}
-
-export interface PolicyView {
-  name: string;
-  repository: string;
-  strategy: string;
-  candidate: string | null;
-  selectedAt: string | null;
-  highWater: string | null;
-  highWaterAt: string | null;
-  pending: { candidate: string; count: number; firstAt: string; lastAt: string } | null;
-  error: string | null;
-  /** The registry's list lacks what it served before, and the ratchet is holding the line. */
-  stale: string | null;
-}
-
-export interface RepositoryView {
-  name: string;
-  image: string;
-  interval: number;
-  tags: number | null;
-  lastScan: {
-    at: string;
-    outcome: string;
-    tags: number | null;
-    anomalies: string[];
-    error: string | null;
-  } | null;
-}
-
-export interface AutomationView {
-  name: string;
-  /** `spec.suspend`: no pass runs (pawl resume automation NAME). */
-  suspended: boolean;
-  git: { name: string; url: string; branch: string | null } | null;
-  policies: string[];
-  lastPass: { at: string; trigger: string; result: string | null; error: string | null } | null;
-  lastCommit: { sha: string; at: string; url: string | null; kind: string } | null;
-  /** The last pass's pull request; null without one. */
-  pullRequest: { number: number; url: string; action: string; state: string } | null;
-}
-
-export interface AttentionItem {
-  state: MarkerState;
-  title: string;
-  why: string;
-  /** `#/policy/ns/name` or `#/repository/ns/name`. */
-  href: string;
-  /** Folded: how many items said the same (1 when alone), and the titles of the others. */
-  count: number;
-  others: { title: string; href: string }[];
-}
-
-/**
- * What the attention list says when it is empty. Only `all-well` is good news: an empty
- * configuration, or lines no pass has decided yet, are not "nothing needs a person".
- */
-export interface Calm {
-  kind: 'nothing-configured' | 'all-suspended' | 'no-pass-yet' | 'no-markers' | 'all-well';
-  text: string;
-}
-
-export interface Overview {
-  generatedAt: string;
-  dryRun: boolean;
-  /** Where the daemon reads its configuration (`-c`), and how many objects it runs. */
-  configuration: { paths: string[]; automations: number; policies: number; repositories: number };
-  /** Set when `attention` is empty. */
-  calm: Calm | null;
-  automations: AutomationView[];
-  policies: PolicyView[];
-  repositories: RepositoryView[];
-  markers: MarkerView[];
-  attention: AttentionItem[];
-  counts: Record<MarkerState, number>;
 }
 
 /** The store as the dashboard reads it: batch reads of every policy, and each one's history. */
