@@ -186,13 +186,14 @@ async function bareRepo(git: GitServer, name: string, files: Record<string, stri
       GIT_COMMITTER_NAME: 'bench',
       GIT_COMMITTER_EMAIL: 'bench@example.com',
     };
-    const run = (args: string[]) => execFileP('git', args, { cwd: tree, env });
+    // No automatic gc: it can still be writing into .git when the tree is removed.
+    const run = (args: string[]) => execFileP('git', ['-c', 'gc.auto=0', ...args], { cwd: tree, env });
     await run(['init', '--quiet', '--initial-branch=main']);
     await run(['add', '-A']);
     await run(['commit', '--quiet', '-m', 'initial commit']);
     await run(['push', '--quiet', '--force', git.repoPath(name), 'main:main']);
   } finally {
-    await rm(tree, { recursive: true, force: true });
+    await rm(tree, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 
