@@ -44,6 +44,11 @@ export interface PolicyOutcome {
   name: string;
   policy: ImagePolicy;
   compiled: CompiledPolicy | null;
+  /**
+   * The policy's selection. A pass (not read-only) keeps only the best of its ranked
+   * `candidates` once the policy is evaluated: every policy's whole list, held until the pass
+   * ended, was the largest part of a pass's memory with thousands of tags (issue 27).
+   */
   selection: Selection | null;
   /** After the ratchet: what markers may be moved to. */
   candidate: Candidate | null;
@@ -305,6 +310,7 @@ export async function evaluatePolicy(
     out.error = errorMessage(err);
   }
   if (!opts.readOnly) {
+    if (out.selection) out.selection = { ...out.selection, candidates: out.selection.candidates.slice(0, 1) };
     const at = deps.now();
     out.record = {
       state: stateToKeep,

@@ -50,6 +50,31 @@ describe('SQLite: openSqliteStore', () => {
     assert.match(plan, /USING INDEX scans_running/);
   });
 
+  test("version 6 drops the tags_by_scan index; asking for a scan's tags still searches the primary key", async (t) => {
+    const dir = tempDir(t);
+    const store = openSqliteStore(dir);
+    await scan(store, 'ns/app', ['1.0.0', '1.1.0'], 0);
+    await scan(store, 'ns/app', ['1.1.0', '1.2.0'], 1);
+    assert.deepEqual(await store.currentTags('ns/app'), ['1.1.0', '1.2.0']);
+    await store.close();
+    const db = new Database(join(dir, 'pawl.db'), { readonly: true });
+    t.after(() => db.close());
+    const indexes = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tags'")
+      .pluck()
+      .all();
+    assert.ok(!indexes.includes('tags_by_scan'), `indexes on tags: ${indexes.join(', ')}`);
+    const plan = (sql: string) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('r', 'i', 1, '[]') as { detail: string }[])
+        .map((r) => r.detail)
+        .join(' | ');
+    for (const sql of [
+      'SELECT tag FROM tags WHERE repository = ? AND image = ? AND last_scan_id = ? AND ? IS NOT NULL',
+      'UPDATE tags SET last_seen = 1, last_scan_id = 2 WHERE repository = ? AND image = ? AND last_scan_id = ? AND tag NOT IN (SELECT value FROM json_each(?))',
+    ])
+      assert.match(plan(sql), /SEARCH tags USING PRIMARY KEY \(repository=\? AND image=\?\)/, sql);
+  });
+
   test('refuses a database from a newer pawl, saying it is safe to move away', async (t) => {
     const dir = tempDir(t);
     await openSqliteStore(dir).close();
