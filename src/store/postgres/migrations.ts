@@ -24,4 +24,11 @@ export const PG_MIGRATIONS: readonly string[] = [
     at     BIGINT NOT NULL
   );
   `,
+  // 3: commit batches open now (spec.git.commit.batch): when each automation's window opened.
+  `
+  CREATE TABLE commit_batches (
+    automation TEXT   PRIMARY KEY,
+    opened_at  BIGINT NOT NULL
+  );
+  `,
 ];

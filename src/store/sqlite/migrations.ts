@@ -31,4 +31,11 @@ export const MIGRATIONS: readonly string[] = [
     at     INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 4: commit batches open now (spec.git.commit.batch): when each automation's window opened.
+  `
+  CREATE TABLE commit_batches (
+    automation TEXT    PRIMARY KEY,
+    opened_at  INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
