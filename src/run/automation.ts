@@ -29,6 +29,7 @@ import { TRAILER_UPDATED } from '../guard/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { summarise, writeEdits, type Edit } from './edits.js';
+import { batchStep, heldDecision, type BatchStep } from './batch.js';
 import { appliedPolicies, markerMistakes } from './markers.js';
 import { gitFailureWords } from './git-words.js';
 import type { PolicyOutcome } from './policies.js';
@@ -78,6 +79,11 @@ export interface AutomationOptions extends PlanOptions {
     author?: Identity;
   };
   maxAttempts?: number;
+  /**
+   * The automation's commit batch as the store has it (spec.git.commit.batch; null: none open).
+   * Absent: nothing is held (rollback, release).
+   */
+  batch?: { openedAt: Date | null };
   /** Aborted: stop before the next push (the commit stays local; the next run starts clean). */
   signal?: AbortSignal;
 }
@@ -87,6 +93,8 @@ export interface AutomationRun {
   plan: TreePlan | null;
   /** Every marker's decision (what the store records); the report's rows are projections of it. */
   decisions: MarkerDecision[];
+  /** The commit batch to store (opened, or done: null); absent when it is as it was. */
+  batch?: { openedAt: Date | null };
 }
 
 export function secretOf(config: Config, namespace: string, name: string | undefined): Secret | undefined {
@@ -146,7 +154,12 @@ export async function runAutomation(
         ? gitFailureWords(err, deps.config.gitRepositories.get(refKey(automation.spec.sourceRef)), deps.log)
         : errorMessage(err);
   }
-  return { report: p.report, plan: p.plan, decisions: p.decisions };
+  return {
+    report: p.report,
+    plan: p.plan,
+    decisions: p.decisions,
+    ...(p.batchWrite ? { batch: p.batchWrite } : {}),
+  };
 }
 
 /** One automation's pass as its steps share it: what it was given, and what it found so far. */
@@ -164,6 +177,9 @@ interface Pass {
   /** The last attempt's changes and commit message: what a pull request proposes. */
   changes: TemplateChange[];
   message: string;
+  /** What the commit batch said about the last attempt's edits (null: not batched). */
+  step: BatchStep | null;
+  batchWrite?: { openedAt: Date | null };
 }
 
 type PullRequestSpec = NonNullable<NonNullable<ImageUpdateAutomation['spec']['git']['push']>['pullRequest']>;
@@ -191,6 +207,7 @@ function startPass(automation: ImageUpdateAutomation, deps: AutomationDeps, opts
     branch: branchTemplate ? undefined : pushSpec?.branch,
     changes: [],
     message: '',
+    step: null,
   };
 }
 
@@ -224,7 +241,19 @@ async function passIn(p: Pass, ws: Workspace, outcomes: ReadonlyMap<string, Poli
   });
   const { result, note } = prSpec ? await besideTaken(p, ws, pushed) : { result: pushed, note: undefined };
   await settle(p, ws, result);
-  if (prSpec && !result.rejected) await pullRequest(p, ws, prSpec, note);
+  const held = p.step?.action === 'hold';
+  if (prSpec && !result.rejected && !held) await pullRequest(p, ws, prSpec, note);
+  p.batchWrite = batchWrite(p.step, report.result);
+}
+
+/** The batch to store after the pass: opened by a hold, done once its write (or nothing) landed. */
+function batchWrite(
+  step: BatchStep | null,
+  result: AutomationReport['result'],
+): { openedAt: Date | null } | undefined {
+  if (!step) return undefined;
+  if (step.action === 'hold') return step.opened ? { openedAt: step.openedAt } : undefined;
+  return step.close && result !== 'failed' ? { openedAt: null } : undefined;
 }
 
 /** One attempt: plan from the checkout, write the guard's edits, commit them. Null: nothing to commit. */
@@ -250,13 +279,31 @@ async function attemptOnce(
   report.changes = p.decisions.filter((d) => d.action === 'write').map(changeRow);
   report.kept = p.decisions.filter((d) => d.action === 'keep').map(keptRow);
   p.changes = [];
+  p.step = opts.batch
+    ? batchStep(automation.spec.git.commit.batch, opts.batch.openedAt, p.deps.now(), edits.length)
+    : null;
+  if (p.step?.action === 'hold') {
+    hold(p, p.step);
+    return null;
+  }
   if (edits.length === 0) return null;
   // Flux's default message is a constant: only a template needs the changed objects.
   const needObjects =
     (!opts.message && !!automation.spec.git.commit.messageTemplate) ||
     !!p.branchTemplate ||
     !!automation.spec.git.push?.pullRequest;
-  p.changes = await writeEdits(w, plan, edits, automation.spec.update.path, needObjects);
+  // `group: policy`: a commit per policy, in name order; each writes over the ones before it.
+  const groups = automation.spec.git.commit.group === 'policy' && !opts.message ? byPolicy(edits) : [edits];
+  const written: Edit[] = [];
+  let sha: string | null = null;
+  for (const group of groups) {
+    const changes = await writeEdits(w, plan, group, automation.spec.update.path, needObjects, written);
+    written.push(...group);
+    p.changes.push(...changes);
+    if (!opts.dryRun) sha = (await commitEdits(p, w, group, changes)) ?? sha;
+  }
+  // What a pull request proposes: the whole pass's changes under the automation's template.
+  if (groups.length > 1) p.message = automationMessage(automation, p.changes);
   if (p.branchTemplate) {
     p.branch = branchName(p.branchTemplate, automation, p.changes);
     report.branch = p.branch;
@@ -266,8 +313,31 @@ async function attemptOnce(
         `ImageUpdateAutomation ${p.name}: spec.git.push.branch renders to ${p.branch}, the branch the pull request would be proposed into (git.checkout.ref.branch); make the template name another branch (e.g. "pawl/{{ .AutomationObject.Name }}/...")`,
       );
   }
-  if (opts.dryRun) return null;
-  return commitEdits(p, w, edits);
+  return opts.dryRun ? null : sha;
+}
+
+/** A batch holds the guard's writes: each becomes a kept row saying when it is written. */
+function hold(p: Pass, step: Extract<BatchStep, { action: 'hold' }>): void {
+  const windowMs = p.automation.spec.git.commit.batch!;
+  p.decisions = p.decisions.map((d) => (d.action === 'write' ? heldDecision(d, step, windowMs) : d));
+  p.report.changes = [];
+  p.report.kept = p.decisions.map(keptRow);
+  p.report.batch = { openedAt: step.openedAt.toISOString(), writesAt: step.writesAt.toISOString() };
+}
+
+/** Edits by policy, policies in name order. */
+function byPolicy(edits: readonly Edit[]): Edit[][] {
+  const groups = new Map<string, Edit[]>();
+  for (const e of edits) groups.set(e.plan.policy, [...(groups.get(e.plan.policy) ?? []), e]);
+  return [...groups.keys()].sort().map((k) => groups.get(k)!);
+}
+
+function automationMessage(automation: ImageUpdateAutomation, changes: readonly TemplateChange[]): string {
+  const spec = automation.spec.git.commit;
+  return renderCommitMessage(
+    spec.messageTemplate,
+    fluxTemplateData(automation.metadata, changes, spec.messageTemplateValues),
+  );
 }
 
 /** The plan's warnings and the markers' mistakes, once per file however often a push race makes the pass plan again. */
@@ -292,17 +362,19 @@ function noteWarnings(p: Pass, plan: TreePlan): void {
 }
 
 /** Commits the written edits: the automation's template (or the caller's message) and trailers. */
-async function commitEdits(p: Pass, w: Workspace, edits: readonly Edit[]): Promise<string | null> {
+async function commitEdits(
+  p: Pass,
+  w: Workspace,
+  edits: readonly Edit[],
+  changes: readonly TemplateChange[],
+): Promise<string | null> {
   const { automation, deps, opts, report } = p;
   const spec = automation.spec.git.commit;
   const { message, trailers, author } = opts.message
     ? opts.message(report.changes)
     : {
-        message: renderCommitMessage(
-          spec.messageTemplate,
-          fluxTemplateData(automation.metadata, p.changes, spec.messageTemplateValues),
-        ),
-        trailers: { [TRAILER_UPDATED]: [...new Set(report.changes.map((c) => c.policy))].sort() },
+        message: automationMessage(automation, changes),
+        trailers: { [TRAILER_UPDATED]: [...new Set(edits.map((e) => e.plan.policy))].sort() },
       };
   p.message = message;
   const signingKey = secretOf(deps.config, automation.metadata.namespace, spec.signingKey?.secretRef);

@@ -44,13 +44,19 @@ export function summarise(plan: TreePlan, edits: readonly Edit[]): MarkerDecisio
   });
 }
 
-/** Splices the new values into each file (only the marked scalars' bytes) and writes the changed bytes in place. */
+/**
+ * Splices the new values into each file (only the marked scalars' bytes) and writes the changed
+ * bytes in place. `prior`: edits already written to these files (an earlier commit of the same
+ * pass); the markers' offsets are the scanned text's, so each write is spliced over the scanned
+ * text with the prior edits and checked against the file as those left it.
+ */
 export async function writeEdits(
   ws: Workspace,
   plan: TreePlan,
   edits: readonly Edit[],
   updatePath: string,
   needObjects: boolean,
+  prior: readonly Edit[] = [],
 ): Promise<TemplateChange[]> {
   // Flux keys `.Changed.FileChanges` by paths relative to `spec.update.path`.
   const base = posix.normalize(updatePath.replace(/^\.\/?/, '') || '.');
@@ -70,13 +76,16 @@ export async function writeEdits(
           fileEdits.map((e) => e.plan.marker.start),
         )
       : fileEdits.map(() => ({ kind: '', namespace: '', name: '' }));
-    rewriteFileSync(
-      scanned.path,
-      scanned.text,
+    const before = prior.filter((e) => e.plan.marker.file === file);
+    const splice = (es: readonly Edit[]): string =>
       rewrite(
         scanned.text,
-        fileEdits.map((e) => ({ marker: e.plan.marker, value: e.value })),
-      ),
+        es.map((e) => ({ marker: e.plan.marker, value: e.value })),
+      );
+    rewriteFileSync(
+      scanned.path,
+      before.length > 0 ? splice(before) : scanned.text,
+      splice([...before, ...fileEdits]),
     );
     fileEdits.forEach((e, i) =>
       changes.push({
