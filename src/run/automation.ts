@@ -282,11 +282,31 @@ async function attemptOnce(
   p.step = opts.batch
     ? batchStep(automation.spec.git.commit.batch, opts.batch.openedAt, p.deps.now(), edits.length)
     : null;
-  if (p.step?.action === 'hold') {
-    hold(p, p.step);
-    return null;
-  }
   if (edits.length === 0) return null;
+  const sha = await writeAndCommit(p, w, plan, edits);
+  if (p.step?.action === 'hold') {
+    // The branch already proposes exactly these values (the batch's write landed, and the base
+    // has not merged it yet): nothing is new, so nothing is held.
+    if (await proposedAlready(p, w, sha)) p.step = { action: 'write', close: !p.step.opened };
+    else {
+      await w.git(['reset', '--hard', '--quiet', w.base]);
+      await w.updateHead();
+      hold(p, p.step);
+      p.changes = [];
+      return null;
+    }
+  }
+  return opts.dryRun ? null : sha;
+}
+
+/** Writes the edits and commits them: one commit, or one per policy (`group: policy`). */
+async function writeAndCommit(
+  p: Pass,
+  w: Workspace,
+  plan: TreePlan,
+  edits: readonly Edit[],
+): Promise<string | null> {
+  const { automation, opts, report } = p;
   // Flux's default message is a constant: only a template needs the changed objects.
   const needObjects =
     (!opts.message && !!automation.spec.git.commit.messageTemplate) ||
@@ -313,7 +333,17 @@ async function attemptOnce(
         `ImageUpdateAutomation ${p.name}: spec.git.push.branch renders to ${p.branch}, the branch the pull request would be proposed into (git.checkout.ref.branch); make the template name another branch (e.g. "pawl/{{ .AutomationObject.Name }}/...")`,
       );
   }
-  return opts.dryRun ? null : sha;
+  return sha;
+}
+
+/** Does the push branch (not the checkout's) already hold exactly the tree `sha` has? */
+async function proposedAlready(p: Pass, w: Workspace, sha: string | null): Promise<boolean> {
+  if (sha === null || !p.branch || p.branch === w.branch) return false;
+  const remote = await w.remoteBranchHead(p.branch);
+  if (!remote) return false;
+  const tree = async (rev: string): Promise<string> =>
+    (await w.git(['rev-parse', `${rev}^{tree}`])).stdout.trim();
+  return (await tree(remote)) === (await tree(sha));
 }
 
 /** A batch holds the guard's writes: each becomes a kept row saying when it is written. */
