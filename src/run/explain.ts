@@ -13,6 +13,7 @@ import { withAutomationWorkspace } from './automation.js';
 import { automationsFor, type PeopleDeps } from './people.js';
 import { evaluatePolicy, FactsBook } from './policies.js';
 import { planTree } from './plan.js';
+import { proposalsOf, type Proposal } from './proposals.js';
 
 export interface Explanation {
   policy: string;
@@ -69,6 +70,11 @@ export interface Explanation {
     } | null;
   }[];
   automationErrors: { automation: string; error: string }[];
+  /**
+   * Each automation's pull request (spec.git.push.pullRequest) as its last pass reported it, and
+   * its open commit batch (spec.git.commit.batch); only automations with either configured.
+   */
+  proposals: Proposal[];
   events: { at: string; kind: string; detail: Record<string, unknown> }[];
   /**
    * The newest candidate older than every marked line's value (what "roll back" means), or null
@@ -194,6 +200,7 @@ export async function explain(
     })),
     markers: [],
     automationErrors: [],
+    proposals: [],
     events: events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
     rollbackTo: null,
     commands: { rollback: '', release: command(['release', name]), explain: command(['explain', name]) },
@@ -248,6 +255,7 @@ export async function explain(
       out.automationErrors.push({ automation, error: errorMessage(err) });
     }
   }
+  out.proposals = await proposalsOf(deps.store, name, automationsFor(deps.config, policy));
   out.rollbackTo = rollbackTarget(
     (sel?.candidates ?? []).map((c) => c.tag),
     out.markers.map((m) => ({

@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/index.js';
-import { directScans, runPass } from '../../src/run/index.js';
+import { directScans, explain, runPass, type Explanation } from '../../src/run/index.js';
 import type { AutomationReport } from '../../src/records/index.js';
 import { createScanClients } from '../../src/scan/index.js';
 import { openSqliteStore } from '../../src/store/index.js';
@@ -156,6 +156,21 @@ ${commit}
       await store.close();
     }
   };
+  /** `pawl explain POLICY --json`, in this process at the clock's time. */
+  const explainPolicy = async (configDir: string, stateDir: string, policy: string): Promise<Explanation> => {
+    const { config } = await loadConfig([configDir]);
+    const store = openSqliteStore(stateDir, {});
+    try {
+      const clients = createScanClients(config, { log: silentLogger });
+      const now = (): Date => new Date(clock.now());
+      return await explain(
+        { config, store, stateDir, clients, log: silentLogger, now },
+        config.imagePolicies.get(policy)!,
+      );
+    } finally {
+      await store.close();
+    }
+  };
   const openPulls = (repo: string): Promise<GiteaPull[]> =>
     gitea.api<GiteaPull[]>('GET', `/repos/${gitea.user}/${repo}/pulls?state=open`);
   const remoteBranches = async (person: string): Promise<string> => {
@@ -196,6 +211,14 @@ ${commit}
     assert.match(held.detail, /writes at 2026-12-02T04:11:00\.000Z/);
     assert.doesNotMatch(await remoteBranches(person), /pawl\/fleet/, 'nothing pushed while held');
     assert.deepEqual(await openPulls('batched'), [], 'no pull request while held');
+    const whileHeld = await explainPolicy(configDir, stateDir, 'flux-system/a');
+    assert.deepEqual(whileHeld.proposals, [
+      {
+        automation: 'flux-system/fleet',
+        pullRequest: null,
+        batch: { openedAt: '2026-12-02T04:01:00.000Z', writesAt: '2026-12-02T04:11:00.000Z' },
+      },
+    ]);
 
     await clock.advance(3 * MINUTE); // 04:04
     await pushTags(registry.url, 'b', ['1.1.0']);
@@ -251,6 +274,22 @@ ${commit}
       );
     assert.equal(written.pullRequest?.number, pulls[0]!.number);
     assert.equal(written.pullRequest?.action, 'opened');
+
+    const explained = await explainPolicy(configDir, stateDir, 'flux-system/c');
+    assert.deepEqual(explained.proposals, [
+      {
+        automation: 'flux-system/fleet',
+        pullRequest: {
+          number: pulls[0]!.number,
+          url: written.pullRequest!.url,
+          state: 'open',
+          action: 'opened',
+          at: '2026-12-02T04:11:00.000Z',
+        },
+        batch: null,
+      },
+    ]);
+    assert.match(explained.proposals[0]!.pullRequest!.url, new RegExp(`/pulls/${pulls[0]!.number}$`));
 
     const after = await pass(configDir, stateDir);
     assert.equal(after.batch, undefined, 'the batch closed with its write: the next pass holds nothing');
