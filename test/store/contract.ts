@@ -381,13 +381,10 @@ export function storeContract(name: string, open: OpenStore): void {
               { automation: 'ns/b', openedAt: at(2) },
             ],
           });
-          assert.deepEqual(
-            [...(await s.openBatches(['ns/a', 'ns/b', 'ns/none']))].sort(),
-            [
-              ['ns/a', at(1)],
-              ['ns/b', at(2)],
-            ],
-          );
+          assert.deepEqual([...(await s.openBatches(['ns/a', 'ns/b', 'ns/none']))].sort(), [
+            ['ns/a', at(1)],
+            ['ns/b', at(2)],
+          ]);
           assert.deepEqual([...(await s.openBatches([]))], []);
           await s.write({
             batches: [
@@ -397,10 +394,7 @@ export function storeContract(name: string, open: OpenStore): void {
               { automation: 'ns/c', openedAt: null },
             ],
           });
-          assert.deepEqual(
-            [...(await s.openBatches(['ns/a', 'ns/b', 'ns/c']))],
-            [['ns/b', at(5)]],
-          );
+          assert.deepEqual([...(await s.openBatches(['ns/a', 'ns/b', 'ns/c']))], [['ns/b', at(5)]]);
         }),
       );
 

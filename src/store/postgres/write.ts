@@ -83,7 +83,10 @@ export async function writeBatch(c: Q, batch: StoreWrite): Promise<void> {
   const opened = batches.filter((b) => b.openedAt !== null);
   const closed = batches.filter((b) => b.openedAt === null).map((b) => b.automation);
   if (opened.length > 0)
-    await c.query(SQL.openBatchesWrite, [opened.map((b) => b.automation), opened.map((b) => ms(b.openedAt!))]);
+    await c.query(SQL.openBatchesWrite, [
+      opened.map((b) => b.automation),
+      opened.map((b) => ms(b.openedAt!)),
+    ]);
   if (closed.length > 0) await c.query(SQL.closeBatches, [closed]);
   const f = batch.finishRun;
   if (f) await c.query(SQL.finishRun, [ms(f.endedAt), JSON.stringify(f.result ?? null), f.runId]);
