@@ -168,6 +168,10 @@ export interface ImageUpdateAutomation extends Base<'ImageUpdateAutomation'> {
         signingKey?: { secretRef: string; type: 'gpg' | 'ssh' };
         messageTemplate?: string;
         messageTemplateValues: Record<string, string>;
+        /** pawl's: `pass` (absent), one commit per pass as Flux; `policy`, one per changed policy. */
+        group?: 'pass' | 'policy';
+        /** pawl's: ms a pass's first change is held so that later ones join its commit (docs/pull-requests.md). */
+        batch?: number;
       };
       push?: {
         /** A fixed branch, or a template over Flux's commit-message data (a branch per change). */

@@ -19,6 +19,7 @@ export const REASON_LABELS: Readonly<Record<Reason, string>> = {
   unverified: 'newest tag not verified (spec.verify)',
   'outside-window': 'outside the write window',
   'too-new': 'too new (minimum age)',
+  batched: 'held for the commit batch',
   'candidate-missing': 'candidate missing from the registry',
   upgrade: 'upgrade',
   retarget: 'retarget to the policy’s image',
@@ -47,6 +48,8 @@ export function reasonMeaning(reason: Reason): string {
       return 'The policy writes only inside its window (guard.window); the line is written when the window next opens. pawl rollback and pawl release are not held.';
     case 'too-new':
       return 'The candidate was first seen by pawl less than guard.minimumAge ago; a tag old enough is written instead when there is one newer than the line, else the line waits.';
+    case 'batched':
+      return 'The automation batches its commits (spec.git.commit.batch): the first update opened a window, and every update found until it ends is written in one commit (or one pull request) by the first pass after it. pawl rollback and pawl release are not held.';
     case 'candidate-missing':
       return 'The registry has no manifest for the candidate now (HEAD), so writing it could break a deployment.';
     case 'upgrade':
@@ -103,6 +106,8 @@ export function adviceFor(reason: Reason, ctx: ExplainContext): string | null {
       return `To write now anyway: ${cmd(['release', policy])} (not held by the window), or ${rollback(candidate ?? 'TAG')}.`;
     case 'too-new':
       return `To write ${candidate ?? 'it'} before it is old enough: ${cmd(['release', policy])}, or lower guard.minimumAge.`;
+    case 'batched':
+      return `To write now anyway: ${cmd(['release', policy])} (not held by the batch).`;
     case 'no-candidate':
       return `${cmd(['explain', policy])} shows the last scans and any regression waiting for confirmation.`;
     default:

@@ -12,6 +12,8 @@ export type Reason =
   | 'unverified'
   | 'outside-window'
   | 'too-new'
+  /** Not the guard's: the write it decided waits for the automation's commit batch (spec.git.commit.batch). */
+  | 'batched'
   | 'candidate-missing'
   | 'upgrade'
   | 'retarget';

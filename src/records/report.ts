@@ -76,6 +76,11 @@ export interface AutomationReport {
   diff?: string;
   /** The pull request proposing `branch` (`spec.git.push.pullRequest`); absent without one. */
   pullRequest?: PullRequestReport | null;
+  /**
+   * The commit batch holding this pass's writes (spec.git.commit.batch): when it opened and when
+   * its write is due (RFC 3339); absent when nothing is held.
+   */
+  batch?: { openedAt: string; writesAt: string };
 }
 
 export interface PullRequestReport {

@@ -3,7 +3,6 @@
  * and on a push race, start over from the new remote head, because a person may just have
  * edited a marked line.
  */
-import { posix } from 'node:path';
 import {
   fluxTemplateData,
   refKey,
@@ -24,12 +23,13 @@ import {
   pawlBranchBeyondBase,
   GitError,
   type PushResult,
+  type PushWithRetryResult,
 } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
-import { rewriteFileSync, rewrite } from '../write/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
-import { objectsAt } from './objects.js';
+import { summarise, writeEdits, type Edit } from './edits.js';
+import { batchStep, heldDecision, type BatchStep } from './batch.js';
 import { appliedPolicies, markerMistakes } from './markers.js';
 import { gitFailureWords } from './git-words.js';
 import type { PolicyOutcome } from './policies.js';
@@ -52,8 +52,6 @@ import {
 
 /** The guard's reasons that hold a line below its candidate: a pull request for it is moot, held. */
 const HOLDS: ReadonlySet<string> = new Set(['pinned', 'outside-window', 'too-new', 'unverified']);
-
-/** Names the policies a commit moved; `Pawl-Policy` is reserved for rollbacks (pins). */
 
 export interface AutomationDeps {
   config: Config;
@@ -81,6 +79,11 @@ export interface AutomationOptions extends PlanOptions {
     author?: Identity;
   };
   maxAttempts?: number;
+  /**
+   * The automation's commit batch as the store has it (spec.git.commit.batch; null: none open).
+   * Absent: nothing is held (rollback, release).
+   */
+  batch?: { openedAt: Date | null };
   /** Aborted: stop before the next push (the commit stays local; the next run starts clean). */
   signal?: AbortSignal;
 }
@@ -90,6 +93,8 @@ export interface AutomationRun {
   plan: TreePlan | null;
   /** Every marker's decision (what the store records); the report's rows are projections of it. */
   decisions: MarkerDecision[];
+  /** The commit batch to store (opened, or done: null); absent when it is as it was. */
+  batch?: { openedAt: Date | null };
 }
 
 export function secretOf(config: Config, namespace: string, name: string | undefined): Secret | undefined {
@@ -131,22 +136,11 @@ export async function runAutomation(
   deps: AutomationDeps,
   opts: AutomationOptions = {},
 ): Promise<AutomationRun> {
-  const name = refKey(automation.metadata);
-  const report: AutomationReport = {
-    name,
-    result: 'failed',
-    commit: null,
-    branch: null,
-    changes: [],
-    kept: [],
-    error: null,
-  };
-  let plan: TreePlan | null = null;
-  let decisions: MarkerDecision[] = [];
+  const p = startPass(automation, deps, opts);
   try {
     await withAutomationWorkspace(automation, deps, async (ws) => {
       try {
-        await pass(ws);
+        await passIn(p, ws, typeof outcomesOf === 'function' ? await outcomesOf() : outcomesOf);
       } catch (err) {
         // Leave the working copy as the last fetch had it: the next run starts clean.
         await ws.git(['reset', '--hard', '--quiet', 'HEAD']).catch(() => undefined);
@@ -154,229 +148,371 @@ export async function runAutomation(
       }
     });
   } catch (err) {
-    report.result = 'failed';
-    report.error =
+    p.report.result = 'failed';
+    p.report.error =
       err instanceof GitError
         ? gitFailureWords(err, deps.config.gitRepositories.get(refKey(automation.spec.sourceRef)), deps.log)
         : errorMessage(err);
   }
-  return { report, plan, decisions };
+  return {
+    report: p.report,
+    plan: p.plan,
+    decisions: p.decisions,
+    ...(p.batchWrite ? { batch: p.batchWrite } : {}),
+  };
+}
 
-  async function pass(ws: Workspace): Promise<void> {
-    const outcomes = typeof outcomesOf === 'function' ? await outcomesOf() : outcomesOf;
-    const pushSpec = automation.spec.git.push;
-    const prSpec = pushSpec?.pullRequest;
-    // A templated branch is named by each attempt's changes; a fixed one is as Flux has it.
-    const branchTemplate = pushSpec?.branch?.includes('{{') ? pushSpec.branch : undefined;
-    let branch = branchTemplate ? undefined : pushSpec?.branch;
-    let lastChanges: TemplateChange[] = [];
-    let lastMessage = '';
-    report.branch = branch ?? ws.branch;
+/** One automation's pass as its steps share it: what it was given, and what it found so far. */
+interface Pass {
+  automation: ImageUpdateAutomation;
+  name: string;
+  deps: AutomationDeps;
+  opts: AutomationOptions;
+  report: AutomationReport;
+  plan: TreePlan | null;
+  decisions: MarkerDecision[];
+  /** A templated branch is named by each attempt's changes; a fixed one is as Flux has it. */
+  branchTemplate: string | undefined;
+  branch: string | undefined;
+  /** The last attempt's changes and commit message: what a pull request proposes. */
+  changes: TemplateChange[];
+  message: string;
+  /** What the commit batch said about the last attempt's edits (null: not batched). */
+  step: BatchStep | null;
+  batchWrite?: { openedAt: Date | null };
+}
 
-    // Decide, write and commit; run again from scratch after a push race.
-    const attempt = async (w: Workspace): Promise<string | null> => {
-      plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);
-      // Once per file, however often a push race makes the pass plan again.
-      const mistakes = markerMistakes(
-        plan.files,
-        automation,
-        new Set(deps.config.imagePolicies.keys()),
-        appliedPolicies(deps.config),
-      );
-      const found: { file: string; line?: number; message: string }[] = [...plan.warnings, ...mistakes];
-      for (const warning of found) {
-        const warnings = (report.warnings ??= []);
-        if (
-          !warnings.some(
-            (x) => x.file === warning.file && x.line === warning.line && x.message === warning.message,
-          )
-        )
-          warnings.push(warning);
-      }
-      if (plan.errors.length > 0) {
-        throw new RuntimeError(
-          `ImageUpdateAutomation ${name}: cannot read marked files, nothing written:\n` +
-            plan.errors.map((e) => `  ${e.file}: ${e.message}`).join('\n'),
-        );
-      }
-      const edits = opts.edits
-        ? opts.edits(plan)
-        : plan.plans.filter((p) => p.value !== null).map((p) => ({ plan: p, value: p.value! }));
-      decisions = summarise(plan, edits);
-      report.changes = decisions.filter((d) => d.action === 'write').map(changeRow);
-      report.kept = decisions.filter((d) => d.action === 'keep').map(keptRow);
-      lastChanges = [];
-      if (edits.length === 0) return null;
-      // Flux's default message is a constant: only a template needs the changed objects.
-      const needObjects =
-        (!opts.message && !!automation.spec.git.commit.messageTemplate) || !!branchTemplate || !!prSpec;
-      const templateChanges = await writeEdits(w, plan, edits, automation.spec.update.path, needObjects);
-      lastChanges = templateChanges;
-      if (branchTemplate) {
-        branch = branchName(branchTemplate, automation, templateChanges);
-        report.branch = branch;
-        if (prSpec && branch === w.branch)
-          // Checked before the commit is pushed: a pull request is never pushed into its own base.
-          throw new RuntimeError(
-            `ImageUpdateAutomation ${name}: spec.git.push.branch renders to ${branch}, the branch the pull request would be proposed into (git.checkout.ref.branch); make the template name another branch (e.g. "pawl/{{ .AutomationObject.Name }}/...")`,
-          );
-      }
-      if (opts.dryRun) return null;
-      const { message, trailers, author } = opts.message
-        ? opts.message(report.changes)
-        : {
-            message: renderCommitMessage(
-              automation.spec.git.commit.messageTemplate,
-              fluxTemplateData(
-                automation.metadata,
-                templateChanges,
-                automation.spec.git.commit.messageTemplateValues,
-              ),
-            ),
-            trailers: { [TRAILER_UPDATED]: [...new Set(report.changes.map((c) => c.policy))].sort() },
-          };
-      lastMessage = message;
-      const signing = automation.spec.git.commit.signingKey;
-      const signingKey = secretOf(deps.config, automation.metadata.namespace, signing?.secretRef);
-      return commit(w, {
-        message,
-        author: author ?? automation.spec.git.commit.author,
-        committer: automation.spec.git.commit.author,
-        trailers,
-        automation: name,
-        stateDir: deps.stateDir,
-        date: deps.now(),
-        files: [...new Set(edits.map((e) => e.plan.marker.file))],
-        ...(signingKey && signing ? { signingKey, signingKeyType: signing.type } : {}),
-      });
-    };
+type PullRequestSpec = NonNullable<NonNullable<ImageUpdateAutomation['spec']['git']['push']>['pullRequest']>;
 
-    if (opts.dryRun) {
-      await attempt(ws);
-      report.diff = await ws.diff();
-      await ws.git(['reset', '--hard', '--quiet', 'HEAD']);
-      report.result = 'dry-run';
-      return;
-    }
-
-    if (prSpec && !branchTemplate && branch === ws.branch) {
-      // Checked before anything is pushed: a pull request is never pushed into its own base.
-      report.result = 'failed';
-      report.error = `ImageUpdateAutomation ${name}: spec.git.push.branch is ${branch}, the branch a pull request would be proposed into; name another branch (e.g. "pawl/{{ .AutomationObject.Name }}")`;
-      return;
-    }
-    let pushed = await pushWithRetry(ws, attempt, {
-      ...(pushSpec?.branch ? { branch: () => branch } : {}),
-      ...(pushSpec?.refspec ? { refspec: pushSpec.refspec } : {}),
-      ...(pushSpec?.options ? { options: pushSpec.options } : {}),
-      maxAttempts: opts.maxAttempts ?? 3,
-      log: deps.log,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    let note: string | undefined;
-    if (pushed.rejected === 'not-owned' && prSpec && branch) {
-      // A person committed to the branch: leave it, and propose from a branch beside it.
-      const taken = branch;
-      const other = await pushBeside(ws, taken, pushSpec?.options);
-      if (other) {
-        note = `branch ${taken} has commits that pawl did not make, so pawl left it alone and pushed to ${other.branch} instead`;
-        deps.log.warn({ automation: name, branch: taken, instead: other.branch }, note);
-        pushed = { ...pushed, ...other, commit: other.pushed ? pushed.commit : null };
-        branch = other.branch;
-      }
-    }
-    report.branch = pushed.branch || report.branch;
-    if (pushed.rejected) {
-      report.result = 'failed';
-      report.error = `push to ${pushed.branch} rejected (${pushed.rejected}): ${pushed.message}`;
-      // Leave the workspace as the remote has it: the next run starts clean.
-      await ws.refresh().catch(() => undefined);
-    } else if (pushed.pushed && pushed.commit) {
-      report.result = 'pushed';
-      report.commit = pushed.commit;
-    } else {
-      // Nothing to commit, or the branch already had these changes.
-      report.result = 'up-to-date';
-    }
-    if (prSpec && !pushed.rejected)
-      await pullRequest(ws, prSpec, { note, changes: lastChanges, message: lastMessage, branch });
-  }
-
-  /** Open or update the pull request for the pushed branch; or, with nothing to propose, close pawl's. */
-  async function pullRequest(
-    ws: Workspace,
-    spec: NonNullable<NonNullable<ImageUpdateAutomation['spec']['git']['push']>['pullRequest']>,
-    {
-      note,
-      changes,
-      message,
-      branch,
-    }: {
-      note: string | undefined;
-      changes: TemplateChange[];
-      message: string;
-      branch: string | undefined;
+function startPass(automation: ImageUpdateAutomation, deps: AutomationDeps, opts: AutomationOptions): Pass {
+  const pushSpec = automation.spec.git.push;
+  const branchTemplate = pushSpec?.branch?.includes('{{') ? pushSpec.branch : undefined;
+  return {
+    automation,
+    name: refKey(automation.metadata),
+    deps,
+    opts,
+    report: {
+      name: refKey(automation.metadata),
+      result: 'failed',
+      commit: null,
+      branch: null,
+      changes: [],
+      kept: [],
+      error: null,
     },
-  ): Promise<void> {
-    const repo = deps.config.gitRepositories.get(refKey(automation.spec.sourceRef))!;
-    const base = ws.branch;
-    if (!base) {
-      report.result = 'failed';
-      report.error = `ImageUpdateAutomation ${name}: a pull request needs a branch to propose into; git.checkout.ref is not a branch`;
+    plan: null,
+    decisions: [],
+    branchTemplate,
+    branch: branchTemplate ? undefined : pushSpec?.branch,
+    changes: [],
+    message: '',
+    step: null,
+  };
+}
+
+/** Decide, write, commit and push (again from the new remote head after a race); then the pull request. */
+async function passIn(p: Pass, ws: Workspace, outcomes: ReadonlyMap<string, PolicyOutcome>): Promise<void> {
+  const { report, opts } = p;
+  const pushSpec = p.automation.spec.git.push;
+  const prSpec = pushSpec?.pullRequest;
+  report.branch = p.branch ?? ws.branch;
+  const attempt = (w: Workspace): Promise<string | null> => attemptOnce(p, w, outcomes);
+  if (opts.dryRun) {
+    await attempt(ws);
+    report.diff = await ws.diff();
+    await ws.git(['reset', '--hard', '--quiet', 'HEAD']);
+    report.result = 'dry-run';
+    return;
+  }
+  if (prSpec && !p.branchTemplate && p.branch === ws.branch) {
+    // Checked before anything is pushed: a pull request is never pushed into its own base.
+    report.result = 'failed';
+    report.error = `ImageUpdateAutomation ${p.name}: spec.git.push.branch is ${p.branch}, the branch a pull request would be proposed into; name another branch (e.g. "pawl/{{ .AutomationObject.Name }}")`;
+    return;
+  }
+  const pushed = await pushWithRetry(ws, attempt, {
+    ...(pushSpec?.branch ? { branch: () => p.branch } : {}),
+    ...(pushSpec?.refspec ? { refspec: pushSpec.refspec } : {}),
+    ...(pushSpec?.options ? { options: pushSpec.options } : {}),
+    maxAttempts: opts.maxAttempts ?? 3,
+    log: p.deps.log,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  const { result, note } = prSpec ? await besideTaken(p, ws, pushed) : { result: pushed, note: undefined };
+  await settle(p, ws, result);
+  const held = p.step?.action === 'hold';
+  if (prSpec && !result.rejected && !held) await pullRequest(p, ws, prSpec, note);
+  p.batchWrite = batchWrite(p.step, report.result);
+}
+
+/** The batch to store after the pass: opened by a hold, done once its write (or nothing) landed. */
+function batchWrite(
+  step: BatchStep | null,
+  result: AutomationReport['result'],
+): { openedAt: Date | null } | undefined {
+  if (!step) return undefined;
+  if (step.action === 'hold') return step.opened ? { openedAt: step.openedAt } : undefined;
+  return step.close && result !== 'failed' ? { openedAt: null } : undefined;
+}
+
+/** One attempt: plan from the checkout, write the guard's edits, commit them. Null: nothing to commit. */
+async function attemptOnce(
+  p: Pass,
+  w: Workspace,
+  outcomes: ReadonlyMap<string, PolicyOutcome>,
+): Promise<string | null> {
+  const { automation, report, opts } = p;
+  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);
+  p.plan = plan;
+  noteWarnings(p, plan);
+  if (plan.errors.length > 0) {
+    throw new RuntimeError(
+      `ImageUpdateAutomation ${p.name}: cannot read marked files, nothing written:\n` +
+        plan.errors.map((e) => `  ${e.file}: ${e.message}`).join('\n'),
+    );
+  }
+  const edits = opts.edits
+    ? opts.edits(plan)
+    : plan.plans.filter((m) => m.value !== null).map((m) => ({ plan: m, value: m.value! }));
+  p.decisions = summarise(plan, edits);
+  report.changes = p.decisions.filter((d) => d.action === 'write').map(changeRow);
+  report.kept = p.decisions.filter((d) => d.action === 'keep').map(keptRow);
+  p.changes = [];
+  p.step = opts.batch
+    ? batchStep(automation.spec.git.commit.batch, opts.batch.openedAt, p.deps.now(), edits.length)
+    : null;
+  if (edits.length === 0) return null;
+  const sha = await writeAndCommit(p, w, plan, edits);
+  if (p.step?.action === 'hold') {
+    // The branch already proposes exactly these values (the batch's write landed, and the base
+    // has not merged it yet): nothing is new, so nothing is held.
+    if (await proposedAlready(p, w, sha)) p.step = { action: 'write', close: !p.step.opened };
+    else {
+      await w.git(['reset', '--hard', '--quiet', w.base]);
+      await w.updateHead();
+      hold(p, p.step);
+      p.changes = [];
+      return null;
+    }
+  }
+  return opts.dryRun ? null : sha;
+}
+
+/** Writes the edits and commits them: one commit, or one per policy (`group: policy`). */
+async function writeAndCommit(
+  p: Pass,
+  w: Workspace,
+  plan: TreePlan,
+  edits: readonly Edit[],
+): Promise<string | null> {
+  const { automation, opts, report } = p;
+  // Flux's default message is a constant: only a template needs the changed objects.
+  const needObjects =
+    (!opts.message && !!automation.spec.git.commit.messageTemplate) ||
+    !!p.branchTemplate ||
+    !!automation.spec.git.push?.pullRequest;
+  // `group: policy`: a commit per policy, in name order; each writes over the ones before it.
+  const groups = automation.spec.git.commit.group === 'policy' && !opts.message ? byPolicy(edits) : [edits];
+  const written: Edit[] = [];
+  let sha: string | null = null;
+  for (const group of groups) {
+    const changes = await writeEdits(w, plan, group, automation.spec.update.path, needObjects, written);
+    written.push(...group);
+    p.changes.push(...changes);
+    if (!opts.dryRun) sha = (await commitEdits(p, w, group, changes)) ?? sha;
+  }
+  // What a pull request proposes: the whole pass's changes under the automation's template.
+  if (groups.length > 1) p.message = automationMessage(automation, p.changes);
+  if (p.branchTemplate) {
+    p.branch = branchName(p.branchTemplate, automation, p.changes);
+    report.branch = p.branch;
+    if (automation.spec.git.push?.pullRequest && p.branch === w.branch)
+      // Checked before the commit is pushed: a pull request is never pushed into its own base.
+      throw new RuntimeError(
+        `ImageUpdateAutomation ${p.name}: spec.git.push.branch renders to ${p.branch}, the branch the pull request would be proposed into (git.checkout.ref.branch); make the template name another branch (e.g. "pawl/{{ .AutomationObject.Name }}/...")`,
+      );
+  }
+  return sha;
+}
+
+/** Does the push branch (not the checkout's) already hold exactly the tree `sha` has? */
+async function proposedAlready(p: Pass, w: Workspace, sha: string | null): Promise<boolean> {
+  if (sha === null || !p.branch || p.branch === w.branch) return false;
+  const remote = await w.remoteBranchHead(p.branch);
+  if (!remote) return false;
+  const tree = async (rev: string): Promise<string> =>
+    (await w.git(['rev-parse', `${rev}^{tree}`])).stdout.trim();
+  return (await tree(remote)) === (await tree(sha));
+}
+
+/** A batch holds the guard's writes: each becomes a kept row saying when it is written. */
+function hold(p: Pass, step: Extract<BatchStep, { action: 'hold' }>): void {
+  const windowMs = p.automation.spec.git.commit.batch!;
+  p.decisions = p.decisions.map((d) => (d.action === 'write' ? heldDecision(d, step, windowMs) : d));
+  p.report.changes = [];
+  p.report.kept = p.decisions.map(keptRow);
+  p.report.batch = { openedAt: step.openedAt.toISOString(), writesAt: step.writesAt.toISOString() };
+}
+
+/** Edits by policy, policies in name order. */
+function byPolicy(edits: readonly Edit[]): Edit[][] {
+  const groups = new Map<string, Edit[]>();
+  for (const e of edits) groups.set(e.plan.policy, [...(groups.get(e.plan.policy) ?? []), e]);
+  return [...groups.keys()].sort().map((k) => groups.get(k)!);
+}
+
+function automationMessage(automation: ImageUpdateAutomation, changes: readonly TemplateChange[]): string {
+  const spec = automation.spec.git.commit;
+  return renderCommitMessage(
+    spec.messageTemplate,
+    fluxTemplateData(automation.metadata, changes, spec.messageTemplateValues),
+  );
+}
+
+/** The plan's warnings and the markers' mistakes, once per file however often a push race makes the pass plan again. */
+function noteWarnings(p: Pass, plan: TreePlan): void {
+  const { deps, automation, report } = p;
+  const mistakes = markerMistakes(
+    plan.files,
+    automation,
+    new Set(deps.config.imagePolicies.keys()),
+    appliedPolicies(deps.config),
+  );
+  const found: { file: string; line?: number; message: string }[] = [...plan.warnings, ...mistakes];
+  for (const warning of found) {
+    const warnings = (report.warnings ??= []);
+    if (
+      !warnings.some(
+        (x) => x.file === warning.file && x.line === warning.line && x.message === warning.message,
+      )
+    )
+      warnings.push(warning);
+  }
+}
+
+/** Commits the written edits: the automation's template (or the caller's message) and trailers. */
+async function commitEdits(
+  p: Pass,
+  w: Workspace,
+  edits: readonly Edit[],
+  changes: readonly TemplateChange[],
+): Promise<string | null> {
+  const { automation, deps, opts, report } = p;
+  const spec = automation.spec.git.commit;
+  const { message, trailers, author } = opts.message
+    ? opts.message(report.changes)
+    : {
+        message: automationMessage(automation, changes),
+        trailers: { [TRAILER_UPDATED]: [...new Set(edits.map((e) => e.plan.policy))].sort() },
+      };
+  p.message = message;
+  const signingKey = secretOf(deps.config, automation.metadata.namespace, spec.signingKey?.secretRef);
+  return commit(w, {
+    message,
+    author: author ?? spec.author,
+    committer: spec.author,
+    trailers,
+    automation: p.name,
+    stateDir: deps.stateDir,
+    date: deps.now(),
+    files: [...new Set(edits.map((e) => e.plan.marker.file))],
+    ...(signingKey && spec.signingKey ? { signingKey, signingKeyType: spec.signingKey.type } : {}),
+  });
+}
+
+/** A person committed to the branch: leave it, and propose from a branch beside it. */
+async function besideTaken(
+  p: Pass,
+  ws: Workspace,
+  pushed: PushWithRetryResult,
+): Promise<{ result: PushWithRetryResult; note: string | undefined }> {
+  if (pushed.rejected !== 'not-owned' || !p.branch) return { result: pushed, note: undefined };
+  const taken = p.branch;
+  const other = await pushBeside(ws, taken, p.automation.spec.git.push?.options);
+  if (!other) return { result: pushed, note: undefined };
+  const note = `branch ${taken} has commits that pawl did not make, so pawl left it alone and pushed to ${other.branch} instead`;
+  p.deps.log.warn({ automation: p.name, branch: taken, instead: other.branch }, note);
+  p.branch = other.branch;
+  return { result: { ...pushed, ...other, commit: other.pushed ? pushed.commit : null }, note };
+}
+
+/** The push's outcome in the report. */
+async function settle(p: Pass, ws: Workspace, pushed: PushWithRetryResult): Promise<void> {
+  const { report } = p;
+  report.branch = pushed.branch || report.branch;
+  if (pushed.rejected) {
+    report.result = 'failed';
+    report.error = `push to ${pushed.branch} rejected (${pushed.rejected}): ${pushed.message}`;
+    // Leave the workspace as the remote has it: the next run starts clean.
+    await ws.refresh().catch(() => undefined);
+  } else if (pushed.pushed && pushed.commit) {
+    report.result = 'pushed';
+    report.commit = pushed.commit;
+  } else {
+    // Nothing to commit, or the branch already had these changes.
+    report.result = 'up-to-date';
+  }
+}
+
+/** Open or update the pull request for the pushed branch; or, with nothing to propose, close pawl's. */
+async function pullRequest(
+  p: Pass,
+  ws: Workspace,
+  spec: PullRequestSpec,
+  note: string | undefined,
+): Promise<void> {
+  const { automation, deps, report, name } = p;
+  const repo = deps.config.gitRepositories.get(refKey(automation.spec.sourceRef))!;
+  const base = ws.branch;
+  if (!base) {
+    report.result = 'failed';
+    report.error = `ImageUpdateAutomation ${name}: a pull request needs a branch to propose into; git.checkout.ref is not a branch`;
+    return;
+  }
+  const mayClose = (b: string): Promise<boolean> => branchOwnedByPawl(ws, b);
+  try {
+    const secret = secretOf(deps.config, automation.metadata.namespace, spec.secretRef);
+    const forge = forgeFor({ automation, spec, gitUrl: repo.spec.url, secret, base }, deps.forge ?? {});
+    if (p.changes.length === 0 || !p.branch) {
+      // No pawl branch beyond the base: no pull request of pawl's can be open, so the forge's
+      // list is not asked for. A merged one's commits are in the base; one still open (moot,
+      // or superseded by a merge) has its branch, so it is listed and closed as before.
+      if (!(await pawlBranchBeyondBase(ws, name))) return;
+      // Held: a pin, a gate or verification keeps a line below its candidate (a base that is
+      // ahead, `downgrade-blocked`, is "already has the values").
+      const held = report.kept.some((k) => HOLDS.has(k.reason));
+      const closed = await closeMoot(forge, { automation: name, base, mayClose, held });
+      if (closed.length > 0)
+        deps.log.info({ automation: name, closed }, 'closed pull requests the base already has');
       return;
     }
-    const mayClose = (b: string): Promise<boolean> => branchOwnedByPawl(ws, b);
-    try {
-      const forge = forgeFor(
-        {
-          automation,
-          spec,
-          gitUrl: repo.spec.url,
-          secret: secretOf(deps.config, automation.metadata.namespace, spec.secretRef),
-          base,
-        },
-        deps.forge ?? {},
+    const { title, body } = pullRequestText(automation, spec, p.changes, p.message);
+    const pr = await propose(forge, {
+      automation: name,
+      head: p.branch,
+      base,
+      title,
+      body,
+      labels: spec.labels,
+      draft: spec.draft,
+      people: { reviewers: spec.reviewers, assignees: spec.assignees },
+      ...(spec.autoMerge ? { autoMerge: spec.autoMerge.method } : {}),
+      mayClose,
+    });
+    const notes = [note, pr.note].filter((n): n is string => !!n);
+    report.pullRequest = notes.length > 0 ? { ...pr, note: notes.join('; ') } : pr;
+    if (pr.note) deps.log.warn({ automation: name, pullRequest: pr.number }, pr.note);
+    if (pr.action !== 'unchanged')
+      deps.log.info(
+        { automation: name, pullRequest: pr.number, url: pr.url, action: pr.action },
+        `pull request ${pr.action}`,
       );
-      if (changes.length === 0 || !branch) {
-        // No pawl branch beyond the base: no pull request of pawl's can be open, so the forge's
-        // list is not asked for. A merged one's commits are in the base; one still open (moot,
-        // or superseded by a merge) has its branch, so it is listed and closed as before.
-        if (!(await pawlBranchBeyondBase(ws, name))) return;
-        // Held: a pin, a gate or verification keeps a line below its candidate (a base that is
-        // ahead, `downgrade-blocked`, is "already has the values").
-        const held = report.kept.some((k) => HOLDS.has(k.reason));
-        const closed = await closeMoot(forge, { automation: name, base, mayClose, held });
-        if (closed.length > 0)
-          deps.log.info({ automation: name, closed }, 'closed pull requests the base already has');
-        return;
-      }
-      const { title, body } = pullRequestText(automation, spec, changes, message);
-      const pr = await propose(forge, {
-        automation: name,
-        head: branch,
-        base,
-        title,
-        body,
-        labels: spec.labels,
-        draft: spec.draft,
-        people: { reviewers: spec.reviewers, assignees: spec.assignees },
-        ...(spec.autoMerge ? { autoMerge: spec.autoMerge.method } : {}),
-        mayClose,
-      });
-      const notes = [note, pr.note].filter((n): n is string => !!n);
-      report.pullRequest = notes.length > 0 ? { ...pr, note: notes.join('; ') } : pr;
-      if (pr.note) deps.log.warn({ automation: name, pullRequest: pr.number }, pr.note);
-      if (pr.action !== 'unchanged')
-        deps.log.info(
-          { automation: name, pullRequest: pr.number, url: pr.url, action: pr.action },
-          `pull request ${pr.action}`,
-        );
-    } catch (err) {
-      const words = forgeFailure(name, err);
-      if (words === null) throw err;
-      report.result = 'failed';
-      report.error = words;
-    }
+  } catch (err) {
+    const words = forgeFailure(name, err);
+    if (words === null) throw err;
+    report.result = 'failed';
+    report.error = words;
   }
 }
 
@@ -391,78 +527,4 @@ async function pushBeside(
     if (result.rejected !== 'not-owned') return result;
   }
   return null;
-}
-
-/** Every marker's decision, once: the report's rows and the store's records are projections of it. */
-function summarise(plan: TreePlan, edits: { plan: MarkerPlan; value: string }[]): MarkerDecision[] {
-  const writing = new Map(edits.map((e) => [e.plan, e.value]));
-  return plan.plans.map((p): MarkerDecision => {
-    const value = writing.get(p);
-    const where = { file: p.marker.file, line: p.marker.line, setter: p.marker.setter, policy: p.policy };
-    const { decision } = p;
-    return value !== undefined
-      ? {
-          ...where,
-          action: 'write',
-          current: p.marker.value,
-          candidate: value,
-          reason: decision.action === 'write' ? decision.reason : 'rollback',
-          detail: '',
-        }
-      : {
-          ...where,
-          action: 'keep',
-          current: p.marker.value,
-          candidate: p.outcome.candidate?.tag ?? null,
-          reason: decision.action === 'keep' ? decision.reason : 'up-to-date',
-          detail: decision.detail,
-        };
-  });
-}
-
-/** Splices the new values into each file (only the marked scalars' bytes) and writes the changed bytes in place. */
-async function writeEdits(
-  ws: Workspace,
-  plan: TreePlan,
-  edits: { plan: MarkerPlan; value: string }[],
-  updatePath: string,
-  needObjects: boolean,
-): Promise<TemplateChange[]> {
-  // Flux keys `.Changed.FileChanges` by paths relative to `spec.update.path`.
-  const base = posix.normalize(updatePath.replace(/^\.\/?/, '') || '.');
-  const byFile = new Map<string, { plan: MarkerPlan; value: string }[]>();
-  for (const e of edits) byFile.set(e.plan.marker.file, [...(byFile.get(e.plan.marker.file) ?? []), e]);
-  const changes: TemplateChange[] = [];
-  const files = new Map(plan.files.map((f) => [f.file, f]));
-  let written = 0;
-  for (const [file, fileEdits] of byFile) {
-    // Let the daemon's other work in between files now and then.
-    if (++written % 64 === 0) await new Promise((r) => setImmediate(r));
-    const scanned = files.get(file);
-    if (!scanned) throw new RuntimeError(`internal error: ${file} was not scanned in ${ws.dir}`);
-    const objects = needObjects
-      ? objectsAt(
-          scanned.text,
-          fileEdits.map((e) => e.plan.marker.start),
-        )
-      : fileEdits.map(() => ({ kind: '', namespace: '', name: '' }));
-    rewriteFileSync(
-      scanned.path,
-      scanned.text,
-      rewrite(
-        scanned.text,
-        fileEdits.map((e) => ({ marker: e.plan.marker, value: e.value })),
-      ),
-    );
-    fileEdits.forEach((e, i) =>
-      changes.push({
-        file: posix.relative(base === '.' ? '' : base, file),
-        object: objects[i]!,
-        oldValue: e.plan.marker.value,
-        newValue: e.value,
-        setter: e.plan.marker.setter,
-      }),
-    );
-  }
-  return changes;
 }

@@ -16,6 +16,7 @@ import { planTree } from './plan.js';
 import type { Explanation } from './explanation.js';
 
 export type { Explanation } from './explanation.js';
+import { proposalsOf } from './proposals.js';
 
 export interface ExplainOptions {
   candidates?: number;
@@ -120,6 +121,7 @@ export async function explain(
     })),
     markers: [],
     automationErrors: [],
+    proposals: [],
     events: events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
     rollbackTo: null,
     commands: { rollback: '', release: command(['release', name]), explain: command(['explain', name]) },
@@ -174,6 +176,7 @@ export async function explain(
       out.automationErrors.push({ automation, error: errorMessage(err) });
     }
   }
+  out.proposals = await proposalsOf(deps.store, name, automationsFor(deps.config, policy));
   out.rollbackTo = rollbackTarget(
     (sel?.candidates ?? []).map((c) => c.tag),
     out.markers.map((m) => ({

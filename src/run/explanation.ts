@@ -58,6 +58,11 @@ export interface Explanation {
     } | null;
   }[];
   automationErrors: { automation: string; error: string }[];
+  /**
+   * Each automation's pull request (spec.git.push.pullRequest) as its last pass reported it, and
+   * its open commit batch (spec.git.commit.batch); only automations with either configured.
+   */
+  proposals: Proposal[];
   events: { at: string; kind: string; detail: Record<string, unknown> }[];
   /**
    * The newest candidate older than every marked line's value (what "roll back" means), or null
@@ -66,4 +71,19 @@ export interface Explanation {
   rollbackTo: string | null;
   /** The commands to act on this policy, spelled to run as printed where they are offered. */
   commands: { rollback: string; release: string; explain: string };
+}
+
+/** One automation's proposal state in an explanation (src/run/proposals.ts reads it from the store). */
+export interface Proposal {
+  automation: string;
+  /** As the last pass that proposed (or found nothing to propose) reported it; null: none open. */
+  pullRequest: {
+    number: number;
+    url: string;
+    state: 'open' | 'closed' | 'merged';
+    action: 'opened' | 'updated' | 'unchanged';
+    at: string;
+  } | null;
+  /** The open commit batch: when it opened and when its write is due (RFC 3339); null: none. */
+  batch: { openedAt: string; writesAt: string } | null;
 }

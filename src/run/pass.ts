@@ -40,7 +40,9 @@ import type { TreePlan } from './plan.js';
 import { decisionEvent, toStoreEvent } from '../guard/index.js';
 
 /** The store as a pass uses it: its scans and policies, the run's record, and its batches. */
-export type PassStore = ScanStore & PolicyStore & Pick<Store, 'beginRun' | 'latestScans' | 'write' | 'flush'>;
+export type PassStore = ScanStore &
+  PolicyStore &
+  Pick<Store, 'beginRun' | 'latestScans' | 'write' | 'flush' | 'openBatches'>;
 
 export interface PassDeps {
   config: Config;
@@ -199,6 +201,15 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   // Awaited below; the automations see a failure through their own await.
   selection.catch(() => undefined);
 
+  // The open commit batches of the automations that batch (spec.git.commit.batch), read once.
+  const batching = automations
+    .filter((a) => a.spec.git.commit.batch !== undefined)
+    .map((a) => refKey(a.metadata));
+  const openBatches =
+    batching.length > 0 ? store.openBatches(batching) : Promise.resolve(new Map<string, Date>());
+  openBatches.catch(() => undefined);
+  const batches: { automation: string; openedAt: Date | null }[] = [];
+
   const automationReports: RunReport['automations'] = new Array(automations.length);
   // Every decision and event of the pass, written with the run's end in one transaction.
   const kept = { decisions: [] as Decision[], events: [] as StoredEvent[] };
@@ -218,16 +229,21 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       }
       return mine;
     };
+    const name = refKey(a.metadata);
+    const batch =
+      a.spec.git.commit.batch !== undefined ? { openedAt: (await openBatches).get(name) ?? null } : null;
     const {
       report: ar,
       plan,
       decisions,
+      batch: batchAfter,
     } = await runAutomation(
       a,
       outcomesOf,
       { config, stateDir: deps.stateDir, log, now, ...(deps.forge ? { forge: deps.forge } : {}) },
-      automationOpts,
+      { ...automationOpts, ...(batch ? { batch } : {}) },
     );
+    if (!opts.dryRun && batchAfter) batches.push({ automation: name, ...batchAfter });
     kept.decisions.push(...decisions.map((d: MarkerDecision): Decision => ({ automation: ar.name, ...d })));
     if (!opts.dryRun && plan) kept.events.push(...guardEvents(plan, now()));
     automationReports[i] = ar;
@@ -250,6 +266,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
         decisions: { runId, decisions: kept.decisions },
         events: kept.events,
         tagDigests: book.takeDigests(),
+        batches,
       })
       .catch(() => undefined);
     throw err;
@@ -258,6 +275,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     decisions: { runId, decisions: kept.decisions },
     events: kept.events,
     tagDigests: book.takeDigests(),
+    batches,
     finishRun: { runId, result: report, endedAt: now() },
   });
   // The pass is over: what it observed and decided is visible to other processes from here.

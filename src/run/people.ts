@@ -37,7 +37,18 @@ import type { AutomationReport } from './report.js';
 /** The store as the people's commands (explain, rollback, release) use it. */
 export type PeopleStore = ScanStore &
   PolicyStore &
-  Pick<Store, 'lastFinishedScan' | 'write' | 'currentTags' | 'scanHistory' | 'events' | 'beginRun'>;
+  Pick<
+    Store,
+    | 'lastFinishedScan'
+    | 'write'
+    | 'currentTags'
+    | 'scanHistory'
+    | 'events'
+    | 'beginRun'
+    | 'decisions'
+    | 'getRun'
+    | 'openBatches'
+  >;
 
 export interface PeopleDeps {
   config: Config;

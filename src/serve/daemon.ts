@@ -394,6 +394,7 @@ export class Daemon {
       this.scheduler.stop();
       this.#configuration.source.close();
       this.#settle.close();
+      this.#automations.close();
       const running = this.scheduler.runningCount();
       if (running > 0) this.log.info({ running, graceMs }, 'stopping: waiting for runs in progress');
       let timer: NodeJS.Timeout | undefined;

@@ -146,7 +146,7 @@ export interface SelectionWrite {
  * A batch of writes, applied by `Store.write` in one transaction: all of it is stored, or none.
  * A pass collects what it learnt and writes it in a few such batches instead of one statement
  * (and, on PostgreSQL, one round trip) per policy, decision and event. Order of application:
- * tag digests, policy states, selections, decisions, events, then the run's end.
+ * tag digests, policy states, selections, decisions, events, commit batches, then the run's end.
  */
 export interface StoreWrite {
   tagDigests?: readonly TagDigestWrite[];
@@ -154,6 +154,8 @@ export interface StoreWrite {
   selections?: readonly SelectionWrite[];
   decisions?: { runId: number; decisions: readonly Decision[] };
   events?: readonly StoredEvent[];
+  /** Commit batches opened (`openedAt`) or written or given up (null), by automation. */
+  batches?: readonly { automation: string; openedAt: Date | null }[];
   finishRun?: { runId: number; result: unknown; endedAt: Date };
 }
 
@@ -243,6 +245,10 @@ export interface Store {
   events(filter?: EventFilter): Promise<EventRecord[]>;
   /** The newest event of `kind` of each policy at once; policies without one are absent. */
   latestEvents(kind: string, policies: readonly string[]): Promise<Map<string, EventRecord>>;
+
+  // commit batches (spec.git.commit.batch)
+  /** When each automation's open commit batch opened; automations without one are absent. */
+  openBatches(automations: readonly string[]): Promise<Map<string, Date>>;
 
   /** Applies a batch of writes in one transaction (see `StoreWrite`). */
   write(batch: StoreWrite): Promise<void>;

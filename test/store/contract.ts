@@ -372,6 +372,33 @@ export function storeContract(name: string, open: OpenStore): void {
       );
 
       test(
+        'commit batches: opened, moved, closed; the last word in one write wins',
+        withStore(async (s) => {
+          assert.deepEqual([...(await s.openBatches(['ns/a']))], []);
+          await s.write({
+            batches: [
+              { automation: 'ns/a', openedAt: at(1) },
+              { automation: 'ns/b', openedAt: at(2) },
+            ],
+          });
+          assert.deepEqual([...(await s.openBatches(['ns/a', 'ns/b', 'ns/none']))].sort(), [
+            ['ns/a', at(1)],
+            ['ns/b', at(2)],
+          ]);
+          assert.deepEqual([...(await s.openBatches([]))], []);
+          await s.write({
+            batches: [
+              { automation: 'ns/a', openedAt: null },
+              { automation: 'ns/b', openedAt: at(5) },
+              { automation: 'ns/c', openedAt: at(6) },
+              { automation: 'ns/c', openedAt: null },
+            ],
+          });
+          assert.deepEqual([...(await s.openBatches(['ns/a', 'ns/b', 'ns/c']))], [['ns/b', at(5)]]);
+        }),
+      );
+
+      test(
         'policy state round-trips, selections are kept newest first',
         withStore(async (s) => {
           assert.equal(await s.getPolicyState('ns/p'), null);

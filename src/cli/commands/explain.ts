@@ -93,6 +93,18 @@ export function renderExplanation(ctx: CommandContext, e: Explanation): void {
     if (m.advice) writeLine(ctx, `  ${m.advice}`);
   }
   for (const a of e.automationErrors) writeLine(ctx, `automation ${a.automation}: ${a.error}`);
+  for (const p of e.proposals) {
+    if (p.pullRequest)
+      writeLine(
+        ctx,
+        `automation ${p.automation}: pull request #${p.pullRequest.number} (${p.pullRequest.state}): ${p.pullRequest.url}`,
+      );
+    if (p.batch)
+      writeLine(
+        ctx,
+        `automation ${p.automation}: commit batch open since ${p.batch.openedAt}; its writes are held until ${p.batch.writesAt}`,
+      );
+  }
   if (e.markers.length > 0) {
     writeLine(ctx, '');
     writeLine(ctx, `To roll back on purpose: ${e.commands.rollback}`);

@@ -112,6 +112,8 @@ export function renderRun(ctx: CommandContext, r: RunReport): void {
           ? bad(`failed: ${a.error}`)
           : a.result;
     writeLine(ctx, `automation ${a.name}: ${head}`);
+    if (a.batch)
+      writeLine(ctx, `  held for the commit batch opened ${a.batch.openedAt}: writes at ${a.batch.writesAt}`);
     if (a.pullRequest) {
       const pr = a.pullRequest;
       writeLine(ctx, `  pull request #${pr.number} ${pr.action}: ${pr.url}`);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { checkCommitMessageTemplate } from '../commit-data.js';
 import { parseTemplate } from '../../go/index.js';
 import {
+  duration,
   fluxDuration,
   labelSelector,
   localRef,
@@ -133,6 +134,10 @@ export const imageUpdateAutomationSchema = z
               .optional(),
             messageTemplate: template.optional(),
             messageTemplateValues: stringMap.default({}),
+            // pawl's (image.pawl.dev/v1alpha1): one commit per pass or per changed policy, and a
+            // window that holds the first change so that later ones land in the same commit.
+            group: oneOf(['pass', 'policy'] as const).default('pass'),
+            batch: duration({ positive: true }).optional(),
           })
           .check((ctx) => {
             // A template that parses can still fail for every commit (a removed Flux field, a
@@ -200,13 +205,21 @@ export const imageUpdateAutomationSchema = z
   })
   .check((ctx) => {
     // A field of pawl's own version of the kind: under Flux's, a cluster would drop it unseen.
-    if (ctx.value.spec.git.push?.pullRequest && ctx.value.apiVersion !== 'image.pawl.dev/v1alpha1')
-      ctx.issues.push({
-        code: 'custom',
-        input: ctx.value.apiVersion,
-        path: ['spec', 'git', 'push', 'pullRequest'],
-        message: `is pawl's field, not Flux's: set apiVersion: image.pawl.dev/v1alpha1 (it is ${ctx.value.apiVersion})`,
-      });
+    if (ctx.value.apiVersion === 'image.pawl.dev/v1alpha1') return;
+    const { commit, push } = ctx.value.spec.git;
+    const own: [string[], boolean][] = [
+      [['spec', 'git', 'push', 'pullRequest'], !!push?.pullRequest],
+      [['spec', 'git', 'commit', 'group'], commit.group !== 'pass'],
+      [['spec', 'git', 'commit', 'batch'], commit.batch !== undefined],
+    ];
+    for (const [path, set] of own)
+      if (set)
+        ctx.issues.push({
+          code: 'custom',
+          input: ctx.value.apiVersion,
+          path,
+          message: `is pawl's field, not Flux's: set apiVersion: image.pawl.dev/v1alpha1 (it is ${ctx.value.apiVersion})`,
+        });
   })
   .transform((o) => {
     const { name, namespace } = o.spec.sourceRef;
@@ -223,6 +236,8 @@ export const imageUpdateAutomationSchema = z
             ...(commit.signingKey ? { signingKey: commit.signingKey } : {}),
             ...(commit.messageTemplate !== undefined ? { messageTemplate: commit.messageTemplate } : {}),
             messageTemplateValues: commit.messageTemplateValues,
+            ...(commit.group !== 'pass' ? { group: commit.group } : {}),
+            ...(commit.batch !== undefined ? { batch: commit.batch } : {}),
           },
           ...(push ? { push } : {}),
         },

@@ -96,6 +96,7 @@ export function markerState(
       return 'unverified';
     case 'too-new':
     case 'outside-window':
+    case 'batched':
       return 'held';
     case 'up-to-date':
     case 'equivalent':

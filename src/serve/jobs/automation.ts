@@ -10,6 +10,7 @@ import type { PassEvent } from '../events.js';
 import type { JobSpec, RunContext } from '../scheduler.js';
 import type { Claimed } from './leases.js';
 import { automationJob, type JobContext } from './types.js';
+import { BatchWakes } from './batch-wakes.js';
 import { carryPending, mergePending, unlistedTags, type Pending } from './work.js';
 
 export interface AutomationJobContext extends JobContext {
@@ -29,8 +30,11 @@ export class AutomationJobs {
   readonly #pending = new Map<string, Pending>();
   /** Last pass of each automation, for the API and the dashboard. */
   readonly #lastPass = new Map<string, PassEvent>();
+  readonly #wakes: BatchWakes;
 
-  constructor(private readonly ctx: AutomationJobContext) {}
+  constructor(private readonly ctx: AutomationJobContext) {
+    this.#wakes = new BatchWakes(ctx.clock, (name) => void ctx.runs.request(automationJob(name)));
+  }
 
   get lastPass(): ReadonlyMap<string, PassEvent> {
     return this.#lastPass;
@@ -64,6 +68,12 @@ export class AutomationJobs {
   forget(name: string): void {
     this.#lastPass.delete(name);
     this.#pending.delete(name);
+    this.#wakes.at(name, undefined);
+  }
+
+  /** Stopping: no pass is asked for at a batch's end (the store keeps the batch; the next start writes it). */
+  close(): void {
+    this.#wakes.close();
   }
 
   async #pass(name: string, run: RunContext, claimed: Claimed): Promise<void> {
@@ -107,6 +117,8 @@ export class AutomationJobs {
       report,
     };
     const ar = report.automations[0];
+    // A failed pass is retried by the scheduler; one that held its writes is woken at the batch's end.
+    if (ar?.result !== 'failed' && !ctx.dryRun) this.#wakes.at(name, ar?.batch?.writesAt);
     await this.#observe(event, started, pending);
     this.#lastPass.set(name, event);
     if (ar && ar.result !== 'failed') await claimed.done(work);

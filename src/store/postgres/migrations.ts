@@ -32,4 +32,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   `,
   // 4: the newest tag a selection passed over for failing spec.verify, as JSON {tag, why}.
   `ALTER TABLE selections ADD COLUMN unverified TEXT;`,
+  // 5: commit batches open now (spec.git.commit.batch): when each automation's window opened.
+  `
+  CREATE TABLE commit_batches (
+    automation TEXT   PRIMARY KEY,
+    opened_at  BIGINT NOT NULL
+  );
+  `,
 ];

@@ -79,6 +79,11 @@ export const SQL = {
      ORDER BY id DESC LIMIT $5`,
   latestEvents: `SELECT DISTINCT ON (policy) * FROM events WHERE kind = $1 AND policy = ANY($2::text[])
      ORDER BY policy, id DESC`,
+  openBatches: 'SELECT * FROM commit_batches WHERE automation = ANY($1::text[])',
+  openBatchesWrite: `INSERT INTO commit_batches (automation, opened_at)
+     SELECT * FROM unnest($1::text[], $2::bigint[])
+     ON CONFLICT (automation) DO UPDATE SET opened_at = excluded.opened_at`,
+  closeBatches: 'DELETE FROM commit_batches WHERE automation = ANY($1::text[])',
   // The batch (write.ts): one statement per kind of record, arrays through `unnest`.
   setTagDigests: `INSERT INTO tag_digests (repository, tag, digest, at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])

@@ -245,6 +245,14 @@ export class PostgresStore extends SingleReads implements store.Store {
     return this.#byPolicy(policies, SQL.latestSelections, [policies], stored.toSelection);
   }
 
+  // ---------------------------------------------------------------- commit batches
+
+  async openBatches(automations: readonly string[]): Promise<Map<string, Date>> {
+    if (automations.length === 0) return new Map();
+    const rows = await this.#s.q<{ automation: string; opened_at: number }>(SQL.openBatches, [automations]);
+    return new Map(rows.map((r) => [r.automation, stored.date(r.opened_at)]));
+  }
+
   // ---------------------------------------------------------------- runs, decisions, events
 
   async beginRun(at: Date, kind: records.RunKind): Promise<number> {

@@ -13,6 +13,7 @@ export function isEmpty(batch: StoreWrite): boolean {
     !batch.selections?.length &&
     !batch.decisions?.decisions.length &&
     !batch.events?.length &&
+    !batch.batches?.length &&
     !batch.finishRun
   );
 }
@@ -78,6 +79,16 @@ export async function writeBatch(c: Q, batch: StoreWrite): Promise<void> {
       es.map((e) => JSON.stringify(e.detail ?? {})),
     ]);
   }
+  // The last word on an automation wins, as one statement after another would have it.
+  const batches = [...new Map((batch.batches ?? []).map((b) => [b.automation, b])).values()];
+  const opened = batches.filter((b) => b.openedAt !== null);
+  const closed = batches.filter((b) => b.openedAt === null).map((b) => b.automation);
+  if (opened.length > 0)
+    await c.query(SQL.openBatchesWrite, [
+      opened.map((b) => b.automation),
+      opened.map((b) => ms(b.openedAt!)),
+    ]);
+  if (closed.length > 0) await c.query(SQL.closeBatches, [closed]);
   const f = batch.finishRun;
   if (f) await c.query(SQL.finishRun, [ms(f.endedAt), JSON.stringify(f.result ?? null), f.runId]);
 }

@@ -45,4 +45,11 @@ export const MIGRATIONS: readonly string[] = [
   // prefix, and SQLite's plans used that. A rescan of 5,000 unchanged tags: 15–18 → 10 ms of
   // CPU, 105–132 → 62–68 ms wall (docs/performance.md, "Issue 27: scale").
   'DROP INDEX IF EXISTS tags_by_scan;',
+  // 7: commit batches open now (spec.git.commit.batch): when each automation's window opened.
+  `
+  CREATE TABLE commit_batches (
+    automation TEXT    PRIMARY KEY,
+    opened_at  INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -74,6 +74,9 @@ export const SQL = {
   decisions: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id
      WHERE (@policy IS NULL OR d.policy = @policy) AND (@runId IS NULL OR d.run_id = @runId)
      ORDER BY d.id DESC LIMIT @limit`,
+  openBatches: 'SELECT b.* FROM json_each(?) j JOIN commit_batches b ON b.automation = j.value',
+  openBatch: 'INSERT OR REPLACE INTO commit_batches (automation, opened_at) VALUES (?, ?)',
+  closeBatch: 'DELETE FROM commit_batches WHERE automation = ?',
   recordEvent: 'INSERT INTO events (at, kind, policy, repository, detail) VALUES (?, ?, ?, ?, ?)',
   events: `SELECT * FROM events WHERE (@kind IS NULL OR kind = @kind) AND (@policy IS NULL OR policy = @policy)
        AND (@repository IS NULL OR repository = @repository) AND (@since IS NULL OR at >= @since)

@@ -262,6 +262,16 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     return out;
   }
 
+  // ---------------------------------------------------------------- commit batches
+
+  async openBatches(automations: readonly string[]): Promise<Map<string, Date>> {
+    const rows = this.#all<{ automation: string; opened_at: number }>(
+      SQL.openBatches,
+      JSON.stringify(automations),
+    );
+    return new Map(rows.map((r) => [r.automation, stored.date(r.opened_at)]));
+  }
+
   // ---------------------------------------------------------------- runs, decisions, events
 
   async beginRun(at: Date, kind: records.RunKind): Promise<number> {

@@ -47,6 +47,10 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
       e.repository ?? null,
       JSON.stringify(e.detail ?? {}),
     );
+  for (const b of batch.batches ?? []) {
+    if (b.openedAt) db.prepare(SQL.openBatch).run(b.automation, ms(b.openedAt));
+    else db.prepare(SQL.closeBatch).run(b.automation);
+  }
   const f = batch.finishRun;
   if (f) db.prepare(SQL.finishRun).run(ms(f.endedAt), JSON.stringify(f.result ?? null), f.runId);
 }
