@@ -65,6 +65,12 @@ up() {
   build
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
+  # free_port lets its port go before Gitea binds it: two instances started at once (test files
+  # run in parallel) could pick the same one, and the readiness check would then be answered by
+  # the other instance. Held from choosing the port until this instance answers on it.
+  mkdir -p "$CACHE"
+  exec 9>"$CACHE/up.lock"
+  flock 9
   local port
   if [ -f "$dir/port" ]; then port=$(cat "$dir/port"); else port=$(free_port); echo "$port" >"$dir/port"; fi
   # Gitea refuses to run as root unless told; CI and this machine kind run the tests as root.
@@ -112,7 +118,7 @@ EOF
   if [ ! -f "$dir/gitea.json" ]; then
     "${gitea[@]}" migrate >"$dir/migrate.log" 2>&1 || { echo "gitea.sh: gitea migrate failed ($dir/migrate.log)" >&2; exit 1; }
   fi
-  "${gitea[@]}" web >"$dir/gitea.log" 2>&1 &
+  "${gitea[@]}" web >"$dir/gitea.log" 2>&1 9>&- &
   echo $! >"$dir/gitea.pid"
   local pid
   pid=$(cat "$dir/gitea.pid")
@@ -122,7 +128,10 @@ EOF
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
   done
+  # A Gitea that could not bind exits: answered but gone means another process holds the port.
+  kill -0 "$pid" 2>/dev/null || ok=
   [ -n "$ok" ] || { echo "gitea.sh: Gitea did not start ($dir/gitea.log)" >&2; down "$dir"; exit 1; }
+  exec 9>&-
   if [ ! -f "$dir/gitea.json" ]; then
     password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
     local token
