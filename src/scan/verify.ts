@@ -44,6 +44,7 @@ export interface Verifier {
 }
 
 export type Verdict = { verified: true; signer: string; cached: boolean } | { verified: false; why: string };
+type Accepted = Extract<Verdict, { verified: true }>;
 
 /** The key of the trusted root's Secret. */
 export const TRUSTED_ROOT_KEY = 'trusted_root.json';
@@ -167,8 +168,8 @@ export function checkLegacy(verifier: Verifier, digest: string, found: Signature
 }
 
 /**
- * Verifies one digest: the cache first; else the legacy `.sig` tag (keyed or keyless), then the
- * Sigstore bundles referring to it. A registry error is a refusal with its words (the tag is not a
+ * Verifies one digest: the cache first; else, with keys, the legacy `.sig` tag (keyed or keyless)
+ * then the Sigstore bundles referring to it; keyless only, the bundles then the `.sig` tag. A registry error is a refusal with its words (the tag is not a
  * candidate this pass), never a pass.
  */
 export async function verifyDigest(
@@ -183,25 +184,32 @@ export async function verifyDigest(
   const hit = await cache.get(key).catch(() => undefined);
   if (hit !== undefined) return { verified: true, signer: hit, cached: true };
   const why: string[] = [];
-  let verdict: Verdict | null = null;
-  try {
-    const found: SignatureFind = await client.signatures(ref, digest);
-    const legacy = checkLegacy(verifier, digest, found);
-    if (legacy.verified) verdict = legacy;
-    else why.push(legacy.why);
-  } catch (err) {
-    why.push(`reading its signatures failed: ${errorMessage(err)}`);
-  }
-  if (!verdict) {
+  const legacy = async (): Promise<Accepted | null> => {
+    try {
+      const found: SignatureFind = await client.signatures(ref, digest);
+      const v = checkLegacy(verifier, digest, found);
+      if (v.verified) return v;
+      why.push(v.why);
+    } catch (err) {
+      why.push(`reading its signatures failed: ${errorMessage(err)}`);
+    }
+    return null;
+  };
+  const bundles = async (): Promise<Accepted | null> => {
     try {
       const found: BundleFind = await client.bundles(ref, digest);
       const b = checkBundles(trustOf(verifier), digest, found);
-      if (b.verified) verdict = { verified: true, signer: b.signer, cached: false };
-      else why.push(b.why);
+      if (b.verified) return { verified: true, signer: b.signer, cached: false };
+      why.push(b.why);
     } catch (err) {
       why.push(`reading its Sigstore bundles failed: ${errorMessage(err)}`);
     }
-  }
+    return null;
+  };
+  // Where each kind of signer most likely signed first: keys in cosign 2's `.sig` tag, keyless
+  // only in cosign 3's bundles (its default); the other way is tried when the first holds none.
+  const [first, second] = verifier.keys.length > 0 ? [legacy, bundles] : [bundles, legacy];
+  const verdict = (await first()) ?? (await second());
   if (!verdict) return { verified: false, why: why.join('; ') };
   // The cache only saves requests: a store that cannot take the entry costs a fetch next time.
   await cache.set(key, verdict.signer, now).catch(() => undefined);
