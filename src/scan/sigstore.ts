@@ -19,9 +19,18 @@ import {
 } from '@sigstore/verify';
 import { compileRegex, type Re2 } from '../go/index.js';
 import { errorMessage } from '../util/index.js';
-import { SIGN_PREDICATE, type BundleFind, type FoundBundle } from './registry/index.js';
+import {
+  CERTIFICATE_ANNOTATION,
+  REKOR_BUNDLE_ANNOTATION,
+  SIGN_PREDICATE,
+  type BundleFind,
+  type FoundBundle,
+  type LegacySignature,
+} from './registry/index.js';
 
 export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';
+/** cosign's simple-signing payload type. */
+export const COSIGN_PAYLOAD_TYPE = 'cosign container image signature';
 
 /** One `matchOIDCIdentity` pair, compiled: both anchored, so the whole value must match. */
 export interface IdentityMatcher {
@@ -223,4 +232,176 @@ export function rootFingerprint(root: TrustedRoot): string {
   return createHash('sha256')
     .update(JSON.stringify(TrustedRoot.toJSON(root)))
     .digest('hex');
+}
+
+// --- keyless signatures of the legacy `.sig` tag -----------------------------------------
+
+interface SimpleSigning {
+  critical?: {
+    type?: unknown;
+    image?: { 'docker-manifest-digest'?: unknown };
+  };
+}
+
+/** The simple-signing payload's problem, or undefined when it is cosign's signature of `digest`. */
+export function simpleSigningProblem(payload: Buffer, digest: string): string | undefined {
+  let doc: SimpleSigning;
+  try {
+    doc = JSON.parse(payload.toString('utf8')) as SimpleSigning;
+  } catch {
+    return 'is not JSON';
+  }
+  if (doc?.critical?.type !== COSIGN_PAYLOAD_TYPE) return 'is not a cosign image signature';
+  const named = doc.critical.image?.['docker-manifest-digest'];
+  return named === digest ? undefined : `names ${String(named)}, not ${digest}`;
+}
+
+const PEM_BLOCK = /-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]*?)-----END CERTIFICATE-----/g;
+
+/** The DER certificates of a PEM text, in order. */
+function pemCertificates(text: string): Buffer[] {
+  return [...text.matchAll(PEM_BLOCK)].map((m) => Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'));
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** cosign's `dev.sigstore.cosign/bundle` annotation (pkg/cosign/bundle: RekorBundle). */
+interface RekorBundle {
+  SignedEntryTimestamp: string;
+  Payload: { body: string; integratedTime: number; logIndex: number; logID: string };
+}
+
+function parseRekorBundle(text: string): RekorBundle | string {
+  let j: unknown;
+  try {
+    j = JSON.parse(text);
+  } catch {
+    return 'is not JSON';
+  }
+  const b = j as Partial<RekorBundle> | null;
+  const p = b?.Payload;
+  if (typeof b?.SignedEntryTimestamp !== 'string' || !BASE64.test(b.SignedEntryTimestamp))
+    return 'has no SignedEntryTimestamp (base64)';
+  if (typeof p !== 'object' || p === null) return 'has no Payload';
+  if (typeof p.body !== 'string' || !BASE64.test(p.body)) return 'has no Payload.body (base64)';
+  for (const f of ['integratedTime', 'logIndex'] as const)
+    if (!Number.isSafeInteger(p[f]) || p[f] < 0) return `has no Payload.${f} (a whole number)`;
+  if (typeof p.logID !== 'string' || !/^[0-9a-f]{64}$/i.test(p.logID))
+    return 'has no Payload.logID (the log key’s SHA-256, hex)';
+  return b as RekorBundle;
+}
+
+interface HashedRekord {
+  kind?: unknown;
+  apiVersion?: unknown;
+  spec?: { signature?: { publicKey?: { content?: unknown } } };
+}
+
+export type LegacyBundle = { ok: true; json: unknown; body: HashedRekord } | { ok: false; why: string };
+
+/**
+ * A keyless `.sig` layer as the Sigstore bundle v0.1 it is, the conversion cosign itself makes
+ * to verify it: a message signature (SHA-256 of the payload), the certificate and its chain, and
+ * the Rekor entry with its SET as the inclusion promise. Nothing is checked here but the shape.
+ */
+export function legacyToBundle(sig: LegacySignature): LegacyBundle {
+  if (sig.certificate === undefined) return { ok: false, why: `has no ${CERTIFICATE_ANNOTATION} annotation` };
+  const leaf = pemCertificates(sig.certificate);
+  if (leaf.length !== 1)
+    return {
+      ok: false,
+      why: `has a ${CERTIFICATE_ANNOTATION} annotation holding ${leaf.length} PEM certificates, not one`,
+    };
+  if (sig.rekorBundle === undefined)
+    return {
+      ok: false,
+      why: `has no ${REKOR_BUNDLE_ANNOTATION} annotation (the Rekor entry); pawl verifies keyless signatures offline, against the log entry cosign stores with them`,
+    };
+  const rb = parseRekorBundle(sig.rekorBundle);
+  if (typeof rb === 'string')
+    return { ok: false, why: `has a ${REKOR_BUNDLE_ANNOTATION} annotation that ${rb}` };
+  let body: HashedRekord;
+  try {
+    body = JSON.parse(Buffer.from(rb.Payload.body, 'base64').toString('utf8')) as HashedRekord;
+  } catch {
+    return { ok: false, why: `has a Rekor entry whose body is not JSON` };
+  }
+  if (body?.kind !== 'hashedrekord' || body.apiVersion !== '0.0.1')
+    return {
+      ok: false,
+      why: `has a Rekor entry of kind ${String(body?.kind)} ${String(body?.apiVersion)}, not hashedrekord 0.0.1 (what cosign 2 writes)`,
+    };
+  if (!BASE64.test(sig.signature)) return { ok: false, why: 'has a signature that is not base64' };
+  const chain = sig.chain === undefined ? [] : pemCertificates(sig.chain);
+  const json = {
+    mediaType: 'application/vnd.dev.sigstore.bundle+json;version=0.1',
+    verificationMaterial: {
+      x509CertificateChain: {
+        certificates: [leaf[0]!, ...chain].map((c) => ({ rawBytes: c.toString('base64') })),
+      },
+      tlogEntries: [
+        {
+          logIndex: String(rb.Payload.logIndex),
+          logId: { keyId: Buffer.from(rb.Payload.logID, 'hex').toString('base64') },
+          kindVersion: { kind: 'hashedrekord', version: '0.0.1' },
+          integratedTime: String(rb.Payload.integratedTime),
+          inclusionPromise: { signedEntryTimestamp: rb.SignedEntryTimestamp },
+          canonicalizedBody: rb.Payload.body,
+        },
+      ],
+      timestampVerificationData: { rfc3161Timestamps: [] },
+    },
+    messageSignature: {
+      messageDigest: {
+        algorithm: 'SHA2_256',
+        digest: createHash('sha256').update(sig.payload).digest('base64'),
+      },
+      signature: sig.signature,
+    },
+  };
+  return { ok: true, json, body };
+}
+
+/**
+ * One keyless `.sig` layer against the trust, as a bundle is: the Verifier with the keyless
+ * thresholds, over the payload as the signed artifact; the Rekor entry's certificate is the
+ * layer's (cosign compares them, @sigstore/verify compares only signature and digest); the
+ * identity; and only then the payload's digest.
+ */
+export function checkLegacyKeyless(trust: BundleTrust, digest: string, sig: LegacySignature): BundleVerdict {
+  const where = `the keyless signature over ${sig.layer}`;
+  if (trust.identities.length === 0)
+    return { ok: false, why: `${where} has a certificate, and spec.verify has no matchOIDCIdentity` };
+  if (!trust.root)
+    return { ok: false, why: `${where} is keyless, and spec.verify has no trustedRootSecretRef` };
+  const conv = legacyToBundle(sig);
+  if (!conv.ok) return { ok: false, why: `${where} ${conv.why}` };
+  let entity: SignedEntity;
+  try {
+    entity = toSignedEntity(bundleFromJSON(conv.json), sig.payload);
+  } catch (err) {
+    return { ok: false, why: `${where} does not convert to a Sigstore bundle: ${errorMessage(err)}` };
+  }
+  let s: Signer;
+  try {
+    s = run(trust.root, entity, FULL);
+  } catch (err) {
+    return { ok: false, why: `${where} does not verify against the trusted root: ${reason(err)}` };
+  }
+  const logged = conv.body.spec?.signature?.publicKey?.content;
+  const loggedCerts =
+    typeof logged === 'string' ? pemCertificates(Buffer.from(logged, 'base64').toString()) : [];
+  const leaf = pemCertificates(sig.certificate!)[0]!;
+  if (loggedCerts.length !== 1 || !loggedCerts[0]!.equals(leaf))
+    return { ok: false, why: `${where} has a Rekor entry for another certificate than its own` };
+  const issuer = s.identity?.extensions?.issuer;
+  const subject = s.identity?.subjectAlternativeName;
+  if (!matchIdentity(trust.identities, issuer, subject))
+    return {
+      ok: false,
+      why: `${where} is signed by ${subject ?? 'no subject'} (issuer ${issuer ?? 'none'}), which matches no matchOIDCIdentity`,
+    };
+  const problem = simpleSigningProblem(sig.payload, digest);
+  if (problem) return { ok: false, why: `the signed payload ${sig.layer} ${problem}` };
+  return { ok: true, signer: `${subject} (${issuer}; .sig)` };
 }

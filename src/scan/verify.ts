@@ -13,14 +13,16 @@ import type { BundleFind, RegistryClient, RepositoryRef, SignatureFind } from '.
 import type { TrustedRoot } from '@sigstore/protobuf-specs';
 import {
   checkBundles,
+  checkLegacyKeyless,
   identityMatchers,
   parseTrustedRoot,
   rootFingerprint,
+  simpleSigningProblem,
+  type BundleTrust,
   type IdentityMatcher,
 } from './sigstore.js';
 
-/** cosign's simple-signing payload type. */
-export const COSIGN_PAYLOAD_TYPE = 'cosign container image signature';
+export { COSIGN_PAYLOAD_TYPE } from './sigstore.js';
 
 export interface TrustedKey {
   /** The Secret's key, e.g. `cosign.pub`. */
@@ -42,6 +44,7 @@ export interface Verifier {
 }
 
 export type Verdict = { verified: true; signer: string; cached: boolean } | { verified: false; why: string };
+type Accepted = Extract<Verdict, { verified: true }>;
 
 /** The key of the trusted root's Secret. */
 export const TRUSTED_ROOT_KEY = 'trusted_root.json';
@@ -111,14 +114,6 @@ export function verifierFor(policy: ImagePolicy, config: Pick<Config, 'secrets'>
   return { keysLabel, keys, identities, root, fingerprint: h.digest('hex').slice(0, 32) };
 }
 
-interface SimpleSigning {
-  critical?: {
-    type?: unknown;
-    image?: { 'docker-manifest-digest'?: unknown };
-    identity?: { 'docker-reference'?: unknown };
-  };
-}
-
 function signedBy(keys: readonly TrustedKey[], payload: Buffer, signature: Buffer): TrustedKey | undefined {
   return keys.find((k) => {
     // Ed25519 signs the message itself; ECDSA (cosign's default, DER) and RSA over SHA-256.
@@ -131,32 +126,40 @@ function signedBy(keys: readonly TrustedKey[], payload: Buffer, signature: Buffe
   });
 }
 
+const trustOf = (v: Verifier): BundleTrust => ({
+  keys: v.keys,
+  identities: v.identities,
+  root: v.root,
+  keysLabel: v.keysLabel,
+});
+
 /**
- * Pure: whether one of the `.sig` tag's signatures is by a trusted key over a payload that names
- * exactly `digest`. The signature is checked first, so a payload is never believed unsigned.
+ * Pure: whether one of the `.sig` tag's signatures holds over a payload that names exactly
+ * `digest`: a layer with a certificate is keyless (../sigstore.ts, against the trusted root and
+ * `matchOIDCIdentity`), any other is checked against the keys. The signature is checked first,
+ * so a payload is never believed unsigned.
  */
 export function checkLegacy(verifier: Verifier, digest: string, found: SignatureFind): Verdict {
   const why: string[] = [...found.problems];
   for (const s of found.legacy) {
+    if (s.certificate !== undefined) {
+      const v = checkLegacyKeyless(trustOf(verifier), digest, s);
+      if (v.ok) return { verified: true, signer: v.signer, cached: false };
+      why.push(v.why);
+      continue;
+    }
+    if (verifier.keys.length === 0) {
+      why.push(`the signature over ${s.layer} is by a key, and spec.verify has no secretRef`);
+      continue;
+    }
     const key = signedBy(verifier.keys, s.payload, Buffer.from(s.signature, 'base64'));
     if (!key) {
       why.push(`the signature over ${s.layer} is by none of the keys of ${verifier.keysLabel}`);
       continue;
     }
-    let doc: SimpleSigning;
-    try {
-      doc = JSON.parse(s.payload.toString('utf8')) as SimpleSigning;
-    } catch {
-      why.push(`the signed payload ${s.layer} is not JSON`);
-      continue;
-    }
-    if (doc.critical?.type !== COSIGN_PAYLOAD_TYPE) {
-      why.push(`the signed payload ${s.layer} is not a cosign image signature`);
-      continue;
-    }
-    const named = doc.critical.image?.['docker-manifest-digest'];
-    if (named !== digest) {
-      why.push(`the signed payload names ${String(named)}, not ${digest}`);
+    const problem = simpleSigningProblem(s.payload, digest);
+    if (problem) {
+      why.push(`the signed payload ${s.layer} ${problem}`);
       continue;
     }
     return { verified: true, signer: key.name, cached: false };
@@ -165,8 +168,8 @@ export function checkLegacy(verifier: Verifier, digest: string, found: Signature
 }
 
 /**
- * Verifies one digest: the cache first; else, with keys, the legacy `.sig` tag, then the Sigstore
- * bundles referring to it. A registry error is a refusal with its words (the tag is not a
+ * Verifies one digest: the cache first; else, with keys, the legacy `.sig` tag (keyed or keyless)
+ * then the Sigstore bundles referring to it; keyless only, the bundles then the `.sig` tag. A registry error is a refusal with its words (the tag is not a
  * candidate this pass), never a pass.
  */
 export async function verifyDigest(
@@ -181,33 +184,32 @@ export async function verifyDigest(
   const hit = await cache.get(key).catch(() => undefined);
   if (hit !== undefined) return { verified: true, signer: hit, cached: true };
   const why: string[] = [];
-  let verdict: Verdict | null = null;
-  if (verifier.keys.length > 0) {
+  const legacy = async (): Promise<Accepted | null> => {
     try {
       const found: SignatureFind = await client.signatures(ref, digest);
-      const legacy = checkLegacy(verifier, digest, found);
-      if (legacy.verified) verdict = legacy;
-      else why.push(legacy.why);
+      const v = checkLegacy(verifier, digest, found);
+      if (v.verified) return v;
+      why.push(v.why);
     } catch (err) {
       why.push(`reading its signatures failed: ${errorMessage(err)}`);
     }
-  }
-  if (!verdict) {
+    return null;
+  };
+  const bundles = async (): Promise<Accepted | null> => {
     try {
       const found: BundleFind = await client.bundles(ref, digest);
-      const trust = {
-        keys: verifier.keys,
-        identities: verifier.identities,
-        root: verifier.root,
-        keysLabel: verifier.keysLabel,
-      };
-      const b = checkBundles(trust, digest, found);
-      if (b.verified) verdict = { verified: true, signer: b.signer, cached: false };
-      else why.push(b.why);
+      const b = checkBundles(trustOf(verifier), digest, found);
+      if (b.verified) return { verified: true, signer: b.signer, cached: false };
+      why.push(b.why);
     } catch (err) {
       why.push(`reading its Sigstore bundles failed: ${errorMessage(err)}`);
     }
-  }
+    return null;
+  };
+  // Where each kind of signer most likely signed first: keys in cosign 2's `.sig` tag, keyless
+  // only in cosign 3's bundles (its default); the other way is tried when the first holds none.
+  const [first, second] = verifier.keys.length > 0 ? [legacy, bundles] : [bundles, legacy];
+  const verdict = (await first()) ?? (await second());
   if (!verdict) return { verified: false, why: why.join('; ') };
   // The cache only saves requests: a store that cannot take the entry costs a fetch next time.
   await cache.set(key, verdict.signer, now).catch(() => undefined);

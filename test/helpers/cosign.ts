@@ -60,6 +60,23 @@ export async function cosignSign(
 ): Promise<string> {
   const payload = simpleSigningPayload(`${registryHost}/${repo}`, opts.payloadDigest ?? digest);
   const signature = sign('sha256', opts.signedPayload ?? payload, key.privateKey).toString('base64');
+  return pushSignatureManifest(registryUrl, repo, digest, payload, {
+    'dev.cosignproject.cosign/signature': signature,
+  });
+}
+
+/**
+ * Pushes the `.sig` manifest of `digest` as cosign does: one simple-signing layer, `payload`,
+ * with `annotations` (the signature, and keyless the certificate, chain and Rekor bundle), and
+ * cosign's config for a signature image. Returns the tag.
+ */
+export async function pushSignatureManifest(
+  registryUrl: string,
+  repo: string,
+  digest: string,
+  payload: Buffer,
+  annotations: Record<string, string>,
+): Promise<string> {
   const payloadDigest = await putBlob(registryUrl, repo, undefined, payload);
   // cosign's config for a signature image: empty but for the layer's diff id.
   const config = Buffer.from(
@@ -78,14 +95,7 @@ export async function cosignSign(
     schemaVersion: 2,
     mediaType: OCI_MANIFEST,
     config: { mediaType: OCI_CONFIG, size: config.length, digest: configDigest },
-    layers: [
-      {
-        mediaType: SIMPLE_SIGNING,
-        size: payload.length,
-        digest: payloadDigest,
-        annotations: { 'dev.cosignproject.cosign/signature': signature },
-      },
-    ],
+    layers: [{ mediaType: SIMPLE_SIGNING, size: payload.length, digest: payloadDigest, annotations }],
   });
   return tag;
 }

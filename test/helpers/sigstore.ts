@@ -12,6 +12,7 @@
  */
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { putBlob, putManifest, OCI_INDEX, OCI_MANIFEST } from './push.js';
+import { pushSignatureManifest, simpleSigningPayload } from './cosign.js';
 
 export const BUNDLE_V03 = 'application/vnd.dev.sigstore.bundle.v0.3+json';
 export const SIGN_PREDICATE = 'https://sigstore.dev/cosign/sign/v1';
@@ -434,4 +435,108 @@ export async function pushBundle(
 /** A `kind: Secret` holding the trusted root under `trusted_root.json`. */
 export function trustedRootSecret(nameOf: string, json: string, namespace = 'flux-system'): string {
   return `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${nameOf}\n  namespace: ${namespace}\ntype: Opaque\ndata:\n  trusted_root.json: ${Buffer.from(json).toString('base64')}\n`;
+}
+
+// --- keyless signatures in the legacy `.sig` tag (cosign 2's `cosign sign` default) ----------
+
+/** PEM as Go's pem.EncodeToMemory writes it: 64-character lines. */
+export function pem(der: Buffer): string {
+  const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+}
+
+export interface LegacyKeylessOptions {
+  /** The digest the payload names (default: the signed image's own). */
+  payloadDigest?: string;
+  /** Whose CA issues the certificate (default: `root`'s; another root's is not trusted). */
+  ca?: TestTrustRoot;
+  /** The certificate's time (default now): it is valid from a minute before to ten after. */
+  at?: Date;
+  /** The log entry's integrated time, signed into the SET (default: `at`). */
+  integratedTime?: Date;
+  /** Change the entry after the SET was signed: its body (another hash) or its time. */
+  tamper?: 'body' | 'integratedTime';
+  /** Leave an annotation out. */
+  omit?: 'dev.sigstore.cosign/certificate' | 'dev.sigstore.cosign/chain' | 'dev.sigstore.cosign/bundle';
+}
+
+/**
+ * The layer annotations of a keyless `cosign sign` (cosign 2, no --new-bundle-format) of the
+ * simple-signing `payload`: an ephemeral key's signature, its Fulcio certificate and chain
+ * (PEM), and the Rekor bundle (pkg/cosign/bundle's RekorBundle: `SignedEntryTimestamp`, and
+ * `Payload` with the base64 hashedrekord 0.0.1 body, integrated time, index and hex log id).
+ */
+export function legacyKeylessAnnotations(
+  root: TestTrustRoot,
+  payload: Buffer,
+  identity: Identity,
+  opts: LegacyKeylessOptions = {},
+): Record<string, string> {
+  const at = opts.at ?? new Date();
+  const ca = opts.ca ?? root;
+  const eph = p256();
+  const cert = fulcioCertificate(ca, identity, eph.publicKey, at);
+  const signature = sign('sha256', payload, eph.privateKey).toString('base64');
+  const hashed = (data: Buffer) =>
+    Buffer.from(
+      JSON.stringify({
+        apiVersion: '0.0.1',
+        kind: 'hashedrekord',
+        spec: {
+          data: { hash: { algorithm: 'sha256', value: createHash('sha256').update(data).digest('hex') } },
+          signature: {
+            content: signature,
+            publicKey: { content: Buffer.from(pem(cert)).toString('base64') },
+          },
+        },
+      }),
+    );
+  const body = hashed(payload);
+  const id = logId(root.rekor.publicKey).toString('hex');
+  const integratedTime = Math.floor((opts.integratedTime ?? at).getTime() / 1000);
+  const logIndex = 7;
+  const set = sign(
+    'sha256',
+    Buffer.from(canonical({ body: body.toString('base64'), integratedTime, logID: id, logIndex })),
+    root.rekor.privateKey,
+  );
+  const rekorBundle = {
+    SignedEntryTimestamp: set.toString('base64'),
+    Payload: {
+      body: (opts.tamper === 'body' ? hashed(Buffer.from('another payload')) : body).toString('base64'),
+      integratedTime: opts.tamper === 'integratedTime' ? integratedTime + 1 : integratedTime,
+      logIndex,
+      logID: id,
+    },
+  };
+  const all: Record<string, string> = {
+    'dev.cosignproject.cosign/signature': signature,
+    'dev.sigstore.cosign/certificate': pem(cert),
+    'dev.sigstore.cosign/chain': pem(ca.ca.cert),
+    'dev.sigstore.cosign/bundle': JSON.stringify(rekorBundle),
+  };
+  return Object.fromEntries(Object.entries(all).filter(([k]) => k !== opts.omit));
+}
+
+/**
+ * Signs `digest` of `registryHost/repo` keyless as cosign 2 does by default and pushes the
+ * `sha256-<hex>.sig` manifest. Returns the tag.
+ */
+export async function cosignSignKeyless(
+  registryUrl: string,
+  registryHost: string,
+  repo: string,
+  digest: string,
+  root: TestTrustRoot,
+  identity: Identity,
+  opts: LegacyKeylessOptions = {},
+): Promise<string> {
+  const payload = simpleSigningPayload(`${registryHost}/${repo}`, opts.payloadDigest ?? digest);
+  return pushSignatureManifest(
+    registryUrl,
+    repo,
+    digest,
+    payload,
+    legacyKeylessAnnotations(root, payload, identity, opts),
+  );
 }

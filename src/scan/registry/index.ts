@@ -21,6 +21,12 @@ export { parseCreated } from './manifests.js';
 export { MEDIA } from './schemas.js';
 export { SIGN_PREDICATE, BUNDLE_MEDIA_TYPE } from './referrers.js';
 export {
+  SIGNATURE_ANNOTATION,
+  CERTIFICATE_ANNOTATION,
+  CHAIN_ANNOTATION,
+  REKOR_BUNDLE_ANNOTATION,
+} from './signatures.js';
+export {
   parseRepositoryRef,
   parseImageReference,
   familiarName,

@@ -1,7 +1,8 @@
 /**
  * Finding an image's cosign signatures as cosign stores them (docs/gates.md): the legacy
  * `sha256-<hex>.sig` tag, an image manifest whose layers are simple-signing payloads, each with
- * its base64 signature in the `dev.cosignproject.cosign/signature` annotation. Only fetching is
+ * its base64 signature in the `dev.cosignproject.cosign/signature` annotation and, keyless, the
+ * certificate, chain and Rekor entry in three more. Only fetching is
  * here; what counts as a good signature is ../verify.ts's.
  */
 import { createHash } from 'node:crypto';
@@ -12,6 +13,10 @@ import { z } from 'zod';
 import type { LegacySignature, RepositoryRef, SignatureFind } from './types.js';
 
 export const SIGNATURE_ANNOTATION = 'dev.cosignproject.cosign/signature';
+/** cosign's keyless annotations (pkg/oci/static): the Fulcio certificate, its chain, the Rekor entry. */
+export const CERTIFICATE_ANNOTATION = 'dev.sigstore.cosign/certificate';
+export const CHAIN_ANNOTATION = 'dev.sigstore.cosign/chain';
+export const REKOR_BUNDLE_ANNOTATION = 'dev.sigstore.cosign/bundle';
 const MAX_SIGNATURE_MANIFEST_BYTES = 1 << 20;
 /** A simple-signing payload is a few hundred bytes; 64 KiB leaves room and bounds a hostile one. */
 const MAX_PAYLOAD_BYTES = 64 << 10;
@@ -88,7 +93,15 @@ export async function legacySignatures(
       problems.push(`the payload ${layer.digest} of ${tag} hashes to ${hash}`);
       continue;
     }
-    legacy.push({ payload: b.body, signature, layer: layer.digest });
+    const a = layer.annotations ?? {};
+    legacy.push({
+      payload: b.body,
+      signature,
+      layer: layer.digest,
+      ...(a[CERTIFICATE_ANNOTATION] !== undefined && { certificate: a[CERTIFICATE_ANNOTATION] }),
+      ...(a[CHAIN_ANNOTATION] !== undefined && { chain: a[CHAIN_ANNOTATION] }),
+      ...(a[REKOR_BUNDLE_ANNOTATION] !== undefined && { rekorBundle: a[REKOR_BUNDLE_ANNOTATION] }),
+    });
   }
   if (legacy.length === 0 && problems.length === 0)
     problems.push(`the signature tag ${tag} has no layer with a ${SIGNATURE_ANNOTATION} annotation`);

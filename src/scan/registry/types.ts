@@ -38,13 +38,23 @@ export interface Platform {
   variant?: string;
 }
 
-/** One cosign signature of the legacy `.sig` tag: the simple-signing payload and its signature. */
+/**
+ * One cosign signature of the legacy `.sig` tag: the simple-signing payload and its signature;
+ * keyless (`cosign sign` without `--key`), also the layer's certificate, chain and Rekor bundle
+ * annotations, as written (PEM, PEM, JSON), unchecked.
+ */
 export interface LegacySignature {
   payload: Buffer;
   /** Base64, as the `dev.cosignproject.cosign/signature` annotation holds it. */
   signature: string;
   /** The payload layer's digest, to name it in messages. */
   layer: string;
+  /** `dev.sigstore.cosign/certificate`: the signing certificate (PEM); present means keyless. */
+  certificate?: string;
+  /** `dev.sigstore.cosign/chain`: the certificates above it (PEM). */
+  chain?: string;
+  /** `dev.sigstore.cosign/bundle`: the Rekor entry (`SignedEntryTimestamp`, `Payload`), JSON. */
+  rekorBundle?: string;
 }
 
 /** The signatures found for a digest, and why others (or none) could not be read. */
