@@ -25,6 +25,12 @@ export interface TestGitea {
   createRepo(name: string): Promise<string>;
   /** The Git HTTP URL with the admin's credentials in it, for a person's `git push` in a test. */
   authedGitUrl(name: string): string;
+  /**
+   * Returns once Gitea has taken in the first push to the repository. Gitea clears a
+   * repository's `empty` flag from its push queue, after `git push` has returned, and answers 404
+   * to the pull-request API of an empty repository; on a busy machine the queue runs late.
+   */
+  pushed(name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -66,6 +72,16 @@ export async function startGitea(): Promise<TestGitea> {
     },
     authedGitUrl: (name) =>
       `http://${encodeURIComponent(info.user)}:${encodeURIComponent(info.password)}@${host}/${info.user}/${name}.git`,
+    pushed: async (name) => {
+      // Polled: Gitea offers no event for its push queue. Each try is one request; the bound
+      // is generous because only a failure takes it.
+      for (let i = 0; i < 600; i++) {
+        const repo = await api<{ empty: boolean }>('GET', `/repos/${info.user}/${name}`);
+        if (!repo.empty) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`gitea: ${name} still empty 60 s after its first push`);
+    },
     close: async () => {
       await down();
       await rm(dir, { recursive: true, force: true });

@@ -65,6 +65,7 @@ describe('commit grouping and batching on a real Gitea', () => {
     await runGit(['add', '.'], person);
     await runGit(['commit', '--quiet', '-m', 'initial'], person);
     await runGit(['push', '--quiet', 'origin', 'main'], person);
+    await gitea.pushed(repo);
     const images = apps.map(
       (app) => `---
 apiVersion: image.toolkit.fluxcd.io/v1

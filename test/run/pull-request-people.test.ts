@@ -78,6 +78,7 @@ ${people}
     await runGit(['add', '.'], dir);
     await runGit(['commit', '--quiet', '-m', 'initial'], dir);
     await runGit(['push', '--quiet', 'origin', 'main'], dir);
+    await gitea.pushed(repo);
     await gitea.api('PUT', `/repos/${gitea.user}/${repo}/collaborators/${REVIEWER}`, { permission: 'write' });
     return url;
   };

@@ -86,6 +86,7 @@ describe('pull requests on a real Gitea', () => {
     await runGit(['add', '.'], person);
     await runGit(['commit', '--quiet', '-m', 'initial'], person);
     await runGit(['push', '--quiet', 'origin', 'main'], person);
+    await gitea.pushed(REPO);
     await pushTags(registry.url, 'app', ['1.0.0', '1.1.0']);
     await writeFile(
       join(configDir, 'flux.yaml'),
