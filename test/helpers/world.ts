@@ -184,12 +184,15 @@ ${template}${opts.pushBranch ? `    push:\n      branch: ${opts.pushBranch}\n` :
 `;
 }
 
-/** An ImageRepository and an ImagePolicy in flux-system. */
+/**
+ * An ImageRepository and an ImagePolicy in flux-system. `extra.spec`: more of the policy's spec
+ * (`verify:`, `digestReflectionPolicy:`…), written as given at the spec's indentation.
+ */
 export function imageObjects(
   name: string,
   image: string,
   policy: string,
-  extra: { filterTags?: string; guard?: string; interval?: string } = {},
+  extra: { filterTags?: string; guard?: string; interval?: string; spec?: string } = {},
 ): string {
   return `apiVersion: image.toolkit.fluxcd.io/v1
 kind: ImageRepository
@@ -227,5 +230,16 @@ ${
           .map((l) => `    ${l}`)
           .join('\n')}\n`
       : ''
-  }`;
+  }${extra.spec ? indentSpec(extra.spec) : ''}`;
 }
+
+const indentSpec = (lines: string): string =>
+  lines
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => `  ${l}\n`)
+    .join('');
+
+/** A values.yaml with one container line marked for `flux-system:<policy>` at `tag`. */
+export const markedValues = (tag: string, image = '{{REGISTRY}}/org/app', policy = 'app'): string =>
+  `containers:\n  - image: ${image}:${tag} # {"$imagepolicy": "flux-system:${policy}"}\n`;

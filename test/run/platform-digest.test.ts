@@ -5,48 +5,26 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pushImage } from '../helpers/push.js';
-import { gitObjects, startWorld, type World } from '../helpers/world.js';
+import { gitObjects, imageObjects, markedValues, startWorld, type World } from '../helpers/world.js';
 import type { RunReport } from '../../src/run/report.js';
 
-const objects = (digest: string) => `apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImageRepository
-metadata:
-  name: app
-  namespace: flux-system
-spec:
-  image: {{REGISTRY}}/org/app
-  interval: 1m
----
-apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImagePolicy
-metadata:
-  name: app
-  namespace: flux-system
-spec:
-  imageRepositoryRef:
-    name: app
-  policy:
-    semver:
-      range: '>=1.0.0'
-  digestReflectionPolicy: IfNotPresent
-${digest}`;
-
-const values = `containers:
-  - image: {{REGISTRY}}/org/app:1.0.0 # {"$imagepolicy": "flux-system:app"}
-`;
+const objects = (digest: string) =>
+  imageObjects('app', '{{REGISTRY}}/org/app', "semver:\n  range: '>=1.0.0'", {
+    spec: `digestReflectionPolicy: IfNotPresent\n${digest}`,
+  });
 
 describe('digest of one platform', () => {
   const worlds: World[] = [];
   after(() => Promise.all(worlds.map((w) => w.close())));
 
   for (const [label, spec, pick] of [
-    ['platform: linux/arm64 writes the arm64 manifest', 'digest:\n    platform: linux/arm64\n', 'arm64'],
+    ['platform: linux/arm64 writes the arm64 manifest', 'digest:\n  platform: linux/arm64\n', 'arm64'],
     ['by default the index digest is written, as Flux does', '', 'index'],
   ] as const) {
     test(label, async () => {
       const w = await startWorld({
-        files: { 'values.yaml': values },
-        config: { 'git.yaml': gitObjects(), 'app.yaml': objects(spec ? `  ${spec}` : '') },
+        files: { 'values.yaml': markedValues('1.0.0') },
+        config: { 'git.yaml': gitObjects(), 'app.yaml': objects(spec) },
       });
       worlds.push(w);
       const pushed = await pushImage(w.registry.url, 'org/app', '1.1.0', { index: true });

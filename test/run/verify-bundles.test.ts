@@ -20,7 +20,7 @@ import {
   type BundleSigner,
   type Identity,
 } from '../helpers/sigstore.js';
-import { gitObjects, startWorld, type World } from '../helpers/world.js';
+import { gitObjects, imageObjects, markedValues, startWorld, type World } from '../helpers/world.js';
 import { startServe } from '../helpers/serve.js';
 import type { RunReport } from '../../src/run/report.js';
 
@@ -30,42 +30,19 @@ const RELEASE: Identity = {
   subject: 'https://github.com/org/app/.github/workflows/release.yml@refs/heads/main',
 };
 
-const policy = (verify: string) => `apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImageRepository
-metadata:
-  name: app
-  namespace: flux-system
-spec:
-  image: {{REGISTRY}}/org/app
-  interval: 1m
----
-apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImagePolicy
-metadata:
-  name: app
-  namespace: flux-system
-spec:
-  imageRepositoryRef:
-    name: app
-  policy:
-    semver:
-      range: '>=1.0.0'
-  verify:
-    provider: cosign
-${verify}`;
+const policy = (verify: string) =>
+  imageObjects('app', '{{REGISTRY}}/org/app', "semver:\n  range: '>=1.0.0'", {
+    spec: `verify:\n  provider: cosign\n${verify}`,
+  });
 
-const KEYED = `    secretRef:
-      name: cosign-keys
+const KEYED = `  secretRef:
+    name: cosign-keys
 `;
-const KEYLESS = `    matchOIDCIdentity:
-      - issuer: '${ISSUER.replace(/\./g, '\\.')}'
-        subject: 'https://github\\.com/org/app/\\.github/workflows/.*'
-    trustedRootSecretRef:
-      name: sigstore-root
-`;
-
-const values = (tag: string) => `containers:
-  - image: {{REGISTRY}}/org/app:${tag} # {"$imagepolicy": "flux-system:app"}
+const KEYLESS = `  matchOIDCIdentity:
+    - issuer: '${ISSUER.replace(/\./g, '\\.')}'
+      subject: 'https://github\\.com/org/app/\\.github/workflows/.*'
+  trustedRootSecretRef:
+    name: sigstore-root
 `;
 
 const root = testTrustRoot();
@@ -83,7 +60,7 @@ interface Bench {
 async function bench(verify: string, api = false): Promise<Bench> {
   const w = await startWorld({
     proxy: api ? { referrersApi: true } : true,
-    files: { 'values.yaml': values('1.0.0') },
+    files: { 'values.yaml': markedValues('1.0.0') },
     config: {
       'git.yaml': gitObjects(),
       'app.yaml': policy(verify),

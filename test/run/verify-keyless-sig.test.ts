@@ -15,7 +15,7 @@ import {
   type Identity,
   type LegacyKeylessOptions,
 } from '../helpers/sigstore.js';
-import { gitObjects, startWorld, type World } from '../helpers/world.js';
+import { gitObjects, imageObjects, markedValues, startWorld, type World } from '../helpers/world.js';
 import type { RunReport } from '../../src/run/report.js';
 
 const ISSUER = 'https://token.actions.githubusercontent.com';
@@ -24,34 +24,16 @@ const RELEASE: Identity = {
   subject: 'https://github.com/org/app/.github/workflows/release.yml@refs/heads/main',
 };
 
-const config = `apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImageRepository
-metadata:
-  name: app
-  namespace: flux-system
-spec:
-  image: {{REGISTRY}}/org/app
-  interval: 1m
----
-apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImagePolicy
-metadata:
-  name: app
-  namespace: flux-system
-spec:
-  imageRepositoryRef:
-    name: app
-  policy:
-    semver:
-      range: '>=1.0.0'
-  verify:
-    provider: cosign
-    matchOIDCIdentity:
-      - issuer: '${ISSUER.replace(/\./g, '\\.')}'
-        subject: 'https://github\\.com/org/app/\\.github/workflows/.*'
-    trustedRootSecretRef:
-      name: sigstore-root
-`;
+const config = imageObjects('app', '{{REGISTRY}}/org/app', "semver:\n  range: '>=1.0.0'", {
+  spec: `verify:
+  provider: cosign
+  matchOIDCIdentity:
+    - issuer: '${ISSUER.replace(/\./g, '\\.')}'
+      subject: 'https://github\\.com/org/app/\\.github/workflows/.*'
+  trustedRootSecretRef:
+    name: sigstore-root
+`,
+});
 
 const root = testTrustRoot();
 const stranger = testTrustRoot();
@@ -60,7 +42,7 @@ async function world(): Promise<World> {
   return startWorld({
     proxy: true,
     files: {
-      'values.yaml': `containers:\n  - image: {{REGISTRY}}/org/app:1.0.0 # {"$imagepolicy": "flux-system:app"}\n`,
+      'values.yaml': markedValues('1.0.0'),
     },
     config: {
       'git.yaml': gitObjects(),

@@ -8,39 +8,13 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pushImage } from '../helpers/push.js';
 import { cosignKey, cosignSign, keysSecret, type CosignKey } from '../helpers/cosign.js';
-import { gitObjects, startWorld, type World } from '../helpers/world.js';
+import { gitObjects, imageObjects, markedValues, startWorld, type World } from '../helpers/world.js';
 import type { RunReport } from '../../src/run/report.js';
 
-const policy = (digest = 'Never') => `apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImageRepository
-metadata:
-  name: app
-  namespace: flux-system
-spec:
-  image: {{REGISTRY}}/org/app
-  interval: 1m
----
-apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImagePolicy
-metadata:
-  name: app
-  namespace: flux-system
-spec:
-  imageRepositoryRef:
-    name: app
-  policy:
-    semver:
-      range: '>=1.0.0'
-  digestReflectionPolicy: ${digest}
-  verify:
-    provider: cosign
-    secretRef:
-      name: cosign-keys
-`;
-
-const values = (tag: string) => `containers:
-  - image: {{REGISTRY}}/org/app:${tag} # {"$imagepolicy": "flux-system:app"}
-`;
+const policy = (digest = 'Never') =>
+  imageObjects('app', '{{REGISTRY}}/org/app', "semver:\n  range: '>=1.0.0'", {
+    spec: `digestReflectionPolicy: ${digest}\nverify:\n  provider: cosign\n  secretRef:\n    name: cosign-keys\n`,
+  });
 
 const trusted = cosignKey();
 const stranger = cosignKey();
@@ -48,7 +22,7 @@ const stranger = cosignKey();
 async function world(line = '1.0.0', digest = 'Never'): Promise<World> {
   return startWorld({
     proxy: true,
-    files: { 'values.yaml': values(line) },
+    files: { 'values.yaml': markedValues(line) },
     config: {
       'git.yaml': gitObjects(),
       'app.yaml': policy(digest),
