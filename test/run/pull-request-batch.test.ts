@@ -52,20 +52,16 @@ describe('commit grouping and batching on a real Gitea', () => {
       string,
       string,
     ];
-    for (const d of [configDir, stateDir, join(person, 'apps')]) await mkdir(d, { recursive: true });
-    const url = await gitea.createRepo(repo);
-    await runGit(['init', '--quiet', '-b', 'main'], person);
-    await runGit(['config', 'user.name', 'A Person'], person);
-    await runGit(['config', 'user.email', 'person@example.test'], person);
-    await runGit(['remote', 'add', 'origin', gitea.authedGitUrl(repo)], person);
+    for (const d of [configDir, stateDir]) await mkdir(d, { recursive: true });
     const deployment = (app: string): string =>
       `apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: ${app}, namespace: default }\nspec:\n  template:\n    spec:\n      containers:\n        - name: ${app}\n          image: ${registry.host}/${app}:1.0.0 # {"$imagepolicy": "flux-system:${app}"}\n`;
-    if (oneFile) await writeFile(join(person, 'apps', 'all.yaml'), apps.map(deployment).join('---\n'));
-    else for (const app of apps) await writeFile(join(person, 'apps', `${app}.yaml`), deployment(app));
-    await runGit(['add', '.'], person);
-    await runGit(['commit', '--quiet', '-m', 'initial'], person);
-    await runGit(['push', '--quiet', 'origin', 'main'], person);
-    await gitea.pushed(repo);
+    const url = await gitea.seed(
+      repo,
+      person,
+      oneFile
+        ? { 'apps/all.yaml': apps.map(deployment).join('---\n') }
+        : Object.fromEntries(apps.map((app) => [`apps/${app}.yaml`, deployment(app)])),
+    );
     const images = apps.map(
       (app) => `---
 apiVersion: image.toolkit.fluxcd.io/v1
@@ -92,17 +88,7 @@ spec:
   ref: { branch: main }
   secretRef: { name: git }
 ---
-apiVersion: v1
-kind: Secret
-metadata: { name: git, namespace: flux-system }
-type: kubernetes.io/basic-auth
-stringData: { username: ${gitea.user}, password: ${gitea.password} }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: gitea-token, namespace: flux-system }
-stringData: { token: ${gitea.token} }
-${images.join('')}---
+${gitea.secrets()}${images.join('')}---
 apiVersion: image.pawl.dev/v1alpha1
 kind: ImageUpdateAutomation
 metadata: { name: fleet, namespace: flux-system }

@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { startGitea, type TestGitea } from '../helpers/gitea.js';
 import { startRegistry, type TestRegistry } from '../helpers/registry.js';
 import { pushTags } from '../helpers/push.js';
-import { runGit } from '../helpers/git-server.js';
 import { runCli } from '../helpers/world.js';
 import type { RunReport } from '../../src/records/index.js';
 
@@ -64,21 +63,9 @@ ${people}
 `;
 
   const seed = async (repo: string): Promise<string> => {
-    const url = await gitea.createRepo(repo);
-    const dir = join(base, `person-${repo}`);
-    await mkdir(dir);
-    await runGit(['init', '--quiet', '-b', 'main'], dir);
-    await runGit(['config', 'user.name', 'A Person'], dir);
-    await runGit(['config', 'user.email', 'person@example.test'], dir);
-    await runGit(['remote', 'add', 'origin', gitea.authedGitUrl(repo)], dir);
-    await writeFile(
-      join(dir, 'app.yaml'),
-      `image: ${registry.host}/app\ntag: 1.0.0 # {"$imagepolicy": "flux-system:app:tag"}\n`,
-    );
-    await runGit(['add', '.'], dir);
-    await runGit(['commit', '--quiet', '-m', 'initial'], dir);
-    await runGit(['push', '--quiet', 'origin', 'main'], dir);
-    await gitea.pushed(repo);
+    const url = await gitea.seed(repo, join(base, `person-${repo}`), {
+      'app.yaml': `image: ${registry.host}/app\ntag: 1.0.0 # {"$imagepolicy": "flux-system:app:tag"}\n`,
+    });
     await gitea.api('PUT', `/repos/${gitea.user}/${repo}/collaborators/${REVIEWER}`, { permission: 'write' });
     return url;
   };
@@ -100,17 +87,7 @@ ${people}
     await pushTags(registry.url, 'app', ['1.0.0', '1.1.0']);
     await writeFile(
       join(configDir, 'common.yaml'),
-      `apiVersion: v1
-kind: Secret
-metadata: { name: git, namespace: flux-system }
-type: kubernetes.io/basic-auth
-stringData: { username: ${gitea.user}, password: ${gitea.password} }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: gitea-token, namespace: flux-system }
-stringData: { token: ${gitea.token} }
----
+      `${gitea.secrets()}---
 apiVersion: image.toolkit.fluxcd.io/v1
 kind: ImageRepository
 metadata: { name: app, namespace: flux-system }

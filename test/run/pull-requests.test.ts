@@ -75,18 +75,7 @@ describe('pull requests on a real Gitea', () => {
     stateDir = join(base, 'state');
     person = join(base, 'person');
     await mkdir(configDir);
-    await mkdir(person);
-    const url = await gitea.createRepo(REPO);
-    await runGit(['init', '--quiet', '-b', 'main'], person);
-    await runGit(['config', 'user.name', 'A Person'], person);
-    await runGit(['config', 'user.email', 'person@example.test'], person);
-    await runGit(['remote', 'add', 'origin', gitea.authedGitUrl(REPO)], person);
-    await writeFile(join(person, 'app.yaml'), appYaml('1.0.0'));
-    await writeFile(join(person, 'README.md'), 'fleet\n');
-    await runGit(['add', '.'], person);
-    await runGit(['commit', '--quiet', '-m', 'initial'], person);
-    await runGit(['push', '--quiet', 'origin', 'main'], person);
-    await gitea.pushed(REPO);
+    const url = await gitea.seed(REPO, person, { 'app.yaml': appYaml('1.0.0'), 'README.md': 'fleet\n' });
     await pushTags(registry.url, 'app', ['1.0.0', '1.1.0']);
     await writeFile(
       join(configDir, 'flux.yaml'),
@@ -99,17 +88,7 @@ spec:
   ref: { branch: main }
   secretRef: { name: git }
 ---
-apiVersion: v1
-kind: Secret
-metadata: { name: git, namespace: flux-system }
-type: kubernetes.io/basic-auth
-stringData: { username: ${gitea.user}, password: ${gitea.password} }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: gitea-token, namespace: flux-system }
-stringData: { token: ${gitea.token} }
----
+${gitea.secrets()}---
 apiVersion: image.toolkit.fluxcd.io/v1
 kind: ImageRepository
 metadata: { name: app, namespace: flux-system }
