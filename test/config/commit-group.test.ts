@@ -5,41 +5,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { GIT, POLICY, REPO, configDir, lineOf } from './fixtures.js';
-import { runCli } from '../helpers/world.js';
+import { GIT, POLICY, REPO, automationWith, lineOf, validateText as validate } from './fixtures.js';
 
-const automation = (
-  commit: string,
-  apiVersion = 'image.pawl.dev/v1alpha1',
-): string => `apiVersion: ${apiVersion}
-kind: ImageUpdateAutomation
-metadata:
-  name: fleet
-  namespace: apps
-spec:
-  interval: 30m
-  sourceRef:
-    kind: GitRepository
-    name: fleet
-  git:
-    commit:
-      author:
-        email: pawl@example.com
-${commit}
-  update:
-    path: ./clusters/prod
-`;
-
-async function validate(text: string): Promise<{ code: number; stdout: string; file: string }> {
-  const { dir, cleanup } = await configDir({ 'f.yaml': text });
-  try {
-    const r = await runCli(['validate', '-c', dir], { env: { PAWL_LOG_LEVEL: 'silent' } });
-    return { code: r.code, stdout: r.stdout + r.stderr, file: join(dir, 'f.yaml') };
-  } finally {
-    await cleanup();
-  }
-}
+const automation = (commit: string, apiVersion?: string): string => automationWith({ commit }, apiVersion);
 
 describe('pawl validate: commit grouping and batching', { concurrency: 4 }, () => {
   test('group: policy and batch: 10m under pawl’s version of the kind are valid', async () => {

@@ -1,6 +1,7 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { runCli } from '../helpers/world.js';
 
 /** A directory of config files for one test; removed by the returned cleanup. */
 export async function configDir(
@@ -76,6 +77,42 @@ spec:
   update:
     path: ./clusters/prod
 `;
+
+/**
+ * An ImageUpdateAutomation like AUTOMATION with more under `spec.git`: `commit` lines go under
+ * `git.commit` (after the author), `push` lines under `git.push:` (which is left out without them).
+ */
+export const automationWith = (
+  more: { commit?: string; push?: string },
+  apiVersion = 'image.pawl.dev/v1alpha1',
+): string => `apiVersion: ${apiVersion}
+kind: ImageUpdateAutomation
+metadata:
+  name: fleet
+  namespace: apps
+spec:
+  interval: 30m
+  sourceRef:
+    kind: GitRepository
+    name: fleet
+  git:
+    commit:
+      author:
+        email: pawl@example.com
+${more.commit !== undefined ? `${more.commit}\n` : ''}${more.push !== undefined ? `    push:\n${more.push}\n` : ''}  update:
+    path: ./clusters/prod
+`;
+
+/** `pawl validate` over one file `f.yaml` holding `text`: its exit code, output, and the file's path. */
+export async function validateText(text: string): Promise<{ code: number; stdout: string; file: string }> {
+  const { dir, cleanup } = await configDir({ 'f.yaml': text });
+  try {
+    const r = await runCli(['validate', '-c', dir], { env: { PAWL_LOG_LEVEL: 'silent' } });
+    return { code: r.code, stdout: r.stdout + r.stderr, file: join(dir, 'f.yaml') };
+  } finally {
+    await cleanup();
+  }
+}
 
 /** A valid set of objects, one document each, joined as one multi-document file. */
 export const VALID = [REPO, POLICY, GIT, AUTOMATION].join('---\n');

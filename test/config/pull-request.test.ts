@@ -4,42 +4,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { GIT, POLICY, REPO, configDir, lineOf } from './fixtures.js';
-import { runCli } from '../helpers/world.js';
+import { GIT, POLICY, REPO, automationWith, lineOf, validateText as validate } from './fixtures.js';
 
-const automation = (
-  push: string,
-  apiVersion = 'image.pawl.dev/v1alpha1',
-): string => `apiVersion: ${apiVersion}
-kind: ImageUpdateAutomation
-metadata:
-  name: fleet
-  namespace: apps
-spec:
-  interval: 30m
-  sourceRef:
-    kind: GitRepository
-    name: fleet
-  git:
-    commit:
-      author:
-        email: pawl@example.com
-    push:
-${push}
-  update:
-    path: ./clusters/prod
-`;
-
-async function validate(text: string): Promise<{ code: number; stdout: string; file: string }> {
-  const { dir, cleanup } = await configDir({ 'f.yaml': text });
-  try {
-    const r = await runCli(['validate', '-c', dir], { env: { PAWL_LOG_LEVEL: 'silent' } });
-    return { code: r.code, stdout: r.stdout + r.stderr, file: join(dir, 'f.yaml') };
-  } finally {
-    await cleanup();
-  }
-}
+const automation = (push: string, apiVersion?: string): string => automationWith({ push }, apiVersion);
 
 const secret = (key: string): string =>
   `apiVersion: v1\nkind: Secret\nmetadata:\n  name: forge-token\n  namespace: apps\nstringData:\n  ${key}: x\n`;
