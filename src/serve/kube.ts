@@ -61,8 +61,8 @@ export interface KubeBridgeOptions {
   eventsAddr?: string;
   /**
    * This replica acts (it leads, or is alone, and is not a dry run): only then does it write.
-   * With `key` (the job a scan or pass belongs to): whether this replica writes what that job
-   * did — with replicas on PostgreSQL, each writes the status of the jobs it owns.
+   * With `key` (the job a scan or pass belongs to, asked while the run still holds its lease):
+   * whether this replica writes what that job did — the replica that ran it does.
    */
   acting?: (key?: string) => boolean;
   /** Told when this replica becomes the leader (the coordinator's `onElected`). */
@@ -105,9 +105,12 @@ export function daemonBridge(p: DaemonKubeParts): KubeBridge {
     trigger: (repositories, automations) =>
       publishWebhook(coordinator, p.config(), p.clock.now(), { repositories, automations, tags: [] }),
     request: p.request,
-    // The leader (or the one process) writes everything; replicas on PostgreSQL share the jobs,
-    // and each writes the status of those it owns (objects left out: the owner of '').
-    acting: (key) => !p.dryRun && (coordinator.owns('') || (key !== undefined && coordinator.owns(key))),
+    // What a scan or pass did is written by the replica that ran it, under the job's lease: on
+    // PostgreSQL a request (a pass's reconcile through, a webhook) claims a job on whichever
+    // replica asks first, and the preferred owner, finding the lease held, skips to its next
+    // interval, so a rule by ownership would leave the object unwritten. A leader holds only
+    // while it leads. Objects left out of the configuration: the owner of ''.
+    acting: (key) => !p.dryRun && (key === undefined ? coordinator.owns('') : coordinator.holds(key)),
     ...(coordinator.onElected ? { onElected: (cb: () => void) => coordinator.onElected!(cb) } : {}),
     closeClient: true,
     log: p.log,

@@ -107,8 +107,9 @@ export class LeaderCoordinator implements Coordinator {
     return this.elector.leading;
   }
 
+  /** A replica that no longer leads holds nothing: its runs are being aborted. */
   holds(key: string): boolean {
-    return this.inner.holds(key);
+    return this.elector.leading && this.inner.holds(key);
   }
 
   replicas(): ReplicaInfo[] {
