@@ -75,6 +75,8 @@ const listSchema = z.object({
   items: z.array(kubeObjectSchema),
 });
 
+const bookmarkSchema = z.looseObject({ resourceVersion: z.string().optional() });
+
 const watchEventSchema = z.object({
   type: z.enum(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']),
   object: z.looseObject({}),
@@ -276,8 +278,9 @@ export class KubeClient {
           const code = s.success ? (s.data.code ?? 500) : 500;
           throw apiError(code, line, `watch ${this.path(r, opts.namespace)}`, s.success ? s.data : undefined);
         }
-        const meta = metaSchema.parse(event.object.metadata);
         if (event.type === 'BOOKMARK') {
+          // A bookmark's object carries only a resourceVersion (and annotations), no name.
+          const meta = bookmarkSchema.parse(event.object.metadata ?? {});
           yield { type: 'BOOKMARK', resourceVersion: meta.resourceVersion ?? opts.resourceVersion };
           continue;
         }

@@ -2,8 +2,9 @@
  * KubeClient's answer to 429 (Too Many Requests), the API server asking to come back — priority
  * and fairness, or a CRD's storage still initialising just after it is established: it waits
  * Retry-After (through the injected sleep) and tries again, as client-go does, and gives up
- * with the server's words after ten attempts. A loopback HTTP server stands in for the API
- * server here because a real one cannot be made to answer 429 on cue.
+ * with the server's words after ten attempts. And a watch's BOOKMARK, whose object has no name,
+ * is a new resourceVersion, not a failed watch. A loopback HTTP server stands in for the API
+ * server here because a real one cannot be made to answer 429 (or bookmark) on cue.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -72,5 +73,42 @@ test('ten 429s in a row: the error, with the server message', async () => {
   } finally {
     await client.close();
     api.s.close();
+  }
+});
+
+test("a watch's BOOKMARK (metadata with a resourceVersion and no name) moves the version on", async () => {
+  const line = (o: unknown) => `${JSON.stringify(o)}\n`;
+  const s = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write(
+      line({
+        type: 'ADDED',
+        object: { metadata: { name: 'app', namespace: 'flux-system', resourceVersion: '8' } },
+      }),
+    );
+    res.write(
+      line({
+        type: 'BOOKMARK',
+        object: {
+          kind: 'ImagePolicy',
+          apiVersion: 'image.toolkit.fluxcd.io/v1',
+          metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } },
+        },
+      }),
+    );
+    res.end();
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const client = new KubeClient(connection(`http://127.0.0.1:${(s.address() as AddressInfo).port}`));
+  try {
+    const seen: string[] = [];
+    for await (const ev of client.watch(POLICIES, { resourceVersion: '7' }))
+      seen.push(
+        ev.type === 'BOOKMARK' ? `BOOKMARK ${ev.resourceVersion}` : `${ev.type} ${ev.object.metadata.name}`,
+      );
+    assert.deepEqual(seen, ['ADDED app', 'BOOKMARK 12']);
+  } finally {
+    await client.close();
+    s.close();
   }
 });
