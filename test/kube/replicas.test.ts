@@ -1,8 +1,14 @@
 /**
  * Two `pawl serve --kubernetes` replicas on one PostgreSQL store (`--store postgres://…`), against
  * a real kube-apiserver: they share the jobs (docs/replicas.md) and the decision history, and
- * each writes the status of the jobs it owns — so every object gets its status whichever replica
- * ran it, and the replica that did not run the pass reads its history (the high-water marks).
+ * the replica that ran a scan or pass writes its status — so every object gets its status
+ * whichever replica ran it, and the replica that did not run the pass reads its history (the
+ * high-water marks).
+ *
+ * The automation's pass asks for the scans of its six repositories (reconcile through), so the
+ * replica that runs it may scan repositories the other one owns (whichever claims first): that
+ * one must write their status. Two repositories no automation uses (team-x) are scanned only on
+ * their interval, by their preferred owner: each replica owns one, so both scan.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -14,17 +20,20 @@ import { postgresUnavailable, startPostgres, type TestPostgres } from '../helper
 import { pushTags } from '../helpers/push.js';
 import { eventually, metricValue, startServe, type ServeProcess } from '../helpers/serve.js';
 import { preferredOwner } from '../../src/serve/cluster/index.js';
-import { repositoryJob } from '../../src/serve/index.js';
+import { automationJob, repositoryJob } from '../../src/serve/index.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
 
 const NS = 'flux-system';
 const APPS = ['a', 'b', 'c', 'd', 'e', 'f'];
 const skip = postgresUnavailable();
+const SOLO_NS = 'team-x';
+const SOLO = ['x0', 'x1'];
 /**
- * Fixed replica ids, so that the repositories' preferred owners (rendezvous hashing) are known:
- * with random ones, one replica owns all six once in 32 runs and the other scans nothing.
+ * Fixed replica ids, so that the preferred owners (rendezvous hashing) are known: each owns one
+ * of the team-x repositories and some of the six, and the automation's owner is not the owner
+ * of `''` (the objects left out), which once wrote every status it saw.
  */
-const IDS = ['replica-0', 'replica-1'];
+const IDS = ['pawl-0', 'pawl-1'];
 
 let kube: TestKube;
 let world: World;
@@ -72,11 +81,14 @@ test(
   'two replicas on PostgreSQL: every object gets its status; the history is shared',
   { skip: skip ?? false },
   async () => {
-    const owners = APPS.map((a) => preferredOwner(repositoryJob(`${NS}/${a}`), IDS));
+    const owner = (key: string) => preferredOwner(key, IDS);
+    const soloOwners = SOLO.map((x) => owner(repositoryJob(`${SOLO_NS}/${x}`)));
+    assert.deepEqual(soloOwners.toSorted(), IDS, 'each replica owns one team-x repository');
     assert.ok(
-      IDS.every((id) => owners.includes(id)),
-      `each replica owns some repositories: ${owners.join(', ')}`,
+      IDS.every((id) => APPS.some((a) => owner(repositoryJob(`${NS}/${a}`)) === id)),
+      'each replica owns some of the six',
     );
+    assert.notEqual(owner(automationJob(`${NS}/fleet`)), owner(''));
     for (const i of [0, 1])
       replicas.push(
         await startServe({
@@ -100,20 +112,30 @@ test(
         const { json } = await r.adminGet<{ replicas: unknown[] }>('/api/v1/replicas');
         return json.replicas.length === 2 ? true : undefined;
       }, 'both replicas known to each');
+    await kube.kubectl(['create', 'namespace', SOLO_NS]);
+    for (const x of SOLO)
+      await apply(
+        kube,
+        `apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImageRepository
+metadata: {name: ${x}, namespace: ${SOLO_NS}}
+spec: {image: ${world.registryHost}/team/app, interval: 1h}
+`,
+      );
     for (const f of await readdir(world.configDir))
       if (f !== 'git.yaml') await apply(kube, await readFile(join(world.configDir, f), 'utf8'));
     // The six repositories are shared between the two replicas; each one's status is written.
     for (const app of APPS) await waitFor(kube, NS, `${FLUX.repository}/${app}`, 'condition=Ready', '90s');
+    for (const x of SOLO) await waitFor(kube, SOLO_NS, `${FLUX.repository}/${x}`, 'condition=Ready', '90s');
     await waitFor(kube, NS, `${FLUX.automation}/fleet`, 'jsonpath={.status.lastPushCommit}', '120s');
     for (const app of APPS)
       await waitFor(kube, NS, `${FLUX.policy}/${app}`, 'jsonpath={.status.latestRef.tag}=1.1.0');
-    const scans = await Promise.all(
-      replicas.map(async (r) => metricValue(await r.metrics(), 'pawl_scans_total')),
-    );
-    assert.ok(
-      scans.every((n) => n > 0),
-      `scans per replica: ${scans.join(', ')}`,
-    );
+    // Each team-x repository was scanned by its owner (on its interval: nothing else asks).
+    for (const [j, x] of SOLO.entries()) {
+      const r = replicas[IDS.indexOf(soloOwners[j]!)]!;
+      const scans = metricValue(await r.metrics(), 'pawl_scans_total', { repository: `${SOLO_NS}/${x}` });
+      assert.ok(scans > 0, `${soloOwners[j]} scanned ${SOLO_NS}/${x}`);
+    }
     // Both read the passes' history from the one store (the high-water marks recorded), as a
     // new leader's `pawl explain` would.
     for (const r of replicas) {
