@@ -88,16 +88,24 @@ describe('PostgreSQL leases at their edges', { skip: unavailable ?? false }, () 
     assert.ok(rows[0]!.lease.getTime() <= rows[0]!.replica.getTime(), JSON.stringify(rows[0]));
   });
 
-  test('a replica whose heartbeat has run out claims nothing', async () => {
+  test('a replica whose heartbeat has run out beats again before it claims, and loses the leases it held', async () => {
     const {
       cs: [a],
       sql,
     } = await world(['r-a']);
+    const held = (await a!.claim('held'))!;
+    // The heartbeat and (with it) the lease run out, as after a process stalled under load.
     await sql.query(
       `UPDATE pawl_cluster_replicas SET expires_at = clock_timestamp() - interval '1 second' WHERE id = 'r-a'`,
     );
-    assert.equal(await a!.claim('k'), null);
-    assert.equal(await holderOf(sql, 'k'), null);
+    await expireLease(sql, 'held');
+    // Refused as if another replica held it, the run would wait for its next interval with no
+    // one else to run it: the claim is granted once this replica is live again.
+    const lease = await a!.claim('k');
+    assert.ok(lease, 'claimed after a new heartbeat');
+    assert.equal(await holderOf(sql, 'k'), 'r-a');
+    assert.ok(held.signal.aborted, 'the lease that ran out with the heartbeat is lost');
+    assert.equal(a!.holds('held'), false);
   });
 
   test('a live lease is refused to another replica; once run out it is taken over, with a larger token', async () => {

@@ -28,23 +28,34 @@ export class ReplicaTables {
     private readonly replicaId: string,
   ) {}
 
-  /** Claims `key` until `ttlMs` from now or this replica's heartbeat runs out, whichever is first; null when another holds it. */
-  async claim(key: string, ttlMs: number): Promise<{ token: string; acquired_at: Date } | null> {
-    // A replica whose heartbeat has lapsed cannot claim at all.
-    const { rows } = await this.pool.query<{ token: string; acquired_at: Date }>(
-      `INSERT INTO pawl_cluster_leases AS l (key, holder, token, acquired_at, renewed_at, expires_at)
-       SELECT $1, r.id, nextval('pawl_cluster_lease_tokens'), clock_timestamp(), clock_timestamp(),
-              LEAST(r.expires_at, clock_timestamp() + make_interval(secs => $3))
-         FROM pawl_cluster_replicas r
-        WHERE r.id = $2 AND r.expires_at > clock_timestamp()
-       ON CONFLICT (key) DO UPDATE
-          SET holder = EXCLUDED.holder, token = EXCLUDED.token, acquired_at = EXCLUDED.acquired_at,
-              renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at
-        WHERE l.expires_at <= clock_timestamp() OR l.holder = EXCLUDED.holder
-       RETURNING token::text AS token, acquired_at`,
+  /**
+   * Claims `key` until `ttlMs` from now or this replica's heartbeat runs out, whichever is first:
+   * the lease; null when another holds it; 'lapsed' when this replica's own heartbeat has run
+   * out (it claims nothing until it beats again — no one else need hold the key).
+   */
+  async claim(key: string, ttlMs: number): Promise<{ token: string; acquired_at: Date } | null | 'lapsed'> {
+    const { rows } = await this.pool.query<{ live: boolean; token: string | null; acquired_at: Date | null }>(
+      `WITH me AS (
+         SELECT r.id, r.expires_at FROM pawl_cluster_replicas r
+          WHERE r.id = $2 AND r.expires_at > clock_timestamp()
+       ), claimed AS (
+         INSERT INTO pawl_cluster_leases AS l (key, holder, token, acquired_at, renewed_at, expires_at)
+         SELECT $1, me.id, nextval('pawl_cluster_lease_tokens'), clock_timestamp(), clock_timestamp(),
+                LEAST(me.expires_at, clock_timestamp() + make_interval(secs => $3))
+           FROM me
+         ON CONFLICT (key) DO UPDATE
+            SET holder = EXCLUDED.holder, token = EXCLUDED.token, acquired_at = EXCLUDED.acquired_at,
+                renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at
+          WHERE l.expires_at <= clock_timestamp() OR l.holder = EXCLUDED.holder
+         RETURNING token::text AS token, acquired_at
+       )
+       SELECT EXISTS (SELECT 1 FROM me) AS live, (SELECT token FROM claimed) AS token,
+              (SELECT acquired_at FROM claimed) AS acquired_at`,
       [key, this.replicaId, secs(ttlMs)],
     );
-    return rows[0] ?? null;
+    const r = rows[0];
+    if (!r?.live) return 'lapsed';
+    return r.token !== null && r.acquired_at !== null ? { token: r.token, acquired_at: r.acquired_at } : null;
   }
 
   async release(lease: Lease): Promise<void> {

@@ -141,9 +141,20 @@ export class PostgresCoordinator implements Coordinator {
 
   async claim(key: string, ttlMs?: number): Promise<Lease | null> {
     if (this.#closed || this.#held.has(key)) return null;
-    const sentAt = this.#clock.now();
+    let sentAt = this.#clock.now();
     // The lease runs out with this replica's heartbeat (or sooner, when asked).
-    const row = await this.#tables.claim(key, ttlMs ?? this.leaseTtlMs);
+    let row = await this.#tables.claim(key, ttlMs ?? this.leaseTtlMs);
+    if (row === 'lapsed') {
+      // This replica's heartbeat ran out (a stalled process, a slow database): it beats now
+      // rather than at its next period — losing the leases it held — and claims once more. A
+      // refusal here is not "another replica holds it": reported so, the run would be skipped
+      // until its next interval, and with no one else running it the object would wait that long.
+      await this.#tick();
+      if (this.#closed || this.#held.has(key)) return null;
+      sentAt = this.#clock.now();
+      row = await this.#tables.claim(key, ttlMs ?? this.leaseTtlMs);
+      if (row === 'lapsed') throw new ReplicaLapsedError(this.replicaId);
+    }
     if (!row) return null;
     const controller = new AbortController();
     const lease = { key, token: row.token, acquiredAt: row.acquired_at, signal: controller.signal };
@@ -366,6 +377,16 @@ export class PostgresCoordinator implements Coordinator {
     }
     await this.#listener.close();
     if (this.opts.ownsPool) await this.opts.pool.end().catch(() => undefined);
+  }
+}
+
+/** A claim by a replica whose heartbeat has run out and could not be renewed: the run is retried. */
+export class ReplicaLapsedError extends Error {
+  override name = 'ReplicaLapsedError';
+  constructor(readonly replica: string) {
+    super(
+      `the heartbeat of replica ${replica} has run out and could not be renewed; it claims nothing until it can`,
+    );
   }
 }
 
