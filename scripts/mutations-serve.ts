@@ -862,8 +862,8 @@ const postgresStore: Mutation[] = [
   {
     area: 'postgres-store',
     file: PG_SQL,
-    find: "SELECT id FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3",
-    replace: 'SELECT id FROM scans WHERE repository = $1 AND image = $2 AND id < $3',
+    find: "FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3",
+    replace: 'FROM scans WHERE repository = $1 AND image = $2 AND id < $3',
     description: 'a failed scan counts as the previous good scan',
     tests: PG_TESTS,
   },
