@@ -925,6 +925,30 @@ const postgresStore: Mutation[] = [
     description: 'events since a time exclude that instant',
     tests: PG_TESTS,
   },
+  {
+    area: 'postgres-store',
+    file: PG_STORE,
+    find: '          if (good.removedSeen !== null)\n            await c.query(SQL.seenRemoved,',
+    replace: '          if (good.removedSeen === -1)\n            await c.query(SQL.seenRemoved,',
+    description: 'a tag gone after unchanged rescans keeps the last seen of its list scan',
+    tests: PG_TESTS,
+  },
+  {
+    area: 'postgres-store',
+    file: PG_SQL,
+    find: 'CASE WHEN t.last_scan_id = g.list THEN g.started_at ELSE t.last_seen END AS last_seen',
+    replace: 't.last_seen',
+    description: "a current tag's last seen stays at its list scan",
+    tests: PG_TESTS,
+  },
+  {
+    area: 'postgres-store',
+    file: 'src/store/current.ts',
+    find: 'this.#byRepo.get(l.repository)?.key !== keyOf(l)',
+    replace: '!this.#byRepo.has(l.repository)',
+    description: 'current tags kept past a change of list',
+    tests: PG_TESTS,
+  },
 ];
 
 const LEASES = 'src/serve/cluster/postgres-leases.ts';
@@ -1148,6 +1172,14 @@ const passCounts: Mutation[] = [
       "  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);\n  for (const f of plan.files) await w.git(['rev-parse', 'HEAD', '--', f.file]).catch(() => undefined);\n",
     description: 'a git process per marked file in every pass',
     tests: PASS_COUNT_TESTS,
+  },
+  {
+    area: 'pass-counts',
+    file: 'src/store/finish.ts',
+    find: '  return previous !== null && previous.checksum === checksum;',
+    replace: '  return false;',
+    description: 'an unchanged rescan rewrites a row per tag',
+    tests: ['test/store/sqlite.test.ts'],
   },
 ];
 
