@@ -287,3 +287,9 @@ test('count-drop needs 10% as well as 5 tags', () => {
     ['tags-missing', 'count-drop'],
   );
 });
+
+test('a list compared with itself (an unchanged rescan) diffs as an equal copy would', () => {
+  for (const list of [[], ['1'], ['a', 'b', 'c']])
+    assert.deepEqual(diffTags(list, list), diffTags([...list], list));
+  assert.deepEqual(diffTags([], []).anomalies, [{ kind: 'empty' }]);
+});
