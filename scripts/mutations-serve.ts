@@ -949,6 +949,14 @@ const postgresStore: Mutation[] = [
     description: 'current tags kept past a change of list',
     tests: PG_TESTS,
   },
+  {
+    area: 'postgres-store',
+    file: 'src/store/finish.ts',
+    find: '  if (superseded || unchanged) return { ...base, ...none };',
+    replace: '  if (unchanged) return { ...base, ...none };',
+    description: 'a scan finishing after a later one moves the current tags from under it',
+    tests: PG_TESTS,
+  },
 ];
 
 const LEASES = 'src/serve/cluster/postgres-leases.ts';

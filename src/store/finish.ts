@@ -83,36 +83,41 @@ export function sameList(previous: { checksum: string | null } | null, checksum:
 
 /**
  * `checksum` is `tagListChecksum(tags)` (the backend needs it first, to know whether to read the
- * previous list); `previous.tags` must be there unless `sameList`.
+ * previous list); `previous.tags` must be there unless `sameList`. `superseded`: a good scan of
+ * the image that started later has finished already (two processes scanned at once). This one
+ * is recorded, compared with the scan before it, but the rows are the later scan's: it writes
+ * none, or the later scan's current tags would be moved away from under it.
  */
 export function goodScan(
   row: ScanRow,
   tags: string[],
   checksum: string,
   previous: PreviousScan | null,
+  superseded: boolean,
   result: ScanResult,
   compare: CompareTags,
 ): GoodScan {
-  const unchanged = sameList(previous, checksum);
+  const unchanged = previous !== null && sameList(previous, checksum);
   if (previous !== null && !unchanged && previous.tags === null)
     throw new RuntimeError(`finishScan(${row.id}): the previous list was not read`);
   // The same list is compared with itself: what the scanner's rule says of it (an empty list is
   // still an anomaly) without reading back rows that are known to hold it.
   const diff = compare(unchanged ? tags : (previous?.tags ?? null), tags);
-  const moved = previous !== null && !unchanged;
+  const columns: GoodScan['columns'] = [
+    ms(result.endedAt),
+    ...goodScanColumns(tags, diff, result, checksum),
+    unchanged ? previous.list : row.id,
+  ];
+  const base = { columns, at: row.started_at, initial: previous === null ? 1 : 0 } as const;
+  const none = { previous: null, removed: [], removedSeen: null, added: [] };
+  if (superseded || unchanged) return { ...base, ...none };
+  if (previous === null) return { ...base, ...none, added: tags };
   return {
-    columns: [
-      ms(result.endedAt),
-      ...goodScanColumns(tags, diff, result, checksum),
-      unchanged ? previous!.list : row.id,
-    ],
-    at: row.started_at,
-    previous: moved ? previous!.list : null,
-    removed: moved ? diff.removed : [],
-    removedSeen:
-      moved && previous!.list !== previous!.id && diff.removed.length > 0 ? previous!.startedAt : null,
-    added: previous === null ? tags : unchanged ? [] : diff.added,
-    initial: previous === null ? 1 : 0,
+    ...base,
+    previous: previous.list,
+    removed: diff.removed,
+    removedSeen: previous.list !== previous.id && diff.removed.length > 0 ? previous.startedAt : null,
+    added: diff.added,
   };
 }
 

@@ -423,6 +423,39 @@ export function storeContract(name: string, open: OpenStore): void {
       );
 
       test(
+        'two scans at once: one that started earlier and finished later leaves the later one current',
+        withStore(async (s) => {
+          const finish = (id: number, tags: string[], minute: number) =>
+            s.finishScan(id, { outcome: 'ok', tags, requests: 1, endedAt: at(minute) }, diffTags);
+          await scan(s, 'ns/app', ['1', '2'], 0);
+          // The later scan repeats the list; the earlier one saw a tag more, and finishes last.
+          let early = await s.beginScan('ns/app', 'example.com/app', at(10));
+          let late = await s.beginScan('ns/app', 'example.com/app', at(11));
+          await finish(late, ['1', '2'], 12);
+          const r = await finish(early, ['1', '2', '3'], 13);
+          assert.deepEqual(r.added, ['3']);
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2']);
+          assert.equal((await info(s, '1'))!.lastSeen, at(11).getTime());
+          // The other way round: the later scan's new list stays current.
+          early = await s.beginScan('ns/app', 'example.com/app', at(20));
+          late = await s.beginScan('ns/app', 'example.com/app', at(21));
+          await finish(late, ['2', '4'], 22);
+          await finish(early, ['1', '2'], 23);
+          assert.deepEqual(await s.currentTags('ns/app'), ['2', '4']);
+          assert.deepEqual(await info(s, '4'), {
+            firstSeen: at(21).getTime(),
+            lastSeen: at(21).getTime(),
+            initial: false,
+          });
+          // And the scans after them compare with the later one.
+          const next = await scan(s, 'ns/app', ['2', '4', '5'], 30);
+          assert.deepEqual([next.added, next.removed], [['5'], []]);
+          assert.deepEqual(await s.currentTags('ns/app'), ['2', '4', '5']);
+          assert.equal((await info(s, '1'))!.lastSeen, at(11).getTime());
+        }),
+      );
+
+      test(
         'raw responses: each scan keeps its own, unchanged or not',
         withStore(
           async (s) => {

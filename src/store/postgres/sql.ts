@@ -29,13 +29,17 @@ export const SQL = {
      ON CONFLICT (scan_id) DO UPDATE SET body = excluded.body, truncated = excluded.truncated`,
   pruneRaw: `DELETE FROM raw_responses WHERE repository = $1 AND scan_id NOT IN
      (SELECT scan_id FROM raw_responses WHERE repository = $1 ORDER BY scan_id DESC LIMIT $2)`,
-  // The previous good scan of the image, and the tags of its list unless its checksum is the new
-  // list's ($4: then nothing is compared or moved), in one round trip.
+  // The previous good scan of the image (none: id null), and the tags of its list unless its
+  // checksum is the new list's ($4: then nothing is compared or moved), and whether a good scan
+  // that started later finished first (../finish.ts: superseded), in one round trip.
   previousGood: `WITH prev AS (
        SELECT id, started_at, checksum, coalesce(list_scan_id, id) AS list
        FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3
-       ORDER BY id DESC LIMIT 1)
-     SELECT prev.*, t.tag FROM prev
+       ORDER BY id DESC LIMIT 1),
+     newer AS (SELECT EXISTS (
+       SELECT 1 FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id > $3) AS superseded)
+     SELECT newer.superseded, prev.*, t.tag FROM newer
+     LEFT JOIN prev ON true
      LEFT JOIN tags t ON t.repository = $1 AND t.image = $2 AND t.last_scan_id = prev.list
        AND prev.checksum IS DISTINCT FROM $4`,
   // One seek in scans_by_repository per repository (a loose index scan), where DISTINCT read

@@ -124,8 +124,8 @@ export class PostgresStore extends SingleReads implements store.Store {
       if (tags === null) finished = (await one(SQL.failScan, [...failedScanColumns(result), id]))!;
       else {
         const checksum = tagListChecksum(tags);
-        const previous = await previousGood(c, row, checksum);
-        const good = goodScan(row, tags, checksum, previous, result, compare);
+        const { previous, superseded } = await previousGood(c, row, checksum);
+        const good = goodScan(row, tags, checksum, previous, superseded, result, compare);
         finished = (await one(SQL.goodScan, [...good.columns, id]))!;
         if (good.previous !== null) {
           await c.query(SQL.moveTags, [good.at, id, repository, image, good.previous, good.removed]);
@@ -314,19 +314,32 @@ export class PostgresStore extends SingleReads implements store.Store {
 }
 
 /**
- * The previous good scan of the image, with its list's tags unless `checksum` is its list's, in
- * one round trip; null when there is none.
+ * The previous good scan of the image (null when there is none), with its list's tags unless
+ * `checksum` is its list's, and whether a later good scan finished first: one round trip.
  */
-async function previousGood(c: Q, row: stored.ScanRow, checksum: string): Promise<PreviousScan | null> {
-  type Row = Pick<stored.ScanRow, 'id' | 'started_at' | 'checksum'> & { list: number; tag: string | null };
-  const r = await c.query<Row>(SQL.previousGood, [row.repository, row.image, row.id, checksum]);
-  const first = r.rows[0];
-  if (!first) return null;
+async function previousGood(
+  c: Q,
+  row: stored.ScanRow,
+  checksum: string,
+): Promise<{ previous: PreviousScan | null; superseded: boolean }> {
+  type Row = { superseded: boolean; id: number | null; started_at: number; checksum: string | null };
+  const r = await c.query<Row & { list: number; tag: string | null }>(SQL.previousGood, [
+    row.repository,
+    row.image,
+    row.id,
+    checksum,
+  ]);
+  const first = r.rows[0]!;
+  if (first.id === null) return { previous: null, superseded: first.superseded };
+  const tags = sameList(first, checksum) ? null : r.rows.flatMap((x) => (x.tag === null ? [] : [x.tag]));
   return {
-    id: first.id,
-    startedAt: first.started_at,
-    checksum: first.checksum,
-    list: first.list,
-    tags: sameList(first, checksum) ? null : sortTags(r.rows.flatMap((x) => (x.tag === null ? [] : [x.tag]))),
+    previous: {
+      id: first.id,
+      startedAt: first.started_at,
+      checksum: first.checksum,
+      list: first.list,
+      tags: tags && sortTags(tags),
+    },
+    superseded: first.superseded,
   };
 }

@@ -26,6 +26,9 @@ export const SQL = {
      (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT 1 OFFSET ?)`,
   previousGood: `SELECT id, started_at, checksum, list_scan_id FROM scans
      WHERE repository = ? AND image = ? AND outcome = 'ok' AND id < ? ORDER BY id DESC LIMIT 1`,
+  // A good scan of the image that started later and finished first (finish.ts: `superseded`).
+  newerGood:
+    "SELECT 1 AS newer FROM scans WHERE repository = ? AND image = ? AND outcome = 'ok' AND id > ? LIMIT 1",
   /** Plucked. */
   tagsOfScan: 'SELECT tag FROM tags WHERE repository = ? AND image = ? AND last_scan_id = ?',
   lastScan: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT 1',

@@ -116,7 +116,9 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
         finished = failedRow(row, columns);
       } else {
         const checksum = tagListChecksum(tags);
-        const good = goodScan(row, tags, checksum, this.#previousGood(row, checksum), result, compare);
+        const previous = this.#previousGood(row, checksum);
+        const superseded = this.#get(SQL.newerGood, repository, image, id) !== undefined;
+        const good = goodScan(row, tags, checksum, previous, superseded, result, compare);
         this.#run(SQL.goodScan, ...good.columns, id);
         if (good.previous !== null) {
           const removed = JSON.stringify(good.removed);
