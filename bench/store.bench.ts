@@ -5,6 +5,8 @@
  * (8 at a time, as the pass scans), three batched reads for the policies, one write of their
  * outcomes, one write of the decisions with the run's end. No registry or git: only the store.
  * PostgreSQL is a real server on loopback (test/helpers/postgres.ts, fsync off as in the tests).
+ * BENCH_TAGS sets the tags per repository (default 50); BENCH_UNCHANGED=1 lists the same tags
+ * in every pass (the steady state of most repositories: issue 27's unchanged rescans).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -16,11 +18,12 @@ import { diffTags } from '../src/scan/index.js';
 import { pool } from '../src/util/index.js';
 
 const REPOS = Number(process.env.BENCH_REPOS ?? 500);
-const TAGS = 50;
+const TAGS = Number(process.env.BENCH_TAGS ?? 50);
+const UNCHANGED = process.env.BENCH_UNCHANGED === '1';
 const PASSES = 3;
 
 const repos = Array.from({ length: REPOS }, (_, i) => `bench/r${i}`);
-const tagsAt = (pass: number) => Array.from({ length: TAGS + pass }, (_, i) => `1.0.${i}`);
+const tagsAt = (pass: number) => Array.from({ length: TAGS + (UNCHANGED ? 0 : pass) }, (_, i) => `1.0.${i}`);
 
 async function scanAll(store: Store, pass: number, at: Date): Promise<void> {
   const tags = tagsAt(pass);

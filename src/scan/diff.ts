@@ -12,6 +12,10 @@ export const COUNT_DROP_MIN_TAGS = 5;
 
 /** `previous` is null when there is no earlier good scan: nothing can be missing then. */
 export function diffTags(previous: readonly string[] | null, current: readonly string[]): TagDiff {
+  // The store compares an unchanged list with itself (its checksum is the previous one's): nothing
+  // added or removed, without two sets of 5,000 tags.
+  if (previous === current)
+    return { added: [], removed: [], anomalies: current.length === 0 ? [{ kind: 'empty' }] : [] };
   const now = new Set(current);
   const anomalies: Anomaly[] = [];
   if (now.size === 0) anomalies.push({ kind: 'empty' });

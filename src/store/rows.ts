@@ -22,10 +22,11 @@ export function goodScanColumns(
   tags: readonly string[],
   diff: TagDiff,
   result: ScanResult,
+  checksum = tagListChecksum(tags),
 ): [number, string, string, string, string, number] {
   return [
     tags.length,
-    tagListChecksum(tags),
+    checksum,
     JSON.stringify(diff.added),
     JSON.stringify(diff.removed),
     JSON.stringify([...(result.anomalies ?? []), ...diff.anomalies]),
@@ -48,7 +49,17 @@ export interface ScanRow {
   removed: string;
   anomalies: string;
   requests: number;
+  /**
+   * A good scan's list scan: the scan whose id the rows of its tags carry in last_scan_id (itself
+   * when its list changed, else the previous good scan's list scan). Null on failed and running
+   * scans, and on good scans recorded before the column (each wrote its own rows): read it
+   * through `listOf`.
+   */
+  list_scan_id?: number | null;
 }
+
+/** The scan whose rows hold a good scan's tags. */
+export const listOf = (r: Pick<ScanRow, 'id' | 'list_scan_id'>): number => r.list_scan_id ?? r.id;
 
 export interface PolicyStateRow {
   policy: string;

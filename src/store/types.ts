@@ -195,7 +195,8 @@ export interface Store {
   /**
    * Records how a scan ended. `ok`: compares with the previous good scan of the same image (by
    * `compare`, the scanner's rule), stores the diff, anomalies and checksum and moves each tag's
-   * last-seen time, all in one transaction. `failed`: only the scan row changes; the previous good
+   * last-seen time, all in one transaction; a list equal to the previous one writes no tag row
+   * (docs/store.md, "Unchanged rescans"). `failed`: only the scan row changes; the previous good
    * data stays current.
    */
   finishScan(id: number, result: ScanResult, compare: CompareTags): Promise<ScanRecord>;
@@ -212,7 +213,10 @@ export interface Store {
   scanHistory(repository: string, limit?: number): Promise<ScanRecord[]>;
   /** The tags of the last good scan, sorted; empty when there is none. */
   currentTags(repository: string): Promise<string[]>;
-  /** `currentTags` of many repositories at once (every name is a key). */
+  /**
+   * `currentTags` of many repositories at once (every name is a key). Each list's tags are read
+   * once per store and kept while the list is current; the arrays are the caller's own.
+   */
   currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>>;
   /** What is known about a tag of the repository's current image (the image of its last good scan). */
   tagInfo(repository: string, tag: string): Promise<TagInfo | null>;

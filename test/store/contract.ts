@@ -252,6 +252,248 @@ export function storeContract(name: string, open: OpenStore): void {
       );
     });
 
+    describe('unchanged rescans (a scan that lists what the previous good one listed)', () => {
+      const info = async (s: Store, tag: string) => {
+        const i = await s.tagInfo('ns/app', tag);
+        return i && { firstSeen: i.firstSeen.getTime(), lastSeen: i.lastSeen.getTime(), initial: i.initial };
+      };
+
+      test(
+        'last seen moves to each rescan, first seen stays, the scan records nothing added or removed',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1', '2'], 0);
+          await scan(s, 'ns/app', ['1', '2', '3'], 10);
+          for (const minute of [20, 30]) {
+            const r = await scan(s, 'ns/app', ['3', '2', '1'], minute);
+            assert.deepEqual([r.tagCount, r.added, r.removed, r.anomalies], [3, [], [], []]);
+            assert.equal(r.checksum, tagListChecksum(['1', '2', '3']));
+            assert.equal(r.startedAt.getTime(), at(minute).getTime());
+          }
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2', '3']);
+          assert.deepEqual(await info(s, '1'), {
+            firstSeen: at(0).getTime(),
+            lastSeen: at(30).getTime(),
+            initial: true,
+          });
+          assert.deepEqual(await info(s, '3'), {
+            firstSeen: at(10).getTime(),
+            lastSeen: at(30).getTime(),
+            initial: false,
+          });
+          const infos = await s.currentTagInfos('ns/app');
+          assert.deepEqual(
+            infos.map((i) => [i.tag, i.firstSeen.getTime(), i.lastSeen.getTime()]),
+            [
+              ['1', at(0).getTime(), at(30).getTime()],
+              ['2', at(0).getTime(), at(30).getTime()],
+              ['3', at(10).getTime(), at(30).getTime()],
+            ],
+          );
+          // History shows every scan as it was, newest first.
+          const h = await s.scanHistory('ns/app');
+          assert.deepEqual(
+            h.map((x) => [x.startedAt.getTime(), x.tagCount, x.added, x.removed]),
+            [
+              [at(30).getTime(), 3, [], []],
+              [at(20).getTime(), 3, [], []],
+              [at(10).getTime(), 3, ['3'], []],
+              [at(0).getTime(), 2, ['1', '2'], []],
+            ],
+          );
+        }),
+      );
+
+      test(
+        'a tag removed after unchanged rescans was last seen at the last scan that listed it; listed again, its first seen stays',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1', '2', '3'], 0);
+          await scan(s, 'ns/app', ['1', '2', '3'], 10);
+          await scan(s, 'ns/app', ['1', '2', '3'], 20);
+          const r = await scan(s, 'ns/app', ['1', '3', '4'], 30);
+          assert.deepEqual([r.added, r.removed], [['4'], ['2']]);
+          assert.deepEqual(r.anomalies, [{ kind: 'tags-missing', count: 1, tags: ['2'] }]);
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '3', '4']);
+          assert.deepEqual(await info(s, '2'), {
+            firstSeen: at(0).getTime(),
+            lastSeen: at(20).getTime(),
+            initial: true,
+          });
+          assert.deepEqual(await info(s, '1'), {
+            firstSeen: at(0).getTime(),
+            lastSeen: at(30).getTime(),
+            initial: true,
+          });
+          // Unchanged again: the tag that left keeps its last seen.
+          await scan(s, 'ns/app', ['1', '3', '4'], 40);
+          assert.equal((await info(s, '2'))!.lastSeen, at(20).getTime());
+          assert.equal((await info(s, '4'))!.lastSeen, at(40).getTime());
+          // Back: current again, first seen as first observed, last seen now.
+          const back = await scan(s, 'ns/app', ['1', '2', '3', '4'], 50);
+          assert.deepEqual([back.added, back.removed], [['2'], []]);
+          assert.deepEqual(await info(s, '2'), {
+            firstSeen: at(0).getTime(),
+            lastSeen: at(50).getTime(),
+            initial: true,
+          });
+          await scan(s, 'ns/app', ['1', '2', '3', '4'], 60);
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2', '3', '4']);
+          for (const tag of ['1', '2', '3', '4'])
+            assert.equal((await info(s, tag))!.lastSeen, at(60).getTime());
+        }),
+      );
+
+      test(
+        'a failed scan between: last seen stays at the last good scan, and the next good one is compared with it',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1', '2'], 0);
+          await scan(s, 'ns/app', ['1', '2'], 10);
+          const failed = await s.beginScan('ns/app', 'example.com/app', at(20));
+          await s.finishScan(
+            failed,
+            { outcome: 'failed', error: 'registry said 503', requests: 1, endedAt: at(20) },
+            diffTags,
+          );
+          assert.equal((await info(s, '1'))!.lastSeen, at(10).getTime());
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2']);
+          const r = await scan(s, 'ns/app', ['1', '2'], 30);
+          assert.deepEqual([r.added, r.removed], [[], []]);
+          assert.equal((await info(s, '2'))!.lastSeen, at(30).getTime());
+          const gone = await scan(s, 'ns/app', ['1'], 40);
+          assert.deepEqual(gone.removed, ['2']);
+          assert.equal((await info(s, '2'))!.lastSeen, at(30).getTime());
+          assert.deepEqual(
+            (await s.scanHistory('ns/app')).map((x) => x.outcome),
+            ['ok', 'ok', 'failed', 'ok', 'ok'],
+          );
+        }),
+      );
+
+      test(
+        'an empty list repeated is still an anomaly each time',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1'], 0);
+          await scan(s, 'ns/app', [], 10);
+          const again = await scan(s, 'ns/app', [], 20);
+          assert.deepEqual(again.anomalies, [{ kind: 'empty' }]);
+          assert.deepEqual(await s.currentTags('ns/app'), []);
+          assert.deepEqual(await s.currentTagInfos('ns/app'), []);
+          assert.equal((await info(s, '1'))!.lastSeen, at(0).getTime());
+        }),
+      );
+
+      test(
+        'an image changed and changed back: compared with its own last list, its tags as first observed',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1', '2'], 0, 'old.example/app');
+          await scan(s, 'ns/app', ['9'], 10, 'new.example/app');
+          assert.deepEqual(await s.currentTags('ns/app'), ['9']);
+          const r = await scan(s, 'ns/app', ['1', '2'], 20, 'old.example/app');
+          assert.deepEqual([r.added, r.removed], [[], []]);
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2']);
+          assert.deepEqual(await info(s, '1'), {
+            firstSeen: at(0).getTime(),
+            lastSeen: at(20).getTime(),
+            initial: true,
+          });
+          assert.equal(await s.tagInfo('ns/app', '9'), null);
+        }),
+      );
+
+      test(
+        'current tags of many repositories follow every change, asked again and again',
+        withStore(async (s) => {
+          const current = async () => Object.fromEntries(await s.currentTagsOf(['ns/a', 'ns/b', 'ns/c']));
+          await scan(s, 'ns/a', ['1'], 0);
+          await scan(s, 'ns/b', ['x'], 0);
+          assert.deepEqual(await current(), { 'ns/a': ['1'], 'ns/b': ['x'], 'ns/c': [] });
+          const given = (await s.currentTagsOf(['ns/a'])).get('ns/a')!;
+          given.push('mutated by a caller');
+          await scan(s, 'ns/a', ['1'], 10);
+          assert.deepEqual(await current(), { 'ns/a': ['1'], 'ns/b': ['x'], 'ns/c': [] });
+          await scan(s, 'ns/a', ['1', '2'], 20);
+          await scan(s, 'ns/c', ['z'], 20);
+          assert.deepEqual(await current(), { 'ns/a': ['1', '2'], 'ns/b': ['x'], 'ns/c': ['z'] });
+          await scan(s, 'ns/a', ['2'], 30);
+          await scan(s, 'ns/b', ['x'], 30, 'other.example/b');
+          assert.deepEqual(await current(), { 'ns/a': ['2'], 'ns/b': ['x'], 'ns/c': ['z'] });
+          await scan(s, 'ns/a', ['1', '2'], 40);
+          assert.deepEqual(await current(), { 'ns/a': ['1', '2'], 'ns/b': ['x'], 'ns/c': ['z'] });
+          assert.deepEqual(await s.currentTags('ns/a'), ['1', '2']);
+        }),
+      );
+
+      test(
+        'two scans at once: one that started earlier and finished later leaves the later one current',
+        withStore(async (s) => {
+          const finish = (id: number, tags: string[], minute: number) =>
+            s.finishScan(id, { outcome: 'ok', tags, requests: 1, endedAt: at(minute) }, diffTags);
+          await scan(s, 'ns/app', ['1', '2'], 0);
+          // The later scan repeats the list; the earlier one saw a tag more, and finishes last.
+          let early = await s.beginScan('ns/app', 'example.com/app', at(10));
+          let late = await s.beginScan('ns/app', 'example.com/app', at(11));
+          await finish(late, ['1', '2'], 12);
+          const r = await finish(early, ['1', '2', '3'], 13);
+          assert.deepEqual(r.added, ['3']);
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2']);
+          assert.equal((await info(s, '1'))!.lastSeen, at(11).getTime());
+          // The other way round: the later scan's new list stays current.
+          early = await s.beginScan('ns/app', 'example.com/app', at(20));
+          late = await s.beginScan('ns/app', 'example.com/app', at(21));
+          await finish(late, ['2', '4'], 22);
+          await finish(early, ['1', '2'], 23);
+          assert.deepEqual(await s.currentTags('ns/app'), ['2', '4']);
+          assert.deepEqual(await info(s, '4'), {
+            firstSeen: at(21).getTime(),
+            lastSeen: at(21).getTime(),
+            initial: false,
+          });
+          // And the scans after them compare with the later one.
+          const next = await scan(s, 'ns/app', ['2', '4', '5'], 30);
+          assert.deepEqual([next.added, next.removed], [['5'], []]);
+          assert.deepEqual(await s.currentTags('ns/app'), ['2', '4', '5']);
+          assert.equal((await info(s, '1'))!.lastSeen, at(11).getTime());
+        }),
+      );
+
+      test(
+        'raw responses: each scan keeps its own, unchanged or not',
+        withStore(
+          async (s) => {
+            const ids: number[] = [];
+            for (let i = 0; i < 3; i++) {
+              const id = await s.beginScan('ns/app', 'example.com/app', at(i));
+              await s.finishScan(
+                id,
+                {
+                  outcome: 'ok',
+                  tags: ['t'],
+                  requests: 1,
+                  responses: [response(i, '{"name":"app","tags":["t"]}')],
+                  endedAt: at(i),
+                },
+                diffTags,
+              );
+              ids.push(id);
+            }
+            const raw = await s.rawResponses('ns/app');
+            assert.deepEqual(
+              raw.map((r) => r.scanId),
+              [ids[2], ids[1], ids[0]],
+            );
+            assert.deepEqual(
+              raw.map((r) => r.responses[0]!.at),
+              [at(2), at(1), at(0)].map((d) => d.toISOString()),
+            );
+            assert.deepEqual(
+              raw.map((r) => r.startedAt.getTime()),
+              [at(2), at(1), at(0)].map((d) => d.getTime()),
+            );
+          },
+          { rawScansKept: 3 },
+        ),
+      );
+    });
+
     describe('raw responses', () => {
       test(
         'kept for the last N scans per repository, without credentials',
@@ -581,4 +823,72 @@ export function storeContract(name: string, open: OpenStore): void {
       );
     });
   });
+}
+
+/**
+ * A repository's history as pawl wrote it before scans had a list scan (SQLite 7, PostgreSQL 5):
+ * every good scan moved every listed tag's row to itself, the unchanged scan 2 too. Literal
+ * statements, the same on both backends.
+ */
+export function legacyHistory(): string[] {
+  const sum = (tags: string[]) => `'${tagListChecksum(tags)}'`;
+  const ms = (minute: number) => at(minute).getTime();
+  const missing = JSON.stringify([{ kind: 'tags-missing', count: 1, tags: ['a'] }]);
+  const body = JSON.stringify([{ ...response(20), url: 'https://r.example/v2/app/tags/list', headers: {} }]);
+  return [
+    `INSERT INTO scans (id, repository, image, started_at, ended_at, outcome, error, tag_count, checksum, added, removed, anomalies, requests) VALUES
+      (1, 'ns/app', 'example.com/app', ${ms(0)}, ${ms(0)}, 'ok', NULL, 2, ${sum(['a', 'b'])}, '["a","b"]', '[]', '[]', 1),
+      (2, 'ns/app', 'example.com/app', ${ms(10)}, ${ms(10)}, 'ok', NULL, 2, ${sum(['a', 'b'])}, '[]', '[]', '[]', 1),
+      (3, 'ns/app', 'example.com/app', ${ms(15)}, ${ms(15)}, 'failed', 'registry said 503', NULL, NULL, '[]', '[]', '[]', 3),
+      (4, 'ns/app', 'example.com/app', ${ms(20)}, ${ms(20)}, 'ok', NULL, 2, ${sum(['b', 'c'])}, '["c"]', '["a"]', '${missing}', 1)`,
+    `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial) VALUES
+      ('ns/app', 'example.com/app', 'a', ${ms(0)}, ${ms(10)}, 1, 2, 1),
+      ('ns/app', 'example.com/app', 'b', ${ms(0)}, ${ms(20)}, 1, 4, 1),
+      ('ns/app', 'example.com/app', 'c', ${ms(20)}, ${ms(20)}, 4, 4, 0)`,
+    `INSERT INTO raw_responses (scan_id, repository, body, truncated) VALUES (4, 'ns/app', '${body}', 0)`,
+  ];
+}
+
+/** A store holding `legacyHistory`, upgraded in place, reads as it did, and scans on from it. */
+export async function checkLegacyHistory(s: Store): Promise<void> {
+  const info = async (tag: string) => {
+    const i = (await s.tagInfo('ns/app', tag))!;
+    return [i.firstSeen.getTime(), i.lastSeen.getTime(), i.initial];
+  };
+  assert.deepEqual(await s.currentTags('ns/app'), ['b', 'c']);
+  assert.deepEqual(Object.fromEntries(await s.currentTagsOf(['ns/app'])), { 'ns/app': ['b', 'c'] });
+  assert.deepEqual(await info('a'), [at(0).getTime(), at(10).getTime(), true]);
+  assert.deepEqual(await info('b'), [at(0).getTime(), at(20).getTime(), true]);
+  assert.deepEqual(await info('c'), [at(20).getTime(), at(20).getTime(), false]);
+  assert.deepEqual(
+    (await s.currentTagInfos('ns/app')).map((i) => i.tag),
+    ['b', 'c'],
+  );
+  const h = await s.scanHistory('ns/app');
+  assert.deepEqual(
+    h.map((x) => [x.id, x.outcome, x.tagCount, x.added, x.removed]),
+    [
+      [4, 'ok', 2, ['c'], ['a']],
+      [3, 'failed', null, [], []],
+      [2, 'ok', 2, [], []],
+      [1, 'ok', 2, ['a', 'b'], []],
+    ],
+  );
+  assert.deepEqual(h[0]!.anomalies, [{ kind: 'tags-missing', count: 1, tags: ['a'] }]);
+  assert.equal((await s.lastGoodScan('ns/app'))!.id, 4);
+  assert.deepEqual(await s.knownRepositories(), ['ns/app']);
+  assert.deepEqual(
+    (await s.rawResponses('ns/app')).map((r) => [r.scanId, r.responses[0]!.url]),
+    [[4, 'https://r.example/v2/app/tags/list']],
+  );
+  // Scanning on: unchanged, then one tag gone.
+  const same = await scan(s, 'ns/app', ['c', 'b'], 30);
+  assert.ok(same.id > 4, `a new scan id after the legacy ones: ${same.id}`);
+  assert.deepEqual([same.added, same.removed], [[], []]);
+  assert.deepEqual(await info('b'), [at(0).getTime(), at(30).getTime(), true]);
+  assert.deepEqual(await info('a'), [at(0).getTime(), at(10).getTime(), true]);
+  const gone = await scan(s, 'ns/app', ['c'], 40);
+  assert.deepEqual([gone.added, gone.removed], [[], ['b']]);
+  assert.deepEqual(await info('b'), [at(0).getTime(), at(30).getTime(), true]);
+  assert.deepEqual(await s.currentTags('ns/app'), ['c']);
 }

@@ -18,9 +18,11 @@ import {
   type PostgresStore,
 } from '../../src/store/index.js';
 import { PG_SCHEMA_VERSION } from '../../src/store/postgres/index.js';
+import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { diffTags } from '../../src/scan/index.js';
 import { freePort } from '../helpers/registry.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { scan, storeContract } from './contract.js';
+import { at, checkLegacyHistory, legacyHistory, response, scan, storeContract } from './contract.js';
 
 const exec = promisify(execFile);
 const unavailable = postgresUnavailable();
@@ -121,6 +123,86 @@ describe('PostgreSQL store', { skip }, () => {
       const rows = await holder.query(`SELECT version FROM ${schema}.store_migrations`);
       assert.equal(rows.rowCount, PG_SCHEMA_VERSION);
       await holder.end();
+    });
+
+    test('version 6 upgrades a store with history in place: it reads as it did, and scans on', async () => {
+      const schema = fresh();
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      try {
+        const steps = PG_MIGRATIONS.slice(0, 5);
+        await migratePostgres(c, {
+          schema,
+          table: 'store_migrations',
+          steps,
+          what: 'the store',
+          location: 'test',
+        });
+        await c.query(`SET search_path TO ${schema}`);
+        for (const sql of legacyHistory()) await c.query(sql);
+        await c.query("SELECT setval(pg_get_serial_sequence('scans', 'id'), 4)");
+      } finally {
+        await c.end();
+      }
+      const store = await open(schema);
+      try {
+        assert.equal(await store.schemaVersion(), 6);
+        await checkLegacyHistory(store);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async () => {
+      const schema = fresh();
+      const store = await open(schema);
+      try {
+        // Every row inserted, updated or deleted, by table, counted by triggers.
+        await store.pool.query(`
+          CREATE TABLE ${schema}.written (tbl TEXT NOT NULL);
+          CREATE FUNCTION ${schema}.count_written() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
+          CREATE TRIGGER count_scans AFTER INSERT OR UPDATE OR DELETE ON ${schema}.scans
+            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
+          CREATE TRIGGER count_tags AFTER INSERT OR UPDATE OR DELETE ON ${schema}.tags
+            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
+          CREATE TRIGGER count_raw AFTER INSERT OR UPDATE OR DELETE ON ${schema}.raw_responses
+            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();`);
+        const written = async (fn: () => Promise<unknown>) => {
+          await store.pool.query(`DELETE FROM ${schema}.written`);
+          await fn();
+          const rows = await store.pool.query<{ tbl: string; n: number }>(
+            `SELECT tbl, count(*)::int AS n FROM ${schema}.written GROUP BY tbl ORDER BY tbl`,
+          );
+          return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
+        };
+        const rescan = (repo: string, tags: string[], minute: number) => async () => {
+          const id = await store.beginScan(repo, 'example.com/app', at(minute));
+          await store.finishScan(
+            id,
+            { outcome: 'ok', tags, requests: 1, responses: [response(minute)], endedAt: at(minute) },
+            diffTags,
+          );
+        };
+        for (const n of [10, 2000]) {
+          const tags = Array.from({ length: n }, (_, i) => `1.${i}.0`);
+          const repo = `ns/app${n}`;
+          assert.deepEqual(await written(rescan(repo, tags, 0)), { raw_responses: 1, scans: 2, tags: n });
+          for (const minute of [1, 2, 3])
+            assert.deepEqual(await written(rescan(repo, [...tags].reverse(), minute)), {
+              raw_responses: 1,
+              scans: 2,
+            });
+          assert.deepEqual(await written(rescan(repo, [...tags, '9.9.9'], 4)), {
+            raw_responses: 1,
+            scans: 2,
+            tags: n + 1,
+          });
+          assert.equal((await store.tagInfo(repo, '1.0.0'))!.lastSeen.getTime(), at(4).getTime());
+        }
+      } finally {
+        await store.close();
+      }
     });
 
     test('another component keeps its own versioned tables beside the store', async () => {

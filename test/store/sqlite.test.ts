@@ -8,7 +8,8 @@ import Database from 'better-sqlite3';
 import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
-import { at, response, scan, storeContract } from './contract.js';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { at, checkLegacyHistory, legacyHistory, response, scan, storeContract } from './contract.js';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'pawl-store-'));
@@ -73,6 +74,69 @@ describe('SQLite: openSqliteStore', () => {
       'UPDATE tags SET last_seen = 1, last_scan_id = 2 WHERE repository = ? AND image = ? AND last_scan_id = ? AND tag NOT IN (SELECT value FROM json_each(?))',
     ])
       assert.match(plan(sql), /SEARCH tags USING PRIMARY KEY \(repository=\? AND image=\?\)/, sql);
+  });
+
+  test('version 8 upgrades a store with history in place: it reads as it did, and scans on', async (t) => {
+    const dir = tempDir(t);
+    const db = new Database(join(dir, 'pawl.db'));
+    for (const step of MIGRATIONS.slice(0, 7)) db.exec(step);
+    db.pragma('user_version = 7');
+    for (const sql of legacyHistory()) db.exec(sql);
+    db.close();
+    const store = openSqliteStore(dir, {});
+    t.after(() => store.close());
+    assert.equal(await store.schemaVersion(), 8);
+    await checkLegacyHistory(store);
+  });
+
+  test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async (t) => {
+    const dir = tempDir(t);
+    const store = openSqliteStore(dir, {});
+    t.after(() => store.close());
+    await store.flush();
+    // Every row inserted, updated or deleted, by table, counted by triggers on the store's file.
+    const db = new Database(join(dir, 'pawl.db'));
+    t.after(() => db.close());
+    db.exec('CREATE TABLE written (tbl TEXT NOT NULL)');
+    for (const tbl of ['scans', 'tags', 'raw_responses'])
+      for (const op of ['INSERT', 'UPDATE', 'DELETE'])
+        db.exec(
+          `CREATE TRIGGER count_${tbl}_${op} AFTER ${op} ON ${tbl} BEGIN INSERT INTO written VALUES ('${tbl}'); END`,
+        );
+    const written = async (fn: () => Promise<unknown>) => {
+      await store.flush();
+      db.exec('DELETE FROM written');
+      await fn();
+      await store.flush();
+      const rows = db.prepare('SELECT tbl, count(*) AS n FROM written GROUP BY tbl ORDER BY tbl').all();
+      return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
+    };
+    const rescan = (repo: string, tags: string[], minute: number) => async () => {
+      const id = await store.beginScan(repo, 'example.com/app', at(minute));
+      await store.finishScan(
+        id,
+        { outcome: 'ok', tags, requests: 1, responses: [response(minute)], endedAt: at(minute) },
+        diffTags,
+      );
+    };
+    for (const n of [10, 2000]) {
+      const tags = Array.from({ length: n }, (_, i) => `1.${i}.0`);
+      const repo = `ns/app${n}`;
+      assert.deepEqual(await written(rescan(repo, tags, 0)), { raw_responses: 1, scans: 2, tags: n });
+      // The scan's insert and its end, its raw response kept: nothing that grows with the list.
+      for (const minute of [1, 2, 3])
+        assert.deepEqual(await written(rescan(repo, [...tags].reverse(), minute)), {
+          raw_responses: 1,
+          scans: 2,
+        });
+      // One tag more: the rows move to the new list (what a change costs), one new row.
+      assert.deepEqual(await written(rescan(repo, [...tags, '9.9.9'], 4)), {
+        raw_responses: 1,
+        scans: 2,
+        tags: n + 1,
+      });
+      assert.equal((await store.tagInfo(repo, '1.0.0'))!.lastSeen.getTime(), at(4).getTime());
+    }
   });
 
   test('refuses a database from a newer pawl, saying it is safe to move away', async (t) => {
@@ -222,4 +286,10 @@ test('count-drop needs 10% as well as 5 tags', () => {
     diffTags(prev, prev.slice(0, 90)).anomalies.map((a) => a.kind),
     ['tags-missing', 'count-drop'],
   );
+});
+
+test('a list compared with itself (an unchanged rescan) diffs as an equal copy would', () => {
+  for (const list of [[], ['1'], ['a', 'b', 'c']])
+    assert.deepEqual(diffTags(list, list), diffTags([...list], list));
+  assert.deepEqual(diffTags([], []).anomalies, [{ kind: 'empty' }]);
 });

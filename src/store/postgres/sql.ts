@@ -15,9 +15,13 @@ export const SQL = {
   failScan:
     "UPDATE scans SET outcome = 'failed', ended_at = $1, error = $2, requests = $3 WHERE id = $4 RETURNING *",
   goodScan: `UPDATE scans SET outcome = 'ok', ended_at = $1, error = NULL, tag_count = $2, checksum = $3,
-       added = $4, removed = $5, anomalies = $6, requests = $7 WHERE id = $8 RETURNING *`,
+       added = $4, removed = $5, anomalies = $6, requests = $7, list_scan_id = $8 WHERE id = $9 RETURNING *`,
   moveTags: `UPDATE tags SET last_seen = $1, last_scan_id = $2
      WHERE repository = $3 AND image = $4 AND last_scan_id = $5 AND NOT (tag = ANY($6::text[]))`,
+  // The rows a changed list leaves behind, when the previous good scan repeated its list scan's
+  // tags: they were still listed at its start.
+  seenRemoved: `UPDATE tags SET last_seen = $1
+     WHERE repository = $2 AND image = $3 AND last_scan_id = $4 AND tag = ANY($5::text[])`,
   addTags: `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
      SELECT $1, $2, t, $3, $3, $4, $4, $5 FROM unnest($6::text[]) AS t
      ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
@@ -25,13 +29,27 @@ export const SQL = {
      ON CONFLICT (scan_id) DO UPDATE SET body = excluded.body, truncated = excluded.truncated`,
   pruneRaw: `DELETE FROM raw_responses WHERE repository = $1 AND scan_id NOT IN
      (SELECT scan_id FROM raw_responses WHERE repository = $1 ORDER BY scan_id DESC LIMIT $2)`,
-  // The previous good scan of the image and its tags, in one round trip.
+  // The previous good scan of the image (none: id null), and the tags of its list unless its
+  // checksum is the new list's ($4: then nothing is compared or moved), and whether a good scan
+  // that started later finished first (../finish.ts: superseded), in one round trip.
   previousGood: `WITH prev AS (
-       SELECT id FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3
-       ORDER BY id DESC LIMIT 1)
-     SELECT prev.id, t.tag FROM prev
-     LEFT JOIN tags t ON t.repository = $1 AND t.image = $2 AND t.last_scan_id = prev.id`,
-  knownRepositories: 'SELECT DISTINCT repository FROM scans',
+       SELECT id, started_at, checksum, coalesce(list_scan_id, id) AS list
+       FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3
+       ORDER BY id DESC LIMIT 1),
+     newer AS (SELECT EXISTS (
+       SELECT 1 FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id > $3) AS superseded)
+     SELECT newer.superseded, prev.*, t.tag FROM newer
+     LEFT JOIN prev ON true
+     LEFT JOIN tags t ON t.repository = $1 AND t.image = $2 AND t.last_scan_id = prev.list
+       AND prev.checksum IS DISTINCT FROM $4`,
+  // One seek in scans_by_repository per repository (a loose index scan), where DISTINCT read
+  // every scan the store ever recorded.
+  knownRepositories: `WITH RECURSIVE known (repository) AS (
+       SELECT min(repository) FROM scans
+       UNION ALL
+       SELECT (SELECT min(repository) FROM scans WHERE repository > known.repository) FROM known
+       WHERE known.repository IS NOT NULL)
+     SELECT repository FROM known WHERE repository IS NOT NULL`,
   lastScan: 'SELECT * FROM scans WHERE repository = $1 ORDER BY id DESC LIMIT 1',
   latestScans: `(SELECT DISTINCT ON (repository) 'finished' AS which, * FROM scans
        WHERE repository = ANY($1::text[]) AND outcome <> 'running' ORDER BY repository, id DESC)
@@ -39,21 +57,25 @@ export const SQL = {
      (SELECT DISTINCT ON (repository) 'good' AS which, * FROM scans
        WHERE repository = ANY($1::text[]) AND outcome = 'ok' ORDER BY repository, id DESC)`,
   scanHistory: 'SELECT * FROM scans WHERE repository = $1 ORDER BY id DESC LIMIT $2',
-  currentTagsOf: `WITH good AS (
-       SELECT DISTINCT ON (repository) repository, image, id FROM scans
-       WHERE repository = ANY($1::text[]) AND outcome = 'ok' ORDER BY repository, id DESC)
-     SELECT t.repository, t.tag FROM tags t
-     JOIN good g ON t.repository = g.repository AND t.image = g.image AND t.last_scan_id = g.id`,
+  // Where each repository's current tags are (../current.ts): its latest good scan's list scan.
+  currentLists: `SELECT DISTINCT ON (repository) repository, image, coalesce(list_scan_id, id) AS list, checksum
+     FROM scans WHERE repository = ANY($1::text[]) AND outcome = 'ok' ORDER BY repository, id DESC`,
+  tagsOfLists: `SELECT t.repository, t.tag FROM unnest($1::text[], $2::text[], $3::bigint[]) AS l (repository, image, list)
+     JOIN tags t ON t.repository = l.repository AND t.image = l.image AND t.last_scan_id = l.list`,
+  // A current tag (a row of the latest good scan's list) was last seen at that scan's start.
   tagInfo: `WITH good AS (
-       SELECT image FROM scans WHERE repository = $1 AND outcome = 'ok' ORDER BY id DESC LIMIT 1)
-     SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
+       SELECT image, coalesce(list_scan_id, id) AS list, started_at FROM scans
+       WHERE repository = $1 AND outcome = 'ok' ORDER BY id DESC LIMIT 1)
+     SELECT t.tag, t.first_seen, CASE WHEN t.last_scan_id = g.list THEN g.started_at ELSE t.last_seen END AS last_seen,
+       t.initial, d.digest FROM tags t
      JOIN good g ON t.image = g.image
      LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
      WHERE t.repository = $1 AND t.tag = $2`,
   tagInfos: `WITH good AS (
-       SELECT image, id FROM scans WHERE repository = $1 AND outcome = 'ok' ORDER BY id DESC LIMIT 1)
-     SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
-     JOIN good g ON t.image = g.image AND t.last_scan_id = g.id
+       SELECT image, coalesce(list_scan_id, id) AS list, started_at FROM scans
+       WHERE repository = $1 AND outcome = 'ok' ORDER BY id DESC LIMIT 1)
+     SELECT t.tag, t.first_seen, g.started_at AS last_seen, t.initial, d.digest FROM tags t
+     JOIN good g ON t.image = g.image AND t.last_scan_id = g.list
      LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
      WHERE t.repository = $1`,
   rawResponses: `SELECT r.scan_id, r.body, r.truncated, s.started_at, s.outcome FROM raw_responses r

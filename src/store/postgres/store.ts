@@ -5,18 +5,20 @@
  * (session.ts).
  */
 import type * as records from '../../records/index.js';
+import { CurrentTagsCache, type CurrentList } from '../current.js';
 import {
   failedScanColumns,
   goodScan,
   goodTags,
   rawToKeep,
   runningScan,
+  sameList,
   type PreviousScan,
 } from '../finish.js';
 import { SingleReads } from '../base.js';
 import { rawBounds } from '../options.js';
 import * as stored from '../rows.js';
-import { sortTags } from '../tags.js';
+import { sortTags, tagListChecksum } from '../tags.js';
 import type * as store from '../types.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { migratePostgres } from './migrate.js';
@@ -49,6 +51,7 @@ export class PostgresStore extends SingleReads implements store.Store {
   readonly pool: Session['pool'];
   readonly #s: Session;
   readonly #raw: { kept: number; bytes: number };
+  readonly #current: CurrentTagsCache;
 
   /** Use openPostgresStore. */
   constructor(opts: PostgresStoreOptions) {
@@ -58,6 +61,19 @@ export class PostgresStore extends SingleReads implements store.Store {
     this.pool = this.#s.pool;
     this.schema = opts.schema ?? 'pawl';
     this.#raw = rawBounds(opts);
+    this.#current = new CurrentTagsCache({
+      lists: (repos) => this.#s.q<CurrentList>(SQL.currentLists, [repos]),
+      tags: async (lists) => {
+        const rows = await this.#s.q<{ repository: string; tag: string }>(SQL.tagsOfLists, [
+          lists.map((l) => l.repository),
+          lists.map((l) => l.image),
+          lists.map((l) => l.list),
+        ]);
+        const out = new Map<string, string[]>(lists.map((l) => [l.repository, []]));
+        for (const r of rows) out.get(r.repository)?.push(r.tag);
+        return out;
+      },
+    });
   }
 
   /** Applies pending migrations (openPostgresStore does). */
@@ -107,10 +123,21 @@ export class PostgresStore extends SingleReads implements store.Store {
       let finished: stored.ScanRow;
       if (tags === null) finished = (await one(SQL.failScan, [...failedScanColumns(result), id]))!;
       else {
-        const good = goodScan(row, tags, await previousGood(c, row), result, compare);
+        const checksum = tagListChecksum(tags);
+        const { previous, superseded } = await previousGood(c, row, checksum);
+        const good = goodScan(row, tags, checksum, previous, superseded, result, compare);
         finished = (await one(SQL.goodScan, [...good.columns, id]))!;
-        if (good.previous !== null)
+        if (good.previous !== null) {
           await c.query(SQL.moveTags, [good.at, id, repository, image, good.previous, good.removed]);
+          if (good.removedSeen !== null)
+            await c.query(SQL.seenRemoved, [
+              good.removedSeen,
+              repository,
+              image,
+              good.previous,
+              good.removed,
+            ]);
+        }
         if (good.added.length > 0)
           await c.query(SQL.addTags, [repository, image, good.at, id, good.initial, good.added]);
       }
@@ -159,13 +186,7 @@ export class PostgresStore extends SingleReads implements store.Store {
   }
 
   async currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>(repositories.map((r) => [r, []]));
-    if (repositories.length === 0) return out;
-    const rows = await this.#s.q<{ repository: string; tag: string }>(SQL.currentTagsOf, [repositories]);
-    for (const r of rows) out.get(r.repository)?.push(r.tag);
-    // Code-unit order, as the checksum defines it: not the database's collation.
-    for (const [k, v] of out) out.set(k, sortTags(v));
-    return out;
+    return this.#current.of(repositories);
   }
 
   async tagInfo(repository: string, tag: string): Promise<records.TagInfo | null> {
@@ -292,14 +313,33 @@ export class PostgresStore extends SingleReads implements store.Store {
   }
 }
 
-/** The previous good scan of the image and its tags, in one round trip; null when there is none. */
-async function previousGood(c: Q, row: stored.ScanRow): Promise<PreviousScan | null> {
-  const r = await c.query<{ id: number; tag: string | null }>(SQL.previousGood, [
+/**
+ * The previous good scan of the image (null when there is none), with its list's tags unless
+ * `checksum` is its list's, and whether a later good scan finished first: one round trip.
+ */
+async function previousGood(
+  c: Q,
+  row: stored.ScanRow,
+  checksum: string,
+): Promise<{ previous: PreviousScan | null; superseded: boolean }> {
+  type Row = { superseded: boolean; id: number | null; started_at: number; checksum: string | null };
+  const r = await c.query<Row & { list: number; tag: string | null }>(SQL.previousGood, [
     row.repository,
     row.image,
     row.id,
+    checksum,
   ]);
-  const first = r.rows[0];
-  if (!first) return null;
-  return { id: first.id, tags: sortTags(r.rows.flatMap((x) => (x.tag === null ? [] : [x.tag]))) };
+  const first = r.rows[0]!;
+  if (first.id === null) return { previous: null, superseded: first.superseded };
+  const tags = sameList(first, checksum) ? null : r.rows.flatMap((x) => (x.tag === null ? [] : [x.tag]));
+  return {
+    previous: {
+      id: first.id,
+      startedAt: first.started_at,
+      checksum: first.checksum,
+      list: first.list,
+      tags: tags && sortTags(tags),
+    },
+    superseded: first.superseded,
+  };
 }

@@ -52,4 +52,9 @@ export const MIGRATIONS: readonly string[] = [
     opened_at  INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 8: each good scan's list scan, the scan whose id its tags' rows carry. A scan that lists what
+  // the previous good one listed points at that one's list scan and writes no tag row: a rescan
+  // of 5,000 unchanged tags rewrote 5,000 rows (docs/store.md, "Unchanged rescans"). Null on
+  // the scans before it: each wrote its own rows, and is its own list scan.
+  'ALTER TABLE scans ADD COLUMN list_scan_id INTEGER;',
 ];

@@ -9,9 +9,13 @@ export const SQL = {
   scan: 'SELECT * FROM scans WHERE id = ?',
   failScan: "UPDATE scans SET outcome = 'failed', ended_at = ?, error = ?, requests = ? WHERE id = ?",
   goodScan: `UPDATE scans SET outcome = 'ok', ended_at = ?, error = NULL, tag_count = ?, checksum = ?,
-       added = ?, removed = ?, anomalies = ?, requests = ? WHERE id = ?`,
+       added = ?, removed = ?, anomalies = ?, requests = ?, list_scan_id = ? WHERE id = ?`,
   moveTags: `UPDATE tags SET last_seen = ?, last_scan_id = ?
      WHERE repository = ? AND image = ? AND last_scan_id = ? AND tag NOT IN (SELECT value FROM json_each(?))`,
+  // The rows a changed list leaves behind, when the previous good scan repeated its list scan's
+  // tags: they were still listed at its start.
+  seenRemoved: `UPDATE tags SET last_seen = ?
+     WHERE repository = ? AND image = ? AND last_scan_id = ? AND tag IN (SELECT value FROM json_each(?))`,
   addTags: `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial)
      SELECT ?, ?, value, ?, ?, ?, ?, ? FROM json_each(?) WHERE true
      ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
@@ -20,14 +24,23 @@ export const SQL = {
   // where NOT IN built the kept list and walked every row of the repository).
   pruneRaw: `DELETE FROM raw_responses WHERE repository = ? AND scan_id <=
      (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT 1 OFFSET ?)`,
-  previousGood:
-    "SELECT id FROM scans WHERE repository = ? AND image = ? AND outcome = 'ok' AND id < ? ORDER BY id DESC LIMIT 1",
+  previousGood: `SELECT id, started_at, checksum, list_scan_id FROM scans
+     WHERE repository = ? AND image = ? AND outcome = 'ok' AND id < ? ORDER BY id DESC LIMIT 1`,
+  // A good scan of the image that started later and finished first (finish.ts: `superseded`).
+  newerGood:
+    "SELECT 1 AS newer FROM scans WHERE repository = ? AND image = ? AND outcome = 'ok' AND id > ? LIMIT 1",
   /** Plucked. */
   tagsOfScan: 'SELECT tag FROM tags WHERE repository = ? AND image = ? AND last_scan_id = ?',
   lastScan: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT 1',
   lastGood: "SELECT * FROM scans WHERE repository = ? AND outcome = 'ok' ORDER BY id DESC LIMIT 1",
-  /** Plucked. */
-  knownRepositories: 'SELECT DISTINCT repository FROM scans ORDER BY repository',
+  // Plucked. One seek in scans_by_repository per repository (a loose index scan), where DISTINCT
+  // read every scan the store ever recorded.
+  knownRepositories: `WITH RECURSIVE known (repository) AS (
+       SELECT min(repository) FROM scans
+       UNION ALL
+       SELECT (SELECT min(repository) FROM scans WHERE repository > known.repository) FROM known
+       WHERE known.repository IS NOT NULL)
+     SELECT repository FROM known WHERE repository IS NOT NULL`,
   // One statement for the whole list: a pass asks for 500 repositories at once, and a call
   // into SQLite costs more than the index lookups it makes.
   latestScans: `WITH wanted AS (
@@ -38,17 +51,19 @@ export const SQL = {
      SELECT wanted.name, wanted.finished_id, wanted.good_id, s.* FROM wanted
      JOIN scans s ON s.id = wanted.finished_id OR s.id = wanted.good_id`,
   scanHistory: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT ?',
-  currentTagsOf: `WITH good AS (
+  // Where each repository's current tags are (current.ts): its latest good scan's list scan.
+  currentLists: `WITH good AS (
        SELECT value AS name,
          (SELECT id FROM scans WHERE repository = value AND outcome = 'ok' ORDER BY id DESC LIMIT 1) AS id
        FROM json_each(?))
-     SELECT good.name, t.tag FROM good
-     JOIN scans s ON s.id = good.id
-     JOIN tags t ON t.repository = s.repository AND t.image = s.image AND t.last_scan_id = s.id`,
-  tagInfo: `SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
+     SELECT good.name AS repository, s.image, coalesce(s.list_scan_id, s.id) AS list, s.checksum FROM good
+     JOIN scans s ON s.id = good.id`,
+  // A current tag (a row of the latest good scan's list) was last seen at that scan's start.
+  tagInfo: `SELECT t.tag, t.first_seen, CASE WHEN t.last_scan_id = ? THEN ? ELSE t.last_seen END AS last_seen,
+       t.initial, d.digest FROM tags t
      LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
      WHERE t.repository = ? AND t.image = ? AND t.tag = ?`,
-  tagInfos: `SELECT t.tag, t.first_seen, t.last_seen, t.initial, d.digest FROM tags t
+  tagInfos: `SELECT t.tag, t.first_seen, ? AS last_seen, t.initial, d.digest FROM tags t
      LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag
      WHERE t.repository = ? AND t.image = ? AND t.last_scan_id = ?`,
   rawResponses: `SELECT r.scan_id, r.body, r.truncated, s.started_at, s.outcome FROM raw_responses r

@@ -1,18 +1,22 @@
 /** The SQLite store: one file in the state directory, for one host (better-sqlite3, synchronous underneath). */
 import type Database from 'better-sqlite3';
 import type * as records from '../../records/index.js';
+import { CurrentTagsCache, type CurrentList } from '../current.js';
 import {
+  failedRow,
+  failedScanColumns,
+  finishedRow,
   goodScan,
   goodTags,
   rawToKeep,
   runningScan,
-  failedScanColumns,
+  sameList,
   type PreviousScan,
 } from '../finish.js';
 import { SingleReads } from '../base.js';
 import { rawBounds } from '../options.js';
 import * as stored from '../rows.js';
-import { sortTags } from '../tags.js';
+import { sortTags, tagListChecksum } from '../tags.js';
 import type * as store from '../types.js';
 import type { WriteGroups } from './group.js';
 import { SqliteWorkQueue } from './queue.js';
@@ -32,6 +36,7 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   readonly #groups: WriteGroups;
   readonly #raw: { kept: number; bytes: number };
   readonly #queue: SqliteWorkQueue;
+  readonly #current: CurrentTagsCache;
 
   /** Use openSqliteStore. */
   constructor(
@@ -45,6 +50,11 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     this.#groups = groups;
     this.#raw = rawBounds(options);
     this.#queue = new SqliteWorkQueue(db, groups);
+    this.#current = new CurrentTagsCache({
+      lists: async (repos) => this.#all<CurrentList>(SQL.currentLists, JSON.stringify(repos)),
+      tags: async (lists) =>
+        new Map(lists.map((l) => [l.repository, this.#tagsOfScan(l.repository, l.image, l.list)])),
+    });
   }
 
   #get<R>(sql: string, ...params: unknown[]): R | undefined {
@@ -99,20 +109,23 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
       const row = runningScan(id, this.#get<stored.ScanRow>(SQL.scan, id), this.#groups.failing());
       const { repository, image } = row;
       const tags = goodTags(id, result);
-      if (tags === null) this.#run(SQL.failScan, ...failedScanColumns(result), id);
-      else {
-        const good = goodScan(row, tags, this.#previousGood(row), result, compare);
+      let finished: stored.ScanRow;
+      if (tags === null) {
+        const columns = failedScanColumns(result);
+        this.#run(SQL.failScan, ...columns, id);
+        finished = failedRow(row, columns);
+      } else {
+        const checksum = tagListChecksum(tags);
+        const previous = this.#previousGood(row, checksum);
+        const superseded = this.#get(SQL.newerGood, repository, image, id) !== undefined;
+        const good = goodScan(row, tags, checksum, previous, superseded, result, compare);
         this.#run(SQL.goodScan, ...good.columns, id);
-        if (good.previous !== null)
-          this.#run(
-            SQL.moveTags,
-            good.at,
-            id,
-            repository,
-            image,
-            good.previous,
-            JSON.stringify(good.removed),
-          );
+        if (good.previous !== null) {
+          const removed = JSON.stringify(good.removed);
+          this.#run(SQL.moveTags, good.at, id, repository, image, good.previous, removed);
+          if (good.removedSeen !== null)
+            this.#run(SQL.seenRemoved, good.removedSeen, repository, image, good.previous, removed);
+        }
         if (good.added.length > 0)
           this.#run(
             SQL.addTags,
@@ -125,19 +138,30 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
             good.initial,
             JSON.stringify(good.added),
           );
+        finished = finishedRow(row, good);
       }
       const raw = rawToKeep(result, this.#raw);
       if (raw) {
         this.#run(SQL.putRaw, id, repository, raw.body, raw.truncated);
         this.#run(SQL.pruneRaw, repository, repository, this.#raw.kept);
       }
-      return stored.toScan(this.#get<stored.ScanRow>(SQL.scan, id)!);
+      return stored.toScan(finished);
     });
   }
 
-  #previousGood(row: stored.ScanRow): PreviousScan | null {
-    const prev = this.#get<{ id: number }>(SQL.previousGood, row.repository, row.image, row.id);
-    return prev ? { id: prev.id, tags: this.#tagsOfScan(row.repository, row.image, prev.id) } : null;
+  /** The previous good scan of the image; its tags only when `checksum` is not its list's. */
+  #previousGood(row: stored.ScanRow, checksum: string): PreviousScan | null {
+    type Row = Pick<stored.ScanRow, 'id' | 'started_at' | 'checksum' | 'list_scan_id'>;
+    const prev = this.#get<Row>(SQL.previousGood, row.repository, row.image, row.id);
+    if (!prev) return null;
+    const list = stored.listOf(prev);
+    return {
+      id: prev.id,
+      startedAt: prev.started_at,
+      checksum: prev.checksum,
+      list,
+      tags: sameList(prev, checksum) ? null : this.#tagsOfScan(row.repository, row.image, list),
+    };
   }
 
   #tagsOfScan(repository: string, image: string, scanId: number): string[] {
@@ -178,25 +202,35 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   }
 
   async currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>> {
-    const rows = this.#all<{ name: string; tag: string }>(SQL.currentTagsOf, JSON.stringify(repositories));
-    const byRepo = new Map<string, string[]>(repositories.map((r) => [r, []]));
-    for (const r of rows) byRepo.get(r.name)!.push(r.tag);
-    for (const [r, tags] of byRepo) byRepo.set(r, sortTags(tags));
-    return byRepo;
+    return this.#current.of(repositories);
   }
 
   async tagInfo(repository: string, tag: string): Promise<records.TagInfo | null> {
-    const last = this.#scan(SQL.lastGood, repository);
-    const r = last && this.#get<stored.TagRow>(SQL.tagInfo, repository, last.image, tag);
+    const last = this.#get<stored.ScanRow>(SQL.lastGood, repository);
+    const r =
+      last &&
+      this.#get<stored.TagRow>(
+        SQL.tagInfo,
+        stored.listOf(last),
+        last.started_at,
+        repository,
+        last.image,
+        tag,
+      );
     return r ? stored.toTagInfo(r) : null;
   }
 
   async currentTagInfos(repository: string): Promise<({ tag: string } & records.TagInfo)[]> {
-    const last = this.#scan(SQL.lastGood, repository);
+    const last = this.#get<stored.ScanRow>(SQL.lastGood, repository);
     if (!last) return [];
-    const byTag = new Map(
-      this.#all<stored.TagRow>(SQL.tagInfos, repository, last.image, last.id).map((r) => [r.tag, r]),
+    const rows = this.#all<stored.TagRow>(
+      SQL.tagInfos,
+      last.started_at,
+      repository,
+      last.image,
+      stored.listOf(last),
     );
+    const byTag = new Map(rows.map((r) => [r.tag, r]));
     return sortTags(byTag.keys()).map((tag) => ({ tag, ...stored.toTagInfo(byTag.get(tag)!) }));
   }
 

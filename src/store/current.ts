@@ -1,0 +1,49 @@
+/**
+ * Current tags, read once per list (`Store.currentTagsOf`). A repository's current tags are the
+ * rows of its latest good scan's list scan (docs/store.md), and those rows are settled: a list
+ * scan's rows are written in the transaction that finishes it, and only a later list scan of
+ * the image moves them away — which makes a new latest list. So a process keeps each
+ * repository's current list by (image, list scan, checksum) and reads the rows again only when
+ * that changes: a daemon's automations each ask for every policy's tags, and at 100 × 5,000 tags
+ * reading them all per automation was 18 % of its CPU (docs/performance.md, "Issue 27: scale").
+ * The checksum is in the key because SQLite reuses the ids of a rolled-back group.
+ */
+import { sortTags } from './tags.js';
+
+/** Where a repository's current tags are: its latest good scan's image, list scan and checksum. */
+export interface CurrentList {
+  repository: string;
+  image: string;
+  list: number;
+  checksum: string | null;
+}
+
+export interface CurrentReads {
+  /** The current list of each repository that has a good scan (one query for all). */
+  lists(repositories: readonly string[]): Promise<CurrentList[]>;
+  /** The tags of each list, by repository, in any order. */
+  tags(lists: readonly CurrentList[]): Promise<Map<string, string[]>>;
+}
+
+const keyOf = (l: CurrentList): string => `${l.image}\n${l.list}\n${l.checksum ?? ''}`;
+
+export class CurrentTagsCache {
+  readonly #byRepo = new Map<string, { key: string; tags: readonly string[] }>();
+  constructor(private readonly reads: CurrentReads) {}
+
+  async of(repositories: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>(repositories.map((r) => [r, []]));
+    if (repositories.length === 0) return out;
+    const lists = await this.reads.lists(repositories);
+    const stale = lists.filter((l) => this.#byRepo.get(l.repository)?.key !== keyOf(l));
+    const read = stale.length > 0 ? await this.reads.tags(stale) : new Map<string, string[]>();
+    for (const l of stale) {
+      const tags = read.get(l.repository) ?? [];
+      // Code-unit order, as the checksum defines it: not the database's collation.
+      this.#byRepo.set(l.repository, { key: keyOf(l), tags: sortTags(tags) });
+    }
+    // A copy each: callers own what they are given.
+    for (const l of lists) out.set(l.repository, this.#byRepo.get(l.repository)!.tags.slice());
+    return out;
+  }
+}
