@@ -892,3 +892,40 @@ export async function checkLegacyHistory(s: Store): Promise<void> {
   assert.deepEqual(await info('b'), [at(0).getTime(), at(30).getTime(), true]);
   assert.deepEqual(await s.currentTags('ns/app'), ['c']);
 }
+
+/**
+ * The rows an unchanged rescan writes, at 10 and 2,000 tags: the scan's insert and its end and its
+ * raw response, nothing that grows with the list; a changed list moves the rows (what a change
+ * costs). `written(fn)`: the rows `fn` inserted, updated or deleted, by table (the backend's
+ * triggers count them).
+ */
+export async function checkUnchangedRescanWrites(
+  store: Store,
+  written: (fn: () => Promise<unknown>) => Promise<Record<string, number>>,
+): Promise<void> {
+  const rescan = (repo: string, tags: string[], minute: number) => async () => {
+    const id = await store.beginScan(repo, 'example.com/app', at(minute));
+    await store.finishScan(
+      id,
+      { outcome: 'ok', tags, requests: 1, responses: [response(minute)], endedAt: at(minute) },
+      diffTags,
+    );
+  };
+  for (const n of [10, 2000]) {
+    const tags = Array.from({ length: n }, (_, i) => `1.${i}.0`);
+    const repo = `ns/app${n}`;
+    assert.deepEqual(await written(rescan(repo, tags, 0)), { raw_responses: 1, scans: 2, tags: n });
+    for (const minute of [1, 2, 3])
+      assert.deepEqual(await written(rescan(repo, [...tags].reverse(), minute)), {
+        raw_responses: 1,
+        scans: 2,
+      });
+    // One tag more: the rows move to the new list, one new row.
+    assert.deepEqual(await written(rescan(repo, [...tags, '9.9.9'], 4)), {
+      raw_responses: 1,
+      scans: 2,
+      tags: n + 1,
+    });
+    assert.equal((await store.tagInfo(repo, '1.0.0'))!.lastSeen.getTime(), at(4).getTime());
+  }
+}

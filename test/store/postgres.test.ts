@@ -19,10 +19,15 @@ import {
 } from '../../src/store/index.js';
 import { PG_SCHEMA_VERSION } from '../../src/store/postgres/index.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
-import { diffTags } from '../../src/scan/index.js';
 import { freePort } from '../helpers/registry.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { at, checkLegacyHistory, legacyHistory, response, scan, storeContract } from './contract.js';
+import {
+  checkLegacyHistory,
+  checkUnchangedRescanWrites,
+  legacyHistory,
+  scan,
+  storeContract,
+} from './contract.js';
 
 const exec = promisify(execFile);
 const unavailable = postgresUnavailable();
@@ -176,30 +181,7 @@ describe('PostgreSQL store', { skip }, () => {
           );
           return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
         };
-        const rescan = (repo: string, tags: string[], minute: number) => async () => {
-          const id = await store.beginScan(repo, 'example.com/app', at(minute));
-          await store.finishScan(
-            id,
-            { outcome: 'ok', tags, requests: 1, responses: [response(minute)], endedAt: at(minute) },
-            diffTags,
-          );
-        };
-        for (const n of [10, 2000]) {
-          const tags = Array.from({ length: n }, (_, i) => `1.${i}.0`);
-          const repo = `ns/app${n}`;
-          assert.deepEqual(await written(rescan(repo, tags, 0)), { raw_responses: 1, scans: 2, tags: n });
-          for (const minute of [1, 2, 3])
-            assert.deepEqual(await written(rescan(repo, [...tags].reverse(), minute)), {
-              raw_responses: 1,
-              scans: 2,
-            });
-          assert.deepEqual(await written(rescan(repo, [...tags, '9.9.9'], 4)), {
-            raw_responses: 1,
-            scans: 2,
-            tags: n + 1,
-          });
-          assert.equal((await store.tagInfo(repo, '1.0.0'))!.lastSeen.getTime(), at(4).getTime());
-        }
+        await checkUnchangedRescanWrites(store, written);
       } finally {
         await store.close();
       }

@@ -9,7 +9,15 @@ import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION } from '../../src/
 import { diffTags } from '../../src/scan/index.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
-import { at, checkLegacyHistory, legacyHistory, response, scan, storeContract } from './contract.js';
+import {
+  at,
+  checkLegacyHistory,
+  checkUnchangedRescanWrites,
+  legacyHistory,
+  response,
+  scan,
+  storeContract,
+} from './contract.js';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'pawl-store-'));
@@ -111,32 +119,7 @@ describe('SQLite: openSqliteStore', () => {
       const rows = db.prepare('SELECT tbl, count(*) AS n FROM written GROUP BY tbl ORDER BY tbl').all();
       return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
     };
-    const rescan = (repo: string, tags: string[], minute: number) => async () => {
-      const id = await store.beginScan(repo, 'example.com/app', at(minute));
-      await store.finishScan(
-        id,
-        { outcome: 'ok', tags, requests: 1, responses: [response(minute)], endedAt: at(minute) },
-        diffTags,
-      );
-    };
-    for (const n of [10, 2000]) {
-      const tags = Array.from({ length: n }, (_, i) => `1.${i}.0`);
-      const repo = `ns/app${n}`;
-      assert.deepEqual(await written(rescan(repo, tags, 0)), { raw_responses: 1, scans: 2, tags: n });
-      // The scan's insert and its end, its raw response kept: nothing that grows with the list.
-      for (const minute of [1, 2, 3])
-        assert.deepEqual(await written(rescan(repo, [...tags].reverse(), minute)), {
-          raw_responses: 1,
-          scans: 2,
-        });
-      // One tag more: the rows move to the new list (what a change costs), one new row.
-      assert.deepEqual(await written(rescan(repo, [...tags, '9.9.9'], 4)), {
-        raw_responses: 1,
-        scans: 2,
-        tags: n + 1,
-      });
-      assert.equal((await store.tagInfo(repo, '1.0.0'))!.lastSeen.getTime(), at(4).getTime());
-    }
+    await checkUnchangedRescanWrites(store, written);
   });
 
   test('refuses a database from a newer pawl, saying it is safe to move away', async (t) => {
