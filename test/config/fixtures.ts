@@ -57,29 +57,8 @@ spec:
     branch: main
 `;
 
-export const AUTOMATION = `apiVersion: image.toolkit.fluxcd.io/v1beta2
-kind: ImageUpdateAutomation
-metadata:
-  name: fleet
-  namespace: apps
-spec:
-  interval: 30m
-  sourceRef:
-    kind: GitRepository
-    name: fleet
-  git:
-    commit:
-      author:
-        name: pawl
-        email: pawl@example.com
-    push:
-      branch: main
-  update:
-    path: ./clusters/prod
-`;
-
 /**
- * An ImageUpdateAutomation like AUTOMATION with more under `spec.git`: `commit` lines go under
+ * An ImageUpdateAutomation `apps/fleet` with more under `spec.git`: `commit` lines go under
  * `git.commit` (after the author), `push` lines under `git.push:` (which is left out without them).
  */
 export const automationWith = (
@@ -98,6 +77,7 @@ spec:
   git:
     commit:
       author:
+        name: pawl
         email: pawl@example.com
 ${more.commit !== undefined ? `${more.commit}\n` : ''}${more.push !== undefined ? `    push:\n${more.push}\n` : ''}  update:
     path: ./clusters/prod
@@ -113,6 +93,9 @@ export async function validateText(text: string): Promise<{ code: number; stdout
     await cleanup();
   }
 }
+
+/** Flux's ImageUpdateAutomation `apps/fleet`, pushing to main. */
+export const AUTOMATION = automationWith({ push: '      branch: main' }, 'image.toolkit.fluxcd.io/v1beta2');
 
 /** A valid set of objects, one document each, joined as one multi-document file. */
 export const VALID = [REPO, POLICY, GIT, AUTOMATION].join('---\n');
