@@ -4,7 +4,7 @@
  * it, as a user would. One server per test file (start in `before`, `close` in `after`).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -110,6 +110,15 @@ export const readyOf = (o: KubeObj) => o.status?.conditions?.find((c) => c.type 
 /** `kubectl apply -f -` of a YAML stream. */
 export async function apply(kube: TestKube, yaml: string): Promise<void> {
   await kube.kubectl(['apply', '-f', '-'], yaml);
+}
+
+/**
+ * Every file of a configuration directory applied, as a Flux user would apply the objects pawl's
+ * file mode reads (`except`: file names left out).
+ */
+export async function applyDir(kube: TestKube, dir: string, except: readonly string[] = []): Promise<void> {
+  for (const f of await readdir(dir))
+    if (!except.includes(f)) await apply(kube, await readFile(join(dir, f), 'utf8'));
 }
 
 /** `kubectl wait --for=…` on one object; `for` as kubectl takes it (`condition=Ready`, `jsonpath=…`). */

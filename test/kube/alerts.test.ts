@@ -6,13 +6,11 @@
  * with nanoseconds). Every interval is an hour: only what the test does causes a run.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fromKubeconfig } from '../../src/kube/index.js';
 import { createServeLogger, Daemon } from '../../src/serve/index.js';
 import { silentLogger } from '../../src/util/log.js';
-import { apply, FLUX, startKube, waitFor, type TestKube } from '../helpers/kube.js';
+import { apply, applyDir, FLUX, startKube, waitFor, type TestKube } from '../helpers/kube.js';
 import { pushTags } from '../helpers/push.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
@@ -82,8 +80,7 @@ before(async () => {
   await pushTags(world.registry.url, 'team/app', ['1.0.0', '1.1.0']);
   await kube.kubectl(['create', 'namespace', NS]);
   await apply(kube, notifications(receiver.url));
-  for (const f of await readdir(world.configDir))
-    await apply(kube, await readFile(join(world.configDir, f), 'utf8'));
+  await applyDir(kube, world.configDir);
   // No --events-addr: no notification-controller is there to deliver the Alerts, so pawl does.
   daemon = await Daemon.start({
     configPaths: [],

@@ -5,14 +5,14 @@
  * it has run out, runs every job, and pushes what the dead one left — one commit, not two.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fromKubeconfig, KubeClient, LeaseElector, type LeaseClock } from '../../src/kube/index.js';
 import { Daemon } from '../../src/serve/index.js';
 import { silentLogger } from '../../src/util/log.js';
-import { startKube, type TestKube } from '../helpers/kube.js';
+import { applyDir, startKube, type TestKube } from '../helpers/kube.js';
 import { pushTags } from '../helpers/push.js';
 import { eventually, startServe, type ServeProcess } from '../helpers/serve.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
@@ -70,8 +70,7 @@ before(async () => {
   });
   await pushTags(world.registry.url, 'team/app', ['1.0.0', '1.1.0']);
   await kube.kubectl(['create', 'namespace', NS]);
-  for (const f of await readdir(world.configDir))
-    await kube.kubectl(['apply', '-f', '-'], await readFile(join(world.configDir, f), 'utf8'));
+  await applyDir(kube, world.configDir);
   followerState = await mkdtemp(join(tmpdir(), 'pawl-follower-'));
 });
 

@@ -6,14 +6,13 @@
  * interval is an hour: only what the test does causes a run.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fromKubeconfig } from '../../src/kube/index.js';
 import { createServeLogger, Daemon } from '../../src/serve/index.js';
 import { silentLogger } from '../../src/util/log.js';
 import {
   apply,
+  applyDir,
   eventsOn,
   FLUX,
   getObject,
@@ -58,8 +57,7 @@ before(async () => {
   });
   await pushTags(world.registry.url, 'team/app', ['1.0.0', '1.1.0']);
   await kube.kubectl(['create', 'namespace', NS]);
-  for (const f of await readdir(world.configDir))
-    await apply(kube, await readFile(join(world.configDir, f), 'utf8'));
+  await applyDir(kube, world.configDir);
   daemon = await Daemon.start({
     configPaths: [],
     stateDir: world.stateDir,

@@ -8,11 +8,11 @@
  * read, and never get a status. Every interval is an hour: only what the test does causes a run.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import {
   apply,
+  applyDir,
   eventsOn,
   FLUX,
   getObject,
@@ -85,8 +85,7 @@ before(async () => {
   });
   await pushTags(world.registry.url, 'team/app', ['1.0.0', '1.1.0']);
   for (const ns of [NS, 'outside']) await kube.kubectl(['create', 'namespace', ns]);
-  for (const f of await readdir(world.configDir))
-    await apply(kube, await readFile(join(world.configDir, f), 'utf8'));
+  await applyDir(kube, world.configDir);
   // The label selector's side: pawl's objects carry team=web.
   for (const o of [`${FLUX.repository}/app`, `${FLUX.policy}/app`, `${FLUX.automation}/fleet`])
     await kube.kubectl(['label', '-n', NS, o, 'team=web']);

@@ -12,14 +12,20 @@
  * all skipped and only the requested reconcile runs here.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fromKubeconfig } from '../../src/kube/index.js';
 import { LocalCoordinator } from '../../src/serve/cluster/index.js';
 import { createServeLogger, Daemon } from '../../src/serve/index.js';
 import { silentLogger } from '../../src/util/log.js';
-import { apply, FLUX, getObject, readyOf, reconcileNow, startKube, type TestKube } from '../helpers/kube.js';
+import {
+  applyDir,
+  FLUX,
+  getObject,
+  readyOf,
+  reconcileNow,
+  startKube,
+  type TestKube,
+} from '../helpers/kube.js';
 import { pushTags } from '../helpers/push.js';
 import { eventually } from '../helpers/serve.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
@@ -50,8 +56,7 @@ before(async () => {
   });
   await pushTags(world.registry.url, 'team/app', ['1.0.0', '1.1.0']);
   await kube.kubectl(['create', 'namespace', NS]);
-  for (const f of await readdir(world.configDir))
-    await apply(kube, await readFile(join(world.configDir, f), 'utf8'));
+  await applyDir(kube, world.configDir);
 });
 
 after(async () => {

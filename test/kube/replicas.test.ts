@@ -11,11 +11,11 @@
  * their interval, by their preferred owner: each replica owns one, so both scan.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { apply, FLUX, startKube, waitFor, type TestKube } from '../helpers/kube.js';
+import { apply, applyDir, FLUX, startKube, waitFor, type TestKube } from '../helpers/kube.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { pushTags } from '../helpers/push.js';
 import { eventually, metricValue, startServe, type ServeProcess } from '../helpers/serve.js';
@@ -122,8 +122,7 @@ metadata: {name: ${x}, namespace: ${SOLO_NS}}
 spec: {image: ${world.registryHost}/team/app, interval: 1h}
 `,
       );
-    for (const f of await readdir(world.configDir))
-      if (f !== 'git.yaml') await apply(kube, await readFile(join(world.configDir, f), 'utf8'));
+    await applyDir(kube, world.configDir, ['git.yaml']);
     // The six repositories are shared between the two replicas; each one's status is written.
     for (const app of APPS) await waitFor(kube, NS, `${FLUX.repository}/${app}`, 'condition=Ready', '90s');
     for (const x of SOLO) await waitFor(kube, SOLO_NS, `${FLUX.repository}/${x}`, 'condition=Ready', '90s');

@@ -7,15 +7,13 @@
  * test does can have caused a run.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fromKubeconfig } from '../../src/kube/index.js';
 import { createServeLogger, Daemon } from '../../src/serve/index.js';
 import { silentLogger } from '../../src/util/log.js';
-import { startKube, type TestKube } from '../helpers/kube.js';
+import { applyDir, startKube, type TestKube } from '../helpers/kube.js';
 import { pushTags } from '../helpers/push.js';
 import { eventually } from '../helpers/serve.js';
 import { gitObjects, imageObjects, startWorld, type World } from '../helpers/world.js';
@@ -105,8 +103,7 @@ before(async () => {
   await pushTags(world.registry.url, 'team/app', ['1.0.0', '1.1.0']);
   await kube.kubectl(['create', 'namespace', NS]);
   // The objects exactly as the file tests use them, applied as a Flux user would.
-  for (const f of await readdir(world.configDir))
-    await kube.kubectl(['apply', '-f', '-'], await readFile(join(world.configDir, f), 'utf8'));
+  await applyDir(kube, world.configDir);
   daemon = await Daemon.start({
     configPaths: [],
     stateDir: world.stateDir,
