@@ -982,7 +982,7 @@ const cluster: Mutation[] = [
   {
     area: 'cluster',
     file: LEASES,
-    find: 'LEAST(r.expires_at, clock_timestamp() + make_interval(secs => $3))',
+    find: 'LEAST(me.expires_at, clock_timestamp() + make_interval(secs => $3))',
     replace: 'clock_timestamp() + make_interval(secs => $3)',
     description: "postgres: a lease outlives its holder's heartbeat",
     tests: CLUSTER_TESTS,
