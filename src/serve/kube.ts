@@ -131,6 +131,8 @@ export class KubeBridge {
   readonly #skipped = new Map<string, string>();
   /** The guard's last refusal per marker, so that one Event says it, not every pass. */
   readonly #refusals = new Map<string, string>();
+  /** Each ImagePolicy's spec as last applied (JSON), to see a policy appear or change; null before the first. */
+  #policySpecs: Map<string, string> | null = null;
   #closed = false;
 
   constructor(private readonly opts: KubeBridgeOptions) {
@@ -168,7 +170,33 @@ export class KubeBridge {
     if (this.#closed) return;
     if (this.#acting()) this.#reportSkipped(loaded);
     this.#handleRequests(loaded.config);
+    this.#newPolicies(loaded.config, applied);
     for (const key of applied.changed) this.opts.request(key);
+  }
+
+  /**
+   * A policy no automation uses gets its status after its repository's scans; one that appears,
+   * or whose spec changes, in a later configuration than its repository would wait for the next
+   * scan (an interval: an hour by default), where image-reflector-controller reconciles a policy
+   * when it changes. So it is evaluated now from the repository's last scan, unless its
+   * repository's job is new or changed (that scan, due at once, reports it).
+   */
+  #newPolicies(config: Config, applied: Applied): void {
+    const before = this.#policySpecs;
+    const now = new Map<string, string>();
+    const scanning = new Set([...applied.added, ...applied.changed]);
+    const byRepo = new Map<string, Set<string>>();
+    for (const p of config.imagePolicies.values()) {
+      const name = refKey(p.metadata);
+      const spec = JSON.stringify(p.spec);
+      now.set(name, spec);
+      const repo = refKey(p.spec.imageRepositoryRef);
+      if (before === null || before.get(name) === spec || scanning.has(repositoryJob(repo))) continue;
+      byRepo.set(repo, (byRepo.get(repo) ?? new Set()).add(name));
+    }
+    this.#policySpecs = now;
+    if (byRepo.size === 0 || !this.#acting()) return;
+    for (const [repo, names] of byRepo) this.#unusedPolicies(repo, names);
   }
 
   #acting(key?: string): boolean {
@@ -221,7 +249,7 @@ export class KubeBridge {
    * high-water mark to keep, so latestRef is the policy's selection. A policy an automation
    * uses gets its status from the pass instead, with what the guard did to its markers.
    */
-  #unusedPolicies(repoKey: string): void {
+  #unusedPolicies(repoKey: string, only?: ReadonlySet<string>): void {
     const loaded = this.opts.config();
     const { config } = loaded;
     const used = new Set<string>();
@@ -229,7 +257,12 @@ export class KubeBridge {
       for (const p of selectPolicies(config, a)) used.add(refKey(p.metadata));
     const unused: ImagePolicy[] = [];
     for (const p of config.imagePolicies.values())
-      if (refKey(p.spec.imageRepositoryRef) === repoKey && !used.has(refKey(p.metadata)) && !p.spec.suspend)
+      if (
+        refKey(p.spec.imageRepositoryRef) === repoKey &&
+        !used.has(refKey(p.metadata)) &&
+        !p.spec.suspend &&
+        (only === undefined || only.has(refKey(p.metadata)))
+      )
         unused.push(p);
     if (unused.length === 0) return;
     const image = config.imageRepositories.get(repoKey)?.spec.image;

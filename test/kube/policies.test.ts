@@ -149,4 +149,30 @@ spec:
   });
   // No automation uses it: nothing was pushed for it.
   assert.match(await world.git.show(world.repoName, 'main', 'apps/app.yaml'), /team\/app:1\.1\.0 #/);
+
+  // A policy that comes after its repository, and one whose spec changes, are evaluated from
+  // the last scan at once, as image-reflector-controller reconciles a changed policy: not at the
+  // repository's next scan, an hour away.
+  await apply(
+    kube,
+    `apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImagePolicy
+metadata: {name: later, namespace: team-c}
+spec:
+  imageRepositoryRef: {name: app}
+  policy: {semver: {range: "1.1.x"}}
+`,
+  );
+  await kube.kubectl([
+    'patch',
+    '-n',
+    c,
+    `${FLUX.policy}/none`,
+    '--type=merge',
+    '-p',
+    '{"spec":{"policy":{"semver":{"range":">=1.0.0"}}}}',
+  ]);
+  await waitFor(kube, c, `${FLUX.policy}/later`, 'jsonpath={.status.latestRef.tag}=1.1.0');
+  await waitFor(kube, c, `${FLUX.policy}/none`, 'jsonpath={.status.latestRef.tag}=1.2.0');
+  assert.equal(readyOf(await getObject(kube, c, FLUX.policy, 'none'))?.status, 'True');
 });
