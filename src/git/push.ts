@@ -150,7 +150,9 @@ export async function push(ws: Workspace, opts: PushOptions = {}): Promise<PushR
       `GitRepository ${ws.repo.metadata.namespace}/${ws.repo.metadata.name}: nothing to push to: the checkout is not a branch; set spec.git.push.branch`,
     );
   if (opts.refspec) validateRefspec(opts.refspec);
-  const head = await ws.updateHead();
+  // What pawl last set HEAD to (every HEAD it moves goes through the workspace): asking git
+  // again would be one process more a pass.
+  const head = ws.head || (await ws.updateHead());
   const specs: string[] = [];
   let forced = false;
 

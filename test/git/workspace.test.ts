@@ -151,6 +151,25 @@ describe('workspace over smart HTTP with Basic auth', () => {
     assert.equal(await readFile(join(ws.dir, 'a.yaml'), 'utf8'), 'on main\n');
   });
 
+  test('the head is the fetched commit with packed refs, on the remote and in the workspace', async () => {
+    const bare = server.repoPath('app');
+    const main = (await server.revParse('app', 'refs/heads/main'))!;
+    await runGit(['update-ref', 'refs/heads/packed', main], bare);
+    await runGit(['pack-refs', '--all'], bare);
+    const repo = gitRepository(server.cloneUrl('app'), { name: 'packed', ref: { branch: 'packed' } });
+    const first = await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger });
+    assert.equal(first.head, main);
+    // git's own housekeeping packs the workspace's refs too (gc --auto); then the remote moves.
+    await runGit(['pack-refs', '--all'], first.dir);
+    const moved = await server.commitFiles('app', 'packed', { 'deploy.yaml': 'image: app:1.2.0\n' });
+    await runGit(['pack-refs', '--all'], bare);
+    const ws = await openWorkspace({ stateDir: state.dir, repo, secret: creds, log: silentLogger });
+    assert.equal(ws.head, moved);
+    assert.equal(ws.base, moved);
+    assert.equal((await ws.git(['rev-parse', 'HEAD'])).stdout.trim(), moved);
+    assert.equal(await readFile(join(ws.dir, 'deploy.yaml'), 'utf8'), 'image: app:1.2.0\n');
+  });
+
   test('a missing branch is a clear not-found error', async () => {
     const repo = gitRepository(server.cloneUrl('app'), { name: 'missing', ref: { branch: 'nope' } });
     await assert.rejects(

@@ -168,4 +168,21 @@ test('a webhook pass makes as many store calls and git processes among 100 uncha
   assert.ok(small.git.length > 0 && Object.keys(small.store).length > 0, 'something was counted');
   assert.deepEqual(large.store, small.store, 'store calls by method: 100 unchanged images against 10');
   assert.deepEqual(large.git, small.git, 'git processes in order: 100 unchanged images against 10');
+  // The whole budget of a committing pass on a fetched workspace, in order: on a busy machine each
+  // process costs tens of milliseconds of a webhook's latency (docs/performance.md), so one more
+  // is a change to make on purpose, here.
+  assert.deepEqual(small.git, [
+    'config', // the workspace is whole and points at the remote (repair.ts)
+    'fetch',
+    'checkout', // -B the branch at the fetched head; its ref file then gives the sha
+    'clean',
+    'ls-tree', // which marked files HEAD has (history.ts)
+    'log', // -L: the marked lines' last changes, for the guard
+    'ls-files', // the index's blobs of the changed files (fast-commit.ts)
+    'interpret-trailers', // the message's trailers, once per message (commit.ts keeps the answer)
+    'fast-import',
+    'update-ref',
+    'update-index',
+    'push', // HEAD is the one update-ref set: no rev-parse before it
+  ]);
 });
