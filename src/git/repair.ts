@@ -2,7 +2,7 @@
  * What a killed pawl or git leaves in the state directory: credential temp dirs, half-clones and
  * lock files; and the check that says whether a workspace is whole.
  */
-import { readdir, rm, stat, unlink } from 'node:fs/promises';
+import { readFile, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { processAlive } from '../util/index.js';
 import { tempRoot } from './auth.js';
@@ -73,15 +73,20 @@ async function removeStaleLocks(gitDir: string): Promise<void> {
 }
 
 /**
- * Is `dir` a complete pawl workspace for `url`? Leftover locks are removed on the way. One git
- * process, run every pass: with an explicit `--git-dir` git reads that directory's config only if
- * it is a whole repository (HEAD, objects, refs), and never one found above `dir`.
+ * Is `dir` a complete pawl workspace for `url`? Leftover locks are removed on the way. Run every
+ * pass, so usually without a git process: the repository is whole (git's own test: a valid HEAD,
+ * `objects/` and `refs/`) and its config names origin's URL in the plain form pawl's clone wrote.
+ * Anything else in the config (includes, quoting, escapes, a second URL) is left to git: with an
+ * explicit `--git-dir` it reads that directory's config only if it is a whole repository, and
+ * never one found above `dir`.
  */
 export async function healthy(dir: string, url: string): Promise<boolean> {
   const gitDir = join(dir, '.git');
   if (!(await exists(join(gitDir, 'HEAD')))) return false;
   try {
-    const origin = (
+    let origin = await plainOriginUrl(gitDir);
+    if (origin === null) return false;
+    origin ??= (
       await git([`--git-dir=${resolve(gitDir)}`, 'config', '--get', 'remote.origin.url'], { cwd: dir })
     ).stdout.trim();
     if (origin !== url) return false;
@@ -90,4 +95,45 @@ export async function healthy(dir: string, url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+const SECTION = /^\[([A-Za-z0-9.-]+)(?:[ \t]+"([^"\\]*)")?\][ \t]*$/;
+const ENTRY = /^([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=[ \t]*([^"\\;#]*?))?[ \t]*$/;
+
+/**
+ * origin's URL from a plain config file: null when the directory is not a whole repository,
+ * undefined when the file is not plain enough to read here (git decides then).
+ */
+async function plainOriginUrl(gitDir: string): Promise<string | null | undefined> {
+  const [head, objects, refs] = await Promise.all([
+    readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => null),
+    stat(join(gitDir, 'objects')).catch(() => null),
+    stat(join(gitDir, 'refs')).catch(() => null),
+  ]);
+  if (head === null || !objects?.isDirectory() || !refs?.isDirectory()) return null;
+  if (!/^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(head)) return undefined;
+  if (await exists(join(gitDir, 'commondir'))) return undefined;
+  const config = await readFile(join(gitDir, 'config'), 'utf8').catch(() => null);
+  if (config === null) return undefined;
+  let section = '';
+  const urls: string[] = [];
+  for (const raw of config.split('\n')) {
+    const line = raw.replace(/\r$/, '').trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const s = SECTION.exec(line);
+    if (s) {
+      const name = s[1]!.toLowerCase();
+      if (name === 'include' || name === 'includeif') return undefined;
+      section = s[2] === undefined ? name : `${name}\0${s[2]}`;
+      continue;
+    }
+    const e = ENTRY.exec(line);
+    // An entry before any section is an error to git: it decides.
+    if (!e || section === '') return undefined;
+    if (section === 'remote\0origin' && e[1]!.toLowerCase() === 'url') {
+      if (e[2] === undefined) return undefined;
+      urls.push(e[2]);
+    }
+  }
+  return urls.length === 1 ? urls[0] : undefined;
 }

@@ -172,7 +172,7 @@ test('a webhook pass makes as many store calls and git processes among 100 uncha
   // process costs tens of milliseconds of a webhook's latency (docs/performance.md), so one more
   // is a change to make on purpose, here.
   assert.deepEqual(small.git, [
-    'config', // the workspace is whole and points at the remote (repair.ts)
+    // (the workspace is whole and points at the remote: read from its config, repair.ts)
     'fetch',
     'checkout', // -B the branch at the fetched head; its ref file then gives the sha
     'clean',
