@@ -42,6 +42,12 @@ export interface HistoryOptions {
   concurrency?: number;
   /** `blame` forces one `git blame` per file (for comparison and tests); default: line-log first. */
   method?: 'auto' | 'blame';
+  /**
+   * The requests' texts were read from a clean checkout of `rev` (pawl's workspace), so every
+   * file named with its text is in the revision: no `ls-tree` to ask. Were one not, line-log
+   * would refuse the batch and blame would answer file by file, as for a dirty checkout.
+   */
+  checkedOut?: boolean;
 }
 
 /** file → line → its last change; null for a line git cannot attribute (file not committed). */
@@ -62,11 +68,14 @@ export async function lineHistory(
   const wanted = requests.filter((r) => r.lines.length > 0);
   if (opts.method === 'blame') return blameHistory(cwd, wanted, opts);
   // One ls-tree says which files the revision has (line-log refuses a batch naming a missing one).
-  const blobs = await treeBlobs(
-    cwd,
-    rev,
-    wanted.map((r) => r.file),
-  );
+  const inHand = opts.checkedOut === true && wanted.every((r) => r.text !== undefined);
+  const blobs = inHand
+    ? new Map(wanted.map((r) => [r.file, '']))
+    : await treeBlobs(
+        cwd,
+        rev,
+        wanted.map((r) => r.file),
+      );
   const heads = await catFiles(
     cwd,
     wanted.filter((r) => r.text === undefined && blobs.has(r.file)).map((r) => blobs.get(r.file)!),

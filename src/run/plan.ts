@@ -99,6 +99,8 @@ export async function planTree(
           value: p.marker.value,
         })),
       })),
+      // Both callers plan a workspace pawl has just checked out and cleaned.
+      { checkedOut: true },
     );
     for (const p of needHistory) {
       const change = history.get(p.marker.file)?.get(p.marker.line) ?? null;

@@ -258,6 +258,12 @@ for (const method of ['auto', 'blame'] as const) {
         [h.get('a.yaml')!.get(10)!.commit, h.get('a.yaml')!.get(10)!.previous],
         [back, 'ghcr.io/org/app:1.0.0'],
       );
+      // Said to be a clean checkout when it is not (new.yaml is not in HEAD): no ls-tree is asked,
+      // line-log refuses the batch, and blame gives the same answer.
+      assert.deepEqual(
+        await lineHistory(r.dir, [req('new.yaml'), req('a.yaml')], { method, checkedOut: true }),
+        h,
+      );
     });
 
     test('releasedSince finds a Pawl-Release commit after the pin', async (t) => {

@@ -176,7 +176,6 @@ test('a webhook pass makes as many store calls and git processes among 100 uncha
     'fetch',
     'checkout', // -B the branch at the fetched head; its ref file then gives the sha
     'clean',
-    'ls-tree', // which marked files HEAD has (history.ts)
     'log', // -L: the marked lines' last changes, for the guard
     'ls-files', // the index's blobs of the changed files (fast-commit.ts)
     'interpret-trailers', // the message's trailers, once per message (commit.ts keeps the answer)
