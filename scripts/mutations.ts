@@ -722,4 +722,49 @@ const apply: Mutation[] = [
   },
 ];
 
-export const MUTATIONS: Mutation[] = [...cloud, ...kustomize, ...fastCommit, ...apply, ...SERVE_MUTATIONS];
+const GIT_PASS_TESTS = ['test/git/repair.test.ts', 'test/git/workspace.test.ts', 'test/git/history.test.ts'];
+
+/** The webhook pass's git processes cut in issue 27 (docs/git.md): each cut keeps its answer. */
+const gitPass: Mutation[] = [
+  {
+    area: 'git-pass',
+    file: 'src/git/repair.ts',
+    find: 'return urls.length === 1 ? urls[0] : undefined;',
+    replace: 'return urls.length >= 1 ? urls[0] : undefined;',
+    description: "the workspace check takes origin's first URL where git takes the last",
+    tests: GIT_PASS_TESTS,
+  },
+  {
+    area: 'git-pass',
+    file: 'src/git/repair.ts',
+    find: "if (name === 'include' || name === 'includeif') return undefined;",
+    replace: '',
+    description: 'the workspace check ignores a config include that names another URL',
+    tests: GIT_PASS_TESTS,
+  },
+  {
+    area: 'git-pass',
+    file: 'src/git/repair.ts',
+    find: 'if (head === null || !objects?.isDirectory() || !refs?.isDirectory()) return null;',
+    replace: 'if (head === null) return null;',
+    description: 'a repository without refs/ or objects/ called whole',
+    tests: GIT_PASS_TESTS,
+  },
+  {
+    area: 'git-pass',
+    file: 'src/git/workspace.ts',
+    find: '      await this.resolveOrThrow(remote, `branch ${branch}`);\n      throw err;',
+    replace: '      throw err;',
+    description: 'a branch the remote lacks is a damaged checkout (re-cloned), not not-found',
+    tests: GIT_PASS_TESTS,
+  },
+];
+
+export const MUTATIONS: Mutation[] = [
+  ...cloud,
+  ...kustomize,
+  ...fastCommit,
+  ...apply,
+  ...gitPass,
+  ...SERVE_MUTATIONS,
+];
