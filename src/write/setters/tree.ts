@@ -178,13 +178,44 @@ export async function scanTree(root: string, updatePath: string): Promise<Marker
     }
     // Parsing stays on this thread: a worker thread was tried and cost more than it saved (each
     // isolate warms up the YAML parser's JIT on its own; see bench/setters.bench.ts).
-    const { markers, error } = findMarkers(text, file);
+    const { markers, error } = parsedMarkers(c.real, file, text);
     if (error !== null) result.errors.push({ file, message: `not valid YAML, left untouched: ${error}` });
     else scanned.push({ file, path: c.real, text, markers });
   }
   result.files = scanned.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   result.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return result;
+}
+
+/**
+ * The markers of files parsed before, by path and exact text: a daemon reads the same few
+ * hundred files pass after pass and only the one a pass wrote has changed, so the rest need no
+ * parse (issue 27). The text is always read afresh and compared whole; only the parse of equal
+ * text is reused, and `findMarkers` is a function of its text and name alone. Bounded by the
+ * text it holds: past the bound it starts again.
+ */
+const parsed = new Map<string, { text: string; markers: Marker[] }>();
+let parsedChars = 0;
+const PARSED_CHARS = 16 << 20;
+
+function parsedMarkers(
+  real: string,
+  file: string,
+  text: string,
+): { markers: Marker[]; error: string | null } {
+  const key = `${real}\n${file}`;
+  const known = parsed.get(key);
+  if (known !== undefined && known.text === text) return { markers: known.markers, error: null };
+  const r = findMarkers(text, file);
+  if (r.error !== null) return r;
+  if (known !== undefined) parsedChars -= known.text.length;
+  if (parsedChars + text.length > PARSED_CHARS) {
+    parsed.clear();
+    parsedChars = 0;
+  }
+  parsed.set(key, { text, markers: r.markers });
+  parsedChars += text.length;
+  return r;
 }
 
 /**
