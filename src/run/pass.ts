@@ -177,8 +177,9 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       .map((r) => refKey(r.metadata))
       .filter((n) => deps.outcomes !== undefined || !scannedByName.has(n));
     const after = elsewhere.length > 0 ? await store.latestScans(elsewhere) : new Map<string, LatestScans>();
-    const latest = (r: ImageRepository) =>
-      after.get(refKey(r.metadata)) ?? before.get(refKey(r.metadata)) ?? { finished: null, good: null };
+    const none: LatestScans = { finished: null, good: null };
+    const latestOf = (name: string) => after.get(name) ?? before.get(name) ?? none;
+    const latest = (r: ImageRepository) => latestOf(refKey(r.metadata));
     const repositories: RepositoryReport[] = repos.map((r) => {
       const name = refKey(r.metadata);
       const s = scannedByName.get(name);
@@ -203,7 +204,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     for (const p of policies.values()) {
       const repoKey = refKey(p.spec.imageRepositoryRef);
       const repo = config.imageRepositories.get(repoKey);
-      const kept = repo ? deps.outcomes?.lookup(p, repo, latest(repo)) : undefined;
+      const kept = repo ? deps.outcomes?.lookup(p, repo, latestOf(repoKey)) : undefined;
       if (!kept) {
         todo.push(p);
         continue;

@@ -119,13 +119,7 @@ export class FactsBook {
     if (f) return f;
     const repo = this.deps.config.imageRepositories.get(key);
     if (!repo) return null;
-    f = new ImageFacts(
-      repo,
-      key,
-      this.deps.clients.reference(repo),
-      this.deps.clients.client(repo),
-      this.deps.store,
-    );
+    f = new ImageFacts(repo, key, this.deps.clients, this.deps.store);
     this.byRepo.set(key, f);
     return f;
   }
