@@ -18,6 +18,7 @@ import {
   type RatchetInput,
   type RatchetState,
   type GuardEvent,
+  type GuardVerdict,
 } from '../guard/index.js';
 import type { StoredEvent, ScanRecord } from '../records/index.js';
 import type {
@@ -79,6 +80,12 @@ export interface PolicyOutcome {
    * (outcome-cache.ts). Null when it read no scan.
    */
   basis: { scans: string; settled: boolean } | null;
+  /**
+   * Markers' verdicts that follow from this outcome alone (plan.ts `decide`), by the marker's
+   * value: shared by the copies a daemon's later passes make of a kept outcome, new with each
+   * evaluation.
+   */
+  verdicts: Map<string, GuardVerdict>;
 }
 
 /** The store as evaluating policies reads it (in batches, `FactsBook.prefetch`), and the facts below. */
@@ -207,6 +214,7 @@ export function blankOutcome(policy: ImagePolicy, error: string | null): PolicyO
     events: [],
     record: null,
     basis: null,
+    verdicts: new Map(),
   };
 }
 

@@ -16,7 +16,7 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
   const setTagDigest = once('setTagDigest');
   const setPolicyState = once('setPolicyState');
   const recordSelection = once('recordSelection');
-  const recordDecision = once('recordDecision');
+  const recordDecisions = once('recordDecisions');
   const recordEvent = once('recordEvent');
   for (const d of batch.tagDigests ?? []) setTagDigest().run(d.repository, d.tag, d.digest, ms(d.at));
   for (const { policy, state } of batch.policyStates ?? [])
@@ -36,19 +36,24 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
       s.unverified ? JSON.stringify(s.unverified) : null,
     );
   const runId = batch.decisions?.runId;
-  for (const d of batch.decisions?.decisions ?? [])
-    recordDecision().run(
+  const decisions = batch.decisions?.decisions ?? [];
+  if (decisions.length > 0)
+    recordDecisions().run(
       runId,
-      d.automation,
-      d.file,
-      d.line,
-      d.setter,
-      d.policy,
-      d.current,
-      d.candidate,
-      d.reason,
-      d.detail,
-      d.action,
+      JSON.stringify(
+        decisions.map((d) => [
+          d.automation,
+          d.file,
+          d.line,
+          d.setter,
+          d.policy,
+          d.current,
+          d.candidate,
+          d.reason,
+          d.detail,
+          d.action,
+        ]),
+      ),
     );
   for (const e of batch.events ?? [])
     recordEvent().run(
