@@ -82,14 +82,8 @@ export const SQL = {
   recordSelection: 'INSERT INTO selections (policy, at, candidate, error, unverified) VALUES (?, ?, ?, ?, ?)',
   selectionHistory: 'SELECT * FROM selections WHERE policy = ? ORDER BY id DESC LIMIT ?',
   beginRun: 'INSERT INTO runs (at, kind) VALUES (?, ?)',
-  // A pass's decisions in one statement (one row a marker, in the array's order): hundreds of
-  // calls into SQLite, each binding eleven values, cost more than the rows they inserted.
-  recordDecisions: `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
-     SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
-       json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]'),
-       json_extract(value, '$[6]'), json_extract(value, '$[7]'), json_extract(value, '$[8]'),
-       json_extract(value, '$[9]')
-     FROM json_each(?) ORDER BY key`,
+  recordDecision: `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   finishRun: 'UPDATE runs SET ended_at = ?, result = ? WHERE id = ?',
   run: 'SELECT * FROM runs WHERE id = ?',
   decisions: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id

@@ -16,7 +16,7 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
   const setTagDigest = once('setTagDigest');
   const setPolicyState = once('setPolicyState');
   const recordSelection = once('recordSelection');
-  const recordDecisions = once('recordDecisions');
+  const recordDecision = once('recordDecision');
   const recordEvent = once('recordEvent');
   for (const d of batch.tagDigests ?? []) setTagDigest().run(d.repository, d.tag, d.digest, ms(d.at));
   for (const { policy, state } of batch.policyStates ?? [])
@@ -36,24 +36,19 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
       s.unverified ? JSON.stringify(s.unverified) : null,
     );
   const runId = batch.decisions?.runId;
-  const decisions = batch.decisions?.decisions ?? [];
-  if (decisions.length > 0)
-    recordDecisions().run(
+  for (const d of batch.decisions?.decisions ?? [])
+    recordDecision().run(
       runId,
-      JSON.stringify(
-        decisions.map((d) => [
-          d.automation,
-          d.file,
-          d.line,
-          d.setter,
-          d.policy,
-          d.current,
-          d.candidate,
-          d.reason,
-          d.detail,
-          d.action,
-        ]),
-      ),
+      d.automation,
+      d.file,
+      d.line,
+      d.setter,
+      d.policy,
+      d.current,
+      d.candidate,
+      d.reason,
+      d.detail,
+      d.action,
     );
   for (const e of batch.events ?? [])
     recordEvent().run(
