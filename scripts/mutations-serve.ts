@@ -1229,6 +1229,15 @@ const incrementalPass: Mutation[] = [
   },
   {
     area: 'incremental-pass',
+    file: 'src/run/policies.ts',
+    find: '    g.window !== undefined ||\n    (g.minimumAge !== undefined && g.minimumAge > 0)\n',
+    replace: '    g.window !== undefined\n',
+    description:
+      'an outcome held by guard.minimumAge is kept (the gate never lifts while nothing is rescanned)',
+    tests: INCREMENTAL_TESTS,
+  },
+  {
+    area: 'incremental-pass',
     file: 'src/write/setters/tree.ts',
     find: '  if (known !== undefined && known.text === text) return { markers: known.markers, error: null };',
     replace: '  if (known !== undefined) return { markers: known.markers, error: null };',

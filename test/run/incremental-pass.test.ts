@@ -54,7 +54,14 @@ interface World {
   pass(rescan?: number[]): Promise<RunReport>;
   /** Loads the configuration again (after `writeObjects`): new objects, as a reload makes. */
   reload(): Promise<void>;
-  writeObjects(opts?: { range?: (i: number) => string; secret?: string }): Promise<void>;
+  writeObjects(opts?: {
+    range?: (i: number) => string;
+    secret?: string;
+    /** Lines of `spec.guard` for policy app-N. */
+    guard?: (i: number) => string | undefined;
+  }): Promise<void>;
+  /** Moves the passes' clock on (scans keep the real one). */
+  advance(ms: number): void;
   /** A daemon started again: its cache is empty. */
   restart(): void;
   cache(): OutcomeCache;
@@ -88,13 +95,14 @@ async function world(name: string): Promise<World> {
         // app-2's repository names a Secret (the registry asks for none): a changed Secret is a
         // reason to scan it again.
         `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: app-${i}\n  namespace: flux-system\nspec:\n  image: ${proxy.host}/${image(i)}\n  interval: 1h\n  insecure: true\n${i === 2 ? '  secretRef:\n    name: registry\n' : ''}`,
-        `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: app-${i}\n  namespace: flux-system\nspec:\n  imageRepositoryRef:\n    name: app-${i}\n  policy:\n    semver:\n      range: "${opts.range?.(i) ?? '>=1.0.0'}"\n`,
+        `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: app-${i}\n  namespace: flux-system\nspec:\n  imageRepositoryRef:\n    name: app-${i}\n  policy:\n    semver:\n      range: "${opts.range?.(i) ?? '>=1.0.0'}"\n${opts.guard?.(i) ? `  guard:\n    ${opts.guard(i)}\n` : ''}`,
       );
     await writeFile(join(configDir, 'objects.yaml'), docs.join('---\n'));
   };
   await writeObjects();
   let config: Config = (await loadConfig([configDir])).config;
   let cache = new OutcomeCache();
+  let offset = 0;
   const store: Store = openSqliteStore(stateDir);
   const pass: World['pass'] = (rescan = []) => {
     const clients = createScanClients(config, { log: silentLogger, buildTimes: store.buildTimeCache() });
@@ -105,6 +113,7 @@ async function world(name: string): Promise<World> {
         stateDir,
         clients,
         log: silentLogger,
+        now: () => new Date(Date.now() + offset),
         scans: directScans({ clients, store, log: silentLogger }),
         outcomes: cache,
       },
@@ -123,6 +132,9 @@ async function world(name: string): Promise<World> {
       config = (await loadConfig([configDir])).config;
     },
     writeObjects,
+    advance: (ms) => {
+      offset += ms;
+    },
     restart: () => {
       cache = new OutcomeCache();
     },
@@ -288,6 +300,30 @@ test("a person's edit in the tree is read: the markers' parse is kept by the fil
     assert.equal(r.policies['app-1'], '1.1.0');
     assert.equal(r.markers['app-1'], 'pinned 1.0.0');
     assert.equal(r.markers['app-0'], 'up-to-date 1.1.0');
+  } finally {
+    await w.close();
+  }
+});
+
+test('an outcome held by the clock (guard.minimumAge) is evaluated again each pass', async () => {
+  const w = await world('age');
+  try {
+    await w.writeObjects({ guard: (i) => (i === 1 ? 'minimumAge: 30m' : undefined) });
+    await w.reload();
+    await w.pass();
+    await pushImage(registry.url, w.image(1), '1.2.0', { created: new Date(Date.UTC(2024, 1, 1)) });
+    const held = outcomeOf(await w.pass([1]));
+    assert.equal(held.policies['app-1'], '1.2.0');
+    assert.equal(held.markers['app-1'], 'too-new 1.1.0');
+    // 45 minutes on (repositories scan hourly: none is due), another repository's webhook: the
+    // candidate is old enough now.
+    w.advance(45 * 60_000);
+    const later = await w.pass([0]);
+    assert.deepEqual(
+      later.repositories.filter((x) => x.scanned).map((x) => x.name),
+      ['flux-system/app-0'],
+    );
+    assert.equal(outcomeOf(later).markers['app-1'], 'upgrade 1.2.0');
   } finally {
     await w.close();
   }
