@@ -134,9 +134,12 @@ export class FactsBook {
   /** Reads what evaluating these policies needs, in three batches. Call after the pass's scans. */
   async prefetch(policies: readonly ImagePolicy[]): Promise<void> {
     const repos = [...new Set(policies.map((p) => refKey(p.spec.imageRepositoryRef)))];
-    const [states, scans, tags] = await Promise.all([
+    // The scans before the tags: the tags read are then of those scans or newer ones, never
+    // older, so an outcome a daemon keeps under the scans read (`scansRead`) is never one of an
+    // older list (PostgreSQL's reads may otherwise pass a scan another replica finishes).
+    const scans = await this.deps.store.latestScans(repos);
+    const [states, tags] = await Promise.all([
       this.deps.store.policyStates(policies.map((p) => refKey(p.metadata))),
-      this.deps.store.latestScans(repos),
       this.deps.store.currentTagsOf(repos),
     ]);
     this.states = states;
