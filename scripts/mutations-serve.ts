@@ -1166,9 +1166,9 @@ const passCounts: Mutation[] = [
   {
     area: 'pass-counts',
     file: 'src/run/pass.ts',
-    find: '    await pool([...policies.values()], 8, async (p) => {\n',
+    find: '    await pool(todo, 8, async (p) => {\n',
     replace:
-      '    await pool([...policies.values()], 8, async (p) => {\n      await store.latestScans([refKey(p.spec.imageRepositoryRef)]);\n',
+      '    await pool(todo, 8, async (p) => {\n      await store.latestScans([refKey(p.spec.imageRepositoryRef)]);\n',
     description: 'a store round trip per policy in every pass',
     tests: PASS_COUNT_TESTS,
   },
@@ -1191,8 +1191,64 @@ const passCounts: Mutation[] = [
   },
 ];
 
+const INCREMENTAL_TESTS = ['test/run/incremental-pass.test.ts'];
+const OUTCOME_CACHE = 'src/run/outcome-cache.ts';
+const incrementalPass: Mutation[] = [
+  {
+    area: 'incremental-pass',
+    file: OUTCOME_CACHE,
+    find: '    if (e.scans !== scanBasis(latest)) return undefined;\n',
+    replace: '',
+    description: "a kept outcome stands after a new scan of the policy's repository",
+    tests: INCREMENTAL_TESTS,
+  },
+  {
+    area: 'incremental-pass',
+    file: 'src/run/policies.ts',
+    find: "  return `${latest.finished?.id ?? '-'}/${latest.finished?.outcome ?? '-'}/${latest.good?.id ?? '-'}`;",
+    replace: "  return `${latest.good?.id ?? '-'}`;",
+    description: 'a kept outcome stands after a failed scan (only the good scan is in its key)',
+    tests: INCREMENTAL_TESTS,
+  },
+  {
+    area: 'incremental-pass',
+    file: OUTCOME_CACHE,
+    find: '      if ((e.specs ??= specsOf(e.policy, e.repository)) !== specs) {',
+    replace: '      if (e.specs !== e.specs) {',
+    description: "a kept outcome stands after a reload changed the policy's spec",
+    tests: INCREMENTAL_TESTS,
+  },
+  {
+    area: 'incremental-pass',
+    file: 'src/run/policies.ts',
+    find: '  const next = ratchetStep({ ...again, highWaterExists: null, selectedExists: null });\n  return (',
+    replace:
+      '  const next = ratchetStep({ ...again, highWaterExists: null, selectedExists: null });\n  return true || (',
+    description: 'an outcome that rested on a HEAD of the high-water mark is kept (never asked again)',
+    tests: INCREMENTAL_TESTS,
+  },
+  {
+    area: 'incremental-pass',
+    file: 'src/run/policies.ts',
+    find: '    g.window !== undefined ||\n    (g.minimumAge !== undefined && g.minimumAge > 0)\n',
+    replace: '    g.window !== undefined\n',
+    description:
+      'an outcome held by guard.minimumAge is kept (the gate never lifts while nothing is rescanned)',
+    tests: INCREMENTAL_TESTS,
+  },
+  {
+    area: 'incremental-pass',
+    file: 'src/write/setters/tree.ts',
+    find: '  if (known !== undefined && known.text === text) return { markers: known.markers, error: null };',
+    replace: '  if (known !== undefined) return { markers: known.markers, error: null };',
+    description: "a marked file's parse is reused after its text changed (a person's edit unseen)",
+    tests: INCREMENTAL_TESTS,
+  },
+];
+
 export const SERVE_MUTATIONS: Mutation[] = [
   ...passCounts,
+  ...incrementalPass,
   ...receivers,
   ...scheduler,
   ...daemon,

@@ -23,13 +23,30 @@ export class ImageFacts {
   private currentInfos: Promise<Map<string, TagInfo>> | null = null;
   private digests = new Map<string, TagDigestWrite>();
 
+  #ref: RepositoryRef | undefined;
+  #client: RegistryClient | undefined;
+
+  /**
+   * The reference and client are made when first asked for: a daemon's pass makes the facts of
+   * every policy it takes from its cache (outcome-cache.ts), and most are never asked anything.
+   */
   constructor(
     readonly repository: ImageRepository,
     readonly repoKey: string,
-    readonly ref: RepositoryRef,
-    readonly client: RegistryClient,
+    private readonly clients: {
+      reference(r: ImageRepository): RepositoryRef;
+      client(r: ImageRepository): RegistryClient;
+    },
     private readonly store: FactsStore,
   ) {}
+
+  get ref(): RepositoryRef {
+    return (this.#ref ??= this.clients.reference(this.repository));
+  }
+
+  get client(): RegistryClient {
+    return (this.#client ??= this.clients.client(this.repository));
+  }
 
   head(reference: string): Promise<ManifestHead> {
     let h = this.heads.get(reference);

@@ -6,3 +6,4 @@ export type * from './report.js';
 export * from './markers.js';
 export * from './suspend.js';
 export { evaluatePolicy, FactsBook, type PolicyDeps, type PolicyOutcome } from './policies.js';
+export { OutcomeCache } from './outcome-cache.js';

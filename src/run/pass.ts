@@ -33,6 +33,7 @@ import {
   type PolicyStore,
 } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
+import { reuseOutcome, type OutcomeCache } from './outcome-cache.js';
 import type { PullRequestDeps } from './pull-request.js';
 import { readPrints, secretPrint, writePrints } from './secret-prints.js';
 import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
@@ -55,6 +56,12 @@ export interface PassDeps {
   scans: ScanPort;
   /** The forge's API for pull requests (fetch, sleep); default global fetch and timers. */
   forge?: PullRequestDeps;
+  /**
+   * The daemon's outcomes of earlier passes (outcome-cache.ts): a policy whose spec, repository
+   * and scans are unchanged since it settled is not evaluated again. Absent (`pawl run`): every
+   * policy is evaluated.
+   */
+  outcomes?: OutcomeCache;
 }
 
 /** A repository the pass needs scanned before it selects; `since`: a webhook named it then (ms). */
@@ -164,10 +171,15 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     if (!opts.dryRun) await writePrints(deps.stateDir, prints, due, config).catch(() => undefined);
     const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
     // Scanned elsewhere (the daemon's repository jobs): what that scan stored is the latest now.
-    const elsewhere = due.map((r) => refKey(r.metadata)).filter((n) => !scannedByName.has(n));
+    // With kept outcomes the scans this pass ran are read too: they are what the outcomes are
+    // kept against.
+    const elsewhere = due
+      .map((r) => refKey(r.metadata))
+      .filter((n) => deps.outcomes !== undefined || !scannedByName.has(n));
     const after = elsewhere.length > 0 ? await store.latestScans(elsewhere) : new Map<string, LatestScans>();
-    const latest = (r: ImageRepository) =>
-      after.get(refKey(r.metadata)) ?? before.get(refKey(r.metadata)) ?? { finished: null, good: null };
+    const none: LatestScans = { finished: null, good: null };
+    const latestOf = (name: string) => after.get(name) ?? before.get(name) ?? none;
+    const latest = (r: ImageRepository) => latestOf(refKey(r.metadata));
     const repositories: RepositoryReport[] = repos.map((r) => {
       const name = refKey(r.metadata);
       const s = scannedByName.get(name);
@@ -185,17 +197,35 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       };
     });
 
-    await book.prefetch([...policies.values()]);
-    // Policies wait on the registry (HEADs of new selections): evaluate several at once.
+    // A daemon's outcomes kept from earlier passes stand for policies whose inputs are
+    // unchanged; the rest are read and evaluated.
     const evaluated = new Map<string, PolicyOutcome>();
-    await pool([...policies.values()], 8, async (p) => {
-      evaluated.set(
-        refKey(p.metadata),
-        await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book),
-      );
+    const todo: ImagePolicy[] = [];
+    for (const p of policies.values()) {
+      const repoKey = refKey(p.spec.imageRepositoryRef);
+      const repo = config.imageRepositories.get(repoKey);
+      const kept = repo ? deps.outcomes?.lookup(p, repo, latestOf(repoKey)) : undefined;
+      if (!kept) {
+        todo.push(p);
+        continue;
+      }
+      const o = reuseOutcome(kept, p, book.forRepository(repoKey));
+      if (o.error) log.info({ policy: o.name, error: o.error }, 'policy has no candidate');
+      evaluated.set(o.name, o);
+    }
+    if (deps.outcomes) deps.outcomes.counts.reused += evaluated.size;
+    if (todo.length > 0) await book.prefetch(todo);
+    // Policies wait on the registry (HEADs of new selections): evaluate several at once.
+    const fresh: PolicyOutcome[] = [];
+    await pool(todo, 8, async (p) => {
+      const o = await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book);
+      evaluated.set(refKey(p.metadata), o);
+      fresh.push(o);
     });
     const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
     await store.write(policyWrites(outcomes.values(), book));
+    // Kept only once the store holds the states they leave.
+    deps.outcomes?.keep(fresh, config);
     return { repositories, outcomes };
   })();
   // Awaited below; the automations see a failure through their own await.

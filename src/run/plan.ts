@@ -196,6 +196,15 @@ async function decide(
   gate: Gate | null,
 ): Promise<GuardVerdict> {
   const { policy, facts, compiled, candidate } = outcome;
+  // The table's first rows (no candidate, a value that is no reference, the candidate itself)
+  // read neither orders, pins nor the registry: the same value under the same outcome gets the
+  // same verdict, which a daemon's pass over 500 unchanged lines takes from the kept outcome.
+  const key =
+    pin === null && gate === null
+      ? `${marker.field}\n${marker.value}\n${candidate ? `${candidate.name}:${candidate.tag}@${candidate.digest ?? ''}` : ''}\n${outcome.unverified?.tag ?? ''}`
+      : null;
+  const known = key === null ? undefined : outcome.verdicts.get(key);
+  if (known) return known;
   const current = parseMarkerValue(marker.field, marker.value);
   let candidateExists: boolean | null = null;
   for (let round = 0; round < 4; round++) {
@@ -221,10 +230,14 @@ async function decide(
       candidateExists = await facts.exists(candidate.tag);
       continue;
     }
+    if (key !== null && round === 0 && OUTCOME_ONLY.has(d.reason)) outcome.verdicts.set(key, d);
     return d;
   }
   throw new Error(`internal error: the decision for ${marker.file}:${marker.line} did not settle`);
 }
+
+/** Verdicts that follow from the marker's value and the outcome alone (`decide`). */
+const OUTCOME_ONLY: ReadonlySet<string> = new Set(['no-candidate', 'invalid-value', 'up-to-date']);
 
 /** The policy's compare; `newestBuild` reads the build times loaded so far. */
 function policyOrder(compiled: CompiledPolicy, facts: ImageFacts | null): Comparator {

@@ -7,6 +7,7 @@ import { formatDuration, refKey, type Config, type ImagePolicy } from '../config
 import { compilePolicy, type CompiledPolicy, type Selection } from '../select/index.js';
 import {
   policySpecHash,
+  ratchetStep,
   runRatchet,
   toStoreEvent,
   withPolicy,
@@ -14,8 +15,10 @@ import {
   when,
   windowGate,
   type Gate,
+  type RatchetInput,
   type RatchetState,
   type GuardEvent,
+  type GuardVerdict,
 } from '../guard/index.js';
 import type { StoredEvent, ScanRecord } from '../records/index.js';
 import type {
@@ -69,7 +72,20 @@ export interface PolicyOutcome {
   /** What the ratchet saw this time (stale lists, accepted regressions). */
   events: GuardEvent[];
   /** What the store should keep of this evaluation (null when read-only); see `policyWrites`. */
-  record: { state: PolicyState | null; events: StoredEvent[]; selection: SelectionWrite } | null;
+  record: { state: PolicyState | null; events: StoredEvent[]; selection: SelectionWrite | null } | null;
+  /**
+   * The scans this evaluation read (its repository's newest finished and newest good scan ids),
+   * and whether evaluating again from the state it leaves, on those scans, gives this outcome
+   * without a question to the registry or the clock (`settled`): what a daemon may keep
+   * (outcome-cache.ts). Null when it read no scan.
+   */
+  basis: { scans: string; settled: boolean } | null;
+  /**
+   * Markers' verdicts that follow from this outcome alone (plan.ts `decide`), by the marker's
+   * value: shared by the copies a daemon's later passes make of a kept outcome, new with each
+   * evaluation.
+   */
+  verdicts: Map<string, GuardVerdict>;
 }
 
 /** The store as evaluating policies reads it (in batches, `FactsBook.prefetch`), and the facts below. */
@@ -110,13 +126,7 @@ export class FactsBook {
     if (f) return f;
     const repo = this.deps.config.imageRepositories.get(key);
     if (!repo) return null;
-    f = new ImageFacts(
-      repo,
-      key,
-      this.deps.clients.reference(repo),
-      this.deps.clients.client(repo),
-      this.deps.store,
-    );
+    f = new ImageFacts(repo, key, this.deps.clients, this.deps.store);
     this.byRepo.set(key, f);
     return f;
   }
@@ -124,9 +134,12 @@ export class FactsBook {
   /** Reads what evaluating these policies needs, in three batches. Call after the pass's scans. */
   async prefetch(policies: readonly ImagePolicy[]): Promise<void> {
     const repos = [...new Set(policies.map((p) => refKey(p.spec.imageRepositoryRef)))];
-    const [states, scans, tags] = await Promise.all([
+    // The scans before the tags: the tags read are then of those scans or newer ones, never
+    // older, so an outcome a daemon keeps under the scans read (`scansRead`) is never one of an
+    // older list (PostgreSQL's reads may otherwise pass a scan another replica finishes).
+    const scans = await this.deps.store.latestScans(repos);
+    const [states, tags] = await Promise.all([
       this.deps.store.policyStates(policies.map((p) => refKey(p.metadata))),
-      this.deps.store.latestScans(repos),
       this.deps.store.currentTagsOf(repos),
     ]);
     this.states = states;
@@ -143,6 +156,15 @@ export class FactsBook {
     return known ? known.finished : this.deps.store.lastFinishedScan(repoKey);
   }
 
+  /**
+   * The scans this book's answers for a repository come from, as `scanBasis` words them; null
+   * when they were not read in a batch (prefetch), so no daemon keeps what follows from them.
+   */
+  scansRead(repoKey: string): string | null {
+    const known = this.scans?.get(repoKey);
+    return known ? scanBasis(known) : null;
+  }
+
   async currentTags(repoKey: string): Promise<string[]> {
     return this.tags?.get(repoKey) ?? this.deps.store.currentTags(repoKey);
   }
@@ -151,6 +173,15 @@ export class FactsBook {
   takeDigests(): TagDigestWrite[] {
     return [...this.byRepo.values()].flatMap((f) => f.takeDigests());
   }
+}
+
+/**
+ * What a policy's evaluation reads of its repository's scans: the newest finished scan (its
+ * outcome, error and end time) and the newest good one (whose list scan holds the current tags).
+ * A scan's record does not change once it has finished, so two equal bases read the same.
+ */
+export function scanBasis(latest: LatestScans): string {
+  return `${latest.finished?.id ?? '-'}/${latest.finished?.outcome ?? '-'}/${latest.good?.id ?? '-'}`;
 }
 
 /** What the store keeps of these evaluations, with the digests the book learnt: one batch. */
@@ -165,7 +196,7 @@ export function policyWrites(outcomes: Iterable<PolicyOutcome>, book: FactsBook)
     if (!o.record) continue;
     if (o.record.state) batch.policyStates.push({ policy: o.name, state: o.record.state });
     batch.events.push(...o.record.events);
-    batch.selections.push(o.record.selection);
+    if (o.record.selection) batch.selections.push(o.record.selection);
   }
   return batch;
 }
@@ -185,6 +216,8 @@ export function blankOutcome(policy: ImagePolicy, error: string | null): PolicyO
     gates: { window: null, age: null },
     events: [],
     record: null,
+    basis: null,
+    verdicts: new Map(),
   };
 }
 
@@ -254,19 +287,20 @@ export async function evaluatePolicy(
       if (out.selection.tag === null) out.error = out.selection.error ?? 'no tag matches the policy';
     }
     const compiled = out.compiled;
-    const r = await runRatchet(
-      {
-        state: state ?? null,
-        specHash,
-        selected: out.selection?.tag ?? null,
-        scanOk: scanOk && out.selection?.tag != null,
-        now: scanTime,
-        guard: policy.spec.guard,
-        order: (a, b) => compiled.compare(a, b, buildTimes ? { buildTimes } : {}),
-      },
-      (tag) => facts.exists(tag),
-    );
+    const input = {
+      state: state ?? null,
+      specHash,
+      selected: out.selection?.tag ?? null,
+      scanOk: scanOk && out.selection?.tag != null,
+      now: scanTime,
+      guard: policy.spec.guard,
+      order: (a: string, b: string) => compiled.compare(a, b, buildTimes ? { buildTimes } : {}),
+    };
+    const r = await runRatchet(input, (tag) => facts.exists(tag));
     out.ratchet = r.state;
+    const scans = book.scansRead(repoKey);
+    if (scans !== null)
+      out.basis = { scans, settled: settles(policy, compiled, r, { ...input, state: r.state }) };
     out.events = withPolicy(r.events, name);
     if (!opts.readOnly) stateToKeep = r.state;
     const verifier = verifierFor(policy, deps.config);
@@ -308,6 +342,8 @@ export async function evaluatePolicy(
   } catch (err) {
     out.candidate = null;
     out.error = errorMessage(err);
+    // A failure (a HEAD that failed, a store read) is asked again next time.
+    out.basis = null;
   }
   if (!opts.readOnly) {
     if (out.selection) out.selection = { ...out.selection, candidates: out.selection.candidates.slice(0, 1) };
@@ -326,6 +362,54 @@ export async function evaluatePolicy(
   }
   if (out.error) deps.log.info({ policy: name, error: out.error }, 'policy has no candidate');
   return out;
+}
+
+/**
+ * Whether the ratchet's step is a fixed point the registry and the clock cannot move: stepping
+ * again from the state it leaves, on the same scan, asks no HEAD and gives the same candidate
+ * and state with no event; and nothing after the ratchet reads the registry or the time again
+ * (a reflected digest is a HEAD each pass, `spec.verify` checks signatures, `newestBuild` reads
+ * build times, the window and `minimumAge` gates read the clock). A daemon may then keep the
+ * outcome until the policy, its repository or its scans change (outcome-cache.ts).
+ */
+function settles(
+  policy: ImagePolicy,
+  compiled: CompiledPolicy,
+  r: { state: RatchetState; candidate: string | null },
+  again: Omit<RatchetInput, 'highWaterExists' | 'selectedExists'>,
+): boolean {
+  const g = policy.spec.guard;
+  if (
+    policy.spec.verify !== undefined ||
+    policy.spec.digestReflectionPolicy !== 'Never' ||
+    compiled.strategy === 'newestBuild' ||
+    g.window !== undefined ||
+    (g.minimumAge !== undefined && g.minimumAge > 0)
+  )
+    return false;
+  const next = ratchetStep({ ...again, highWaterExists: null, selectedExists: null });
+  return (
+    !next.needHeadOfHighWater &&
+    !next.needHeadOfSelected &&
+    next.events.length === 0 &&
+    next.candidate === r.candidate &&
+    sameState(next.state, r.state)
+  );
+}
+
+function sameState(a: RatchetState, b: RatchetState): boolean {
+  const t = (d: Date | null | undefined) => d?.getTime() ?? null;
+  return (
+    a.specHash === b.specHash &&
+    a.highWater === b.highWater &&
+    t(a.highWaterAt) === t(b.highWaterAt) &&
+    (a.pending === null) === (b.pending === null) &&
+    (a.pending === null ||
+      (a.pending.candidate === b.pending!.candidate &&
+        a.pending.count === b.pending!.count &&
+        t(a.pending.firstAt) === t(b.pending!.firstAt) &&
+        t(a.pending.lastAt) === t(b.pending!.lastAt)))
+  );
 }
 
 /**

@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { loadConfig } from '../../src/config/index.js';
-import { directScans, runPass } from '../../src/run/index.js';
+import { directScans, OutcomeCache, runPass } from '../../src/run/index.js';
 import { createScanClients } from '../../src/scan/index.js';
-import { openSqliteStore, type Store } from '../../src/store/index.js';
+import { openSqliteStore, type Store, type StoreWrite } from '../../src/store/index.js';
 import { silentLogger } from '../../src/util/log.js';
 import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { pushImage, seedTags } from '../helpers/push.js';
@@ -54,17 +54,38 @@ after(async () => {
 
 interface Counts {
   store: Record<string, number>;
+  /**
+   * Rows asked for and written, by what they are: the policies whose state is read, the
+   * repositories whose tags are read, and each kind of row a batch writes.
+   */
+  rows: Record<string, number>;
   git: string[];
+  /** Daemon mode: the policies evaluated in the counted pass (not taken from the cache). */
+  evaluated?: number;
 }
 
 /** Store calls by method while `on()` is true; everything else passes through unchanged. */
-function counting(store: Store, on: () => boolean, calls: Record<string, number>): Store {
+function counting(
+  store: Store,
+  on: () => boolean,
+  calls: Record<string, number>,
+  rows: Record<string, number>,
+): Store {
+  const add = (what: string, n: number) => (rows[what] = (rows[what] ?? 0) + n);
   return new Proxy(store, {
     get(target, key, receiver) {
       const v: unknown = Reflect.get(target, key, receiver);
       if (typeof v !== 'function' || typeof key !== 'string') return v;
       return (...args: unknown[]) => {
-        if (on()) calls[key] = (calls[key] ?? 0) + 1;
+        if (on()) {
+          calls[key] = (calls[key] ?? 0) + 1;
+          if (key === 'policyStates' || key === 'currentTagsOf') add(key, (args[0] as unknown[]).length);
+          if (key === 'write')
+            for (const [kind, x] of Object.entries(args[0] as Record<string, unknown>))
+              add(`write.${kind}`, Array.isArray(x) ? x.length : kind === 'decisions' ? 0 : 1);
+          if (key === 'write')
+            add('write.decisions', (args[0] as StoreWrite).decisions?.decisions.length ?? 0);
+        }
         return (v as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
@@ -75,8 +96,8 @@ function counting(store: Store, on: () => boolean, calls: Record<string, number>
  * `unchanged` images up to date plus one, `changed`, that gets a new tag: a warm-up pass scans
  * everything (nothing to write), then the counted pass rescans `changed` alone, as a webhook does.
  */
-async function countPass(unchanged: number): Promise<Counts> {
-  const w = `w${unchanged}`;
+async function countPass(unchanged: number, mode: 'cli' | 'daemon' = 'cli'): Promise<Counts> {
+  const w = `w${unchanged}${mode === 'daemon' ? 'd' : ''}`;
   const images = Array.from({ length: unchanged + 1 }, (_, i) => `${w}/app-${i}`);
   await Promise.all(
     images.map(async (image, i) => {
@@ -113,9 +134,12 @@ async function countPass(unchanged: number): Promise<Counts> {
   assert.equal(config.imagePolicies.size, unchanged + 1);
 
   const calls: Record<string, number> = {};
+  const rows: Record<string, number> = {};
   let counted = false;
   const raw = openSqliteStore(stateDir);
-  const store = counting(raw, () => counted, calls);
+  const store = counting(raw, () => counted, calls, rows);
+  // As src/serve/jobs/automation.ts runs its passes: one cache of outcomes for all of them.
+  const outcomes = mode === 'daemon' ? new OutcomeCache() : undefined;
   try {
     const clients = createScanClients(config, { log: silentLogger, buildTimes: store.buildTimeCache() });
     const deps = {
@@ -125,6 +149,7 @@ async function countPass(unchanged: number): Promise<Counts> {
       clients,
       log: silentLogger,
       scans: directScans({ clients, store, log: silentLogger }),
+      ...(outcomes ? { outcomes } : {}),
     };
     const warm = await runPass(deps);
     assert.deepEqual(
@@ -136,6 +161,7 @@ async function countPass(unchanged: number): Promise<Counts> {
     await pushImage(registry.url, images[0]!, '1.2.0', { created: new Date(Date.UTC(2024, 1, 1)) });
     const before = (await readFile(gitLog, 'utf8')).split('\n').length - 1;
     counted = true;
+    const reusedBefore = outcomes?.counts.reused ?? 0;
     const report = await runPass(deps, { rescan: new Map([['flux-system/app-0', Date.now()]]) });
     counted = false;
     const lines = (await readFile(gitLog, 'utf8')).split('\n').slice(before, -1);
@@ -151,6 +177,8 @@ async function countPass(unchanged: number): Promise<Counts> {
     );
     return {
       store: calls,
+      rows,
+      ...(outcomes ? { evaluated: unchanged + 1 - (outcomes.counts.reused - reusedBefore) } : {}),
       // The pass's own git processes (the git server's live elsewhere), by subcommand.
       git: lines
         .filter((l) => l.startsWith(stateDir))
@@ -184,4 +212,22 @@ test('a webhook pass makes as many store calls and git processes among 100 uncha
     'update-index',
     'push', // HEAD is the one update-ref set: no rev-parse before it
   ]);
+});
+
+test("the daemon's webhook pass evaluates, reads and writes the changed image's policy alone", async () => {
+  const small = await countPass(10, 'daemon');
+  const large = await countPass(100, 'daemon');
+  assert.equal(small.evaluated, 1, "the changed image's policy alone is evaluated among 10");
+  assert.equal(large.evaluated, 1, "the changed image's policy alone is evaluated among 100");
+  assert.deepEqual(large.store, small.store, 'store calls by method: 100 unchanged images against 10');
+  assert.deepEqual(large.git, small.git, 'git processes in order: 100 unchanged images against 10');
+  // One policy's state read and written, one repository's tags read, one selection recorded; a
+  // decision is still recorded for every marker (the store's record of the latest run).
+  const { 'write.decisions': smallDecisions, ...smallRows } = small.rows;
+  const { 'write.decisions': largeDecisions, ...largeRows } = large.rows;
+  assert.deepEqual(largeRows, smallRows, 'rows by kind: 100 unchanged images against 10');
+  assert.equal(small.rows.policyStates, 1);
+  assert.equal(small.rows['write.policyStates'], 1);
+  assert.equal(small.rows['write.selections'], 1);
+  assert.deepEqual([smallDecisions, largeDecisions], [11, 101]);
 });

@@ -4,7 +4,7 @@
  * scan port (the repository jobs) for the repositories it needs first, under their leases.
  */
 import { refKey, selectPolicies, type Config, type ImageUpdateAutomation } from '../../config/index.js';
-import { runPass, type RunReport, type ScanPort } from '../../run/index.js';
+import { OutcomeCache, runPass, type RunReport, type ScanPort } from '../../run/index.js';
 import type { Slots } from '../../util/index.js';
 import type { PassEvent } from '../events.js';
 import type { JobSpec, RunContext } from '../scheduler.js';
@@ -31,6 +31,11 @@ export class AutomationJobs {
   /** Last pass of each automation, for the API and the dashboard. */
   readonly #lastPass = new Map<string, PassEvent>();
   readonly #wakes: BatchWakes;
+  /**
+   * The policies' outcomes of earlier passes (run/outcome-cache.ts): a pass for one changed
+   * image re-evaluates that image's policies, not every policy of the automation.
+   */
+  readonly outcomes = new OutcomeCache();
 
   constructor(private readonly ctx: AutomationJobContext) {
     this.#wakes = new BatchWakes(ctx.clock, (name) => void ctx.runs.request(automationJob(name)));
@@ -98,6 +103,7 @@ export class AutomationJobs {
         log: ctx.log,
         now: () => new Date(ctx.clock.now()),
         scans: ctx.scans,
+        outcomes: this.outcomes,
       },
       {
         automations: [automation],

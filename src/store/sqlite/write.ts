@@ -4,12 +4,23 @@ import { ms, pendingJson } from '../rows.js';
 import type { StoreWrite } from '../types.js';
 import { SQL } from './sql.js';
 
-/** Applies `batch` in the order `StoreWrite` names; the caller holds the transaction. */
+/**
+ * Applies `batch` in the order `StoreWrite` names; the caller holds the transaction. Each kind's
+ * statement is looked up once a batch, not once a row: a daemon's pass writes hundreds of rows.
+ */
 export function writeBatch(db: Database.Database, batch: StoreWrite): void {
-  for (const d of batch.tagDigests ?? [])
-    db.prepare(SQL.setTagDigest).run(d.repository, d.tag, d.digest, ms(d.at));
+  const once = <K extends keyof typeof SQL>(k: K) => {
+    let st: Database.Statement | undefined;
+    return () => (st ??= db.prepare(SQL[k]));
+  };
+  const setTagDigest = once('setTagDigest');
+  const setPolicyState = once('setPolicyState');
+  const recordSelection = once('recordSelection');
+  const recordDecision = once('recordDecision');
+  const recordEvent = once('recordEvent');
+  for (const d of batch.tagDigests ?? []) setTagDigest().run(d.repository, d.tag, d.digest, ms(d.at));
   for (const { policy, state } of batch.policyStates ?? [])
-    db.prepare(SQL.setPolicyState).run(
+    setPolicyState().run(
       policy,
       state.specHash,
       state.highWater,
@@ -17,7 +28,7 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
       pendingJson(state),
     );
   for (const s of batch.selections ?? [])
-    db.prepare(SQL.recordSelection).run(
+    recordSelection().run(
       s.policy,
       ms(s.at),
       s.candidate,
@@ -26,7 +37,7 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
     );
   const runId = batch.decisions?.runId;
   for (const d of batch.decisions?.decisions ?? [])
-    db.prepare(SQL.recordDecision).run(
+    recordDecision().run(
       runId,
       d.automation,
       d.file,
@@ -40,7 +51,7 @@ export function writeBatch(db: Database.Database, batch: StoreWrite): void {
       d.action,
     );
   for (const e of batch.events ?? [])
-    db.prepare(SQL.recordEvent).run(
+    recordEvent().run(
       ms(e.at),
       e.kind,
       e.policy ?? null,

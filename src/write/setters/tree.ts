@@ -3,8 +3,8 @@
  * files named `Kustomization` under the update path, screened for the marker token before
  * parsing. Nothing outside the repository root is read or handed back for writing.
  */
-import { readdir, realpath, stat } from 'node:fs/promises';
-import { closeSync, openSync, readSync } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import { closeSync, openSync, readSync, readdirSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import type { Dirent } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
@@ -178,7 +178,7 @@ export async function scanTree(root: string, updatePath: string): Promise<Marker
     }
     // Parsing stays on this thread: a worker thread was tried and cost more than it saved (each
     // isolate warms up the YAML parser's JIT on its own; see bench/setters.bench.ts).
-    const { markers, error } = findMarkers(text, file);
+    const { markers, error } = parsedMarkers(c.real, file, text);
     if (error !== null) result.errors.push({ file, message: `not valid YAML, left untouched: ${error}` });
     else scanned.push({ file, path: c.real, text, markers });
   }
@@ -188,9 +188,42 @@ export async function scanTree(root: string, updatePath: string): Promise<Marker
 }
 
 /**
+ * The markers of files parsed before, by path and exact text: a daemon reads the same few
+ * hundred files pass after pass and only the one a pass wrote has changed, so the rest need no
+ * parse (issue 27). The text is always read afresh and compared whole; only the parse of equal
+ * text is reused, and `findMarkers` is a function of its text and name alone. Bounded by the
+ * text it holds: past the bound it starts again.
+ */
+const parsed = new Map<string, { text: string; markers: Marker[] }>();
+let parsedChars = 0;
+const PARSED_CHARS = 16 << 20;
+
+function parsedMarkers(
+  real: string,
+  file: string,
+  text: string,
+): { markers: Marker[]; error: string | null } {
+  const key = `${real}\n${file}`;
+  const known = parsed.get(key);
+  if (known !== undefined && known.text === text) return { markers: known.markers, error: null };
+  const r = findMarkers(text, file);
+  if (r.error !== null) return r;
+  if (known !== undefined) parsedChars -= known.text.length;
+  if (parsedChars + text.length > PARSED_CHARS) {
+    parsed.clear();
+    parsedChars = 0;
+  }
+  parsed.set(key, { text, markers: r.markers });
+  parsedChars += text.length;
+  return r;
+}
+
+/**
  * `dir` is a real, normalised path and `rel` its path from the root ('' for the root), so
  * children's paths are plain concatenations: `path.join`/`relative` per file were a noticeable
- * part of a scan of thousands of files.
+ * part of a scan of thousands of files. Directories are listed synchronously, yielding to the
+ * event loop every `READ_BATCH` of them, as files are read: a promise and a thread-pool round
+ * trip a directory cost more than the listing (a daemon's pass over 500 one-file directories).
  */
 async function walk(
   realRoot: string,
@@ -199,33 +232,38 @@ async function walk(
   out: Candidate[],
   result: MarkerScan,
 ): Promise<void> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (err) {
-    result.errors.push({
-      file: rel || '.',
-      message: `cannot list directory: ${errCode(err) ?? String(err)}`,
-    });
-    return;
-  }
-  const subdirs: Promise<void>[] = [];
-  const prefix = dir.endsWith(sep) ? dir : dir + sep;
-  const relPrefix = rel === '' ? '' : rel + '/';
-  for (const e of entries) {
-    const abs = prefix + e.name;
-    if (e.isDirectory()) {
-      if (e.name !== '.git') subdirs.push(walk(realRoot, abs, relPrefix + e.name, out, result));
-    } else if (e.isFile()) {
-      if (isCandidate(e.name)) {
-        const file = relPrefix + e.name;
-        out.push({ found: file, real: abs, file, viaLink: false });
+  const todo: [string, string][] = [[dir, rel]];
+  const links: Promise<void>[] = [];
+  for (let listed = 1; todo.length > 0; listed++) {
+    if (listed % READ_BATCH === 0) await new Promise((r) => setImmediate(r));
+    const [d, r] = todo.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch (err) {
+      result.errors.push({
+        file: r || '.',
+        message: `cannot list directory: ${errCode(err) ?? String(err)}`,
+      });
+      continue;
+    }
+    const prefix = d.endsWith(sep) ? d : d + sep;
+    const relPrefix = r === '' ? '' : r + '/';
+    for (const e of entries) {
+      const abs = prefix + e.name;
+      if (e.isDirectory()) {
+        if (e.name !== '.git') todo.push([abs, relPrefix + e.name]);
+      } else if (e.isFile()) {
+        if (isCandidate(e.name)) {
+          const file = relPrefix + e.name;
+          out.push({ found: file, real: abs, file, viaLink: false });
+        }
+      } else if (e.isSymbolicLink() && isCandidate(e.name)) {
+        links.push(followLink(realRoot, abs, relPrefix + e.name, out, result));
       }
-    } else if (e.isSymbolicLink() && isCandidate(e.name)) {
-      subdirs.push(followLink(realRoot, abs, relPrefix + e.name, out, result));
     }
   }
-  await Promise.all(subdirs);
+  await Promise.all(links);
 }
 
 async function followLink(
