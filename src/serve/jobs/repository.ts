@@ -26,6 +26,10 @@ export interface RepositoryJobContext extends JobContext {
 
 export class RepositoryJobs implements ScanPort {
   #lastScans = new Map<string, ScanRecord | null>();
+  /** When this replica's latest scan of each repository began (its registry listing), clock ms. */
+  readonly #scanBegan = new Map<string, number>();
+  /** When the repository job's run in progress here began, clock ms. */
+  readonly #runBegan = new Map<string, number>();
   /** Scans re-run because a webhook's tag was not listed yet, by repository. */
   readonly #rescans = new Map<string, number>();
 
@@ -83,6 +87,15 @@ export class RepositoryJobs implements ScanPort {
   }
 
   async #scan(name: string, run: RunContext, claimed: Claimed): Promise<void> {
+    this.#runBegan.set(name, this.ctx.clock.now());
+    try {
+      await this.#scanOnce(name, run, claimed);
+    } finally {
+      this.#runBegan.delete(name);
+    }
+  }
+
+  async #scanOnce(name: string, run: RunContext, claimed: Claimed): Promise<void> {
     const { ctx } = this;
     const { config, clients } = ctx.config();
     const repo = config.imageRepositories.get(name);
@@ -90,8 +103,9 @@ export class RepositoryJobs implements ScanPort {
     // Webhooks for a repository no automation uses: this scan is what they asked for.
     const work = await claimed.take();
     const started = performance.now();
-    const [report] = await ctx.slots.run(() =>
-      scanRepositories(
+    const [report] = await ctx.slots.run(() => {
+      this.#scanBegan.set(name, ctx.clock.now());
+      return scanRepositories(
         [repo],
         {
           client: (r) => clients.client(r),
@@ -102,8 +116,8 @@ export class RepositoryJobs implements ScanPort {
           signal: claimed.signal,
         },
         { concurrency: 1 },
-      ),
-    );
+      );
+    });
     if (!report) return;
     if (!report.error) {
       // The webhook's tag not listed yet: the work stays queued and this scan runs again shortly.
@@ -140,6 +154,7 @@ export class RepositoryJobs implements ScanPort {
   /** A removed repository: nothing of it is kept. */
   forget(name: string): void {
     this.#rescans.delete(name);
+    this.#scanBegan.delete(name);
   }
 
   /**
@@ -153,6 +168,25 @@ export class RepositoryJobs implements ScanPort {
   }
 
   /**
+   * A scan here that lists the repository after `since` without a run more: the run in progress
+   * when its scan is still to begin or began after `since` (awaited), or the latest scan when it
+   * began after `since` (nothing to await); null when a run must be asked for. Ten automations
+   * reconciled together over the same repositories, or a pass a moment after a webhook's, would
+   * otherwise scan each repository once per pass that asks (issue 27: 73,266 scans of 10,000
+   * repositories in one round of `pawl reconcile`).
+   */
+  #scanAfter(name: string, key: string, since: number): Promise<unknown> | null {
+    const began = this.#scanBegan.get(name);
+    const current = this.ctx.runs.running(key);
+    if (current) {
+      const run = this.#runBegan.get(name);
+      const scanned = run !== undefined && began !== undefined && began >= run;
+      return !scanned || began >= since ? current : null;
+    }
+    return began !== undefined && began >= since ? Promise.resolve() : null;
+  }
+
+  /**
    * One repository scanned for a pass, through its job. When another replica holds that job,
    * the pass waits for its scan to land in the shared store, a while, then goes on with what is
    * stored (it never scans outside the lease). `since`: a webhook named the repository, so only
@@ -162,7 +196,7 @@ export class RepositoryJobs implements ScanPort {
     const { ctx } = this;
     const key = repositoryJob(name);
     for (let attempt = 0; ; attempt++) {
-      const current = since === null ? ctx.runs.running(key) : null;
+      const current = since === null ? ctx.runs.running(key) : this.#scanAfter(name, key, since);
       await (current ?? ctx.runs.request(key));
       if (ctx.leases.skipped(key) !== 'held' || signal?.aborted) return;
       if (attempt >= SCAN_WAIT_ATTEMPTS) {
