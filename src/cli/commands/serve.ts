@@ -4,7 +4,15 @@ import { action } from '../action.js';
 import { commandStorePassword, commandStoreSpec, openCommandStore } from '../store.js';
 import { loadOptions } from '../config.js';
 import { parseDuration } from '../../config/index.js';
-import { HEAP_MODES, UsageError, heapFlagsGiven, tuneHeap, type HeapMode } from '../../util/index.js';
+import {
+  HEAP_MODES,
+  UsageError,
+  deferOptimizer,
+  heapFlagsGiven,
+  optimizerFlagsGiven,
+  tuneHeap,
+  type HeapMode,
+} from '../../util/index.js';
 import {
   createServeLogger,
   DEFAULT_ADMIN_LISTEN,
@@ -14,6 +22,9 @@ import {
   type KubernetesOptions,
 } from '../../serve/index.js';
 import { loadConnection } from '../../kube/index.js';
+
+/** The longest the daemon runs without TurboFan after its start (src/util/heap.ts, deferOptimizer). */
+const OPTIMIZER_AFTER_MS = 60_000;
 
 interface ServeCliOptions {
   listen: string;
@@ -112,6 +123,8 @@ export function register(program: Command): void {
       const opts = cmd.opts<ServeCliOptions>();
       // First thing: the young generation grows as the daemon allocates, from here on only to the size allowed.
       const heapFlags = heapFlagsGiven(process.execArgv, process.env.NODE_OPTIONS) ? [] : tuneHeap(opts.heap);
+      // The start runs as a one-shot pass does, without TurboFan; it is on from the first pass's end.
+      const optimizerOn = deferOptimizer(optimizerFlagsGiven(process.execArgv, process.env.NODE_OPTIONS));
       const graceMs =
         opts.gracePeriod === undefined
           ? DEFAULT_GRACE_PERIOD_MS
@@ -151,6 +164,18 @@ export function register(program: Command): void {
           : {}),
       });
       log.debug({ heap: opts.heap, v8Flags: heapFlags }, 'heap sizing');
+      if (optimizerOn) {
+        // A start that takes long (a fleet's first scans, an automation not yet there) is no longer
+        // a short burst: the optimizer comes on after OPTIMIZER_AFTER_MS at the latest.
+        let timer: NodeJS.Timeout | undefined;
+        void Promise.race([
+          server.daemon.startDone,
+          new Promise((r) => (timer = setTimeout(r, OPTIMIZER_AFTER_MS).unref())),
+        ]).then(() => {
+          clearTimeout(timer);
+          log.debug({ v8Flags: optimizerOn() }, 'optimizer on');
+        });
+      }
       const onHup = () => void server.daemon.reload('SIGHUP');
       process.on('SIGHUP', onHup);
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
