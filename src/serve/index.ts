@@ -34,7 +34,7 @@ export {
 export { parseListen } from './listener.js';
 export { AdminAuth, dashboardUrl, locateWeb, type WebSource } from './dashboard/index.js';
 export { forgeCommitUrl, markerState, overview, timeline } from './dashboard/index.js';
-export { createServeLogger } from './log.js';
+export { createServeLogger, LogOutput } from './log.js';
 
 export const DEFAULT_LISTEN = ':9292';
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:9293';

@@ -18,6 +18,7 @@ import {
   DEFAULT_ADMIN_LISTEN,
   DEFAULT_GRACE_PERIOD_MS,
   DEFAULT_LISTEN,
+  LogOutput,
   startServer,
   type KubernetesOptions,
 } from '../../serve/index.js';
@@ -129,7 +130,10 @@ export function register(program: Command): void {
         opts.gracePeriod === undefined
           ? DEFAULT_GRACE_PERIOD_MS
           : duration(opts.gracePeriod, '--grace-period');
+      // Records are written at once until the signals below are handled, then gathered (LogOutput).
+      const output = new LogOutput(2);
       const log = createServeLogger({
+        output,
         level: ctx.options.logLevel === 'warn' && !process.env.PAWL_LOG_LEVEL ? 'info' : ctx.options.logLevel,
         redactor: ctx.redactor,
       });
@@ -181,6 +185,8 @@ export function register(program: Command): void {
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGTERM', () => resolve('SIGTERM'));
         process.once('SIGINT', () => resolve('SIGINT'));
+        // A signal now ends in process.exit, whose `exit` writes what is gathered.
+        output.buffer();
       });
       process.off('SIGHUP', onHup);
       log.info({ signal, graceMs }, 'stopping');
