@@ -39,14 +39,20 @@ export { createServeLogger, LogOutput } from './log.js';
 export const DEFAULT_LISTEN = ':9292';
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:9293';
 export const DEFAULT_GRACE_PERIOD_MS = 30_000;
-/** How long after the first pass the listeners' apps are built if no request has built them. */
-const WARM_AFTER_MS = 1_000;
+/**
+ * How long after the first pass the listeners' apps are built if no request has built them, and
+ * the optimizer comes on: not at the pass's very end, where its last records, metrics and events
+ * are still being handled (the tail of the burst, not worth optimizing).
+ */
+const AFTER_START_MS = 1_000;
 
 export interface Server {
   daemon: Daemon;
   /** Where the receivers and the admin endpoints listen (`host:port`, ports resolved). */
   listen: string;
   admin: string;
+  /** Settles a second after the daemon's first pass (Daemon.startDone), or once it stops. */
+  started: Promise<void>;
   /** The two listeners (tests read whether their apps are built). */
   hooks: LazyListener;
   adminListener: LazyListener;
@@ -106,17 +112,18 @@ export async function startServer(opts: StartOptions): Promise<Server> {
     const adminAt = await admin.listen(adminAddr);
     daemon.log.info({ listen: listenAt, admin: adminAt }, 'listening');
     logDashboard(daemon.log, dashboard, adminAt);
-    // Built soon after the first pass, so that a webhook later does not wait for the build;
-    // not at its very end, where the pass's last records and the optimizer's start still run.
-    void daemon.startDone.then(() =>
-      setTimeout(() => void hooks.warm().then(() => admin.warm()), WARM_AFTER_MS).unref(),
+    const started = daemon.startDone.then(
+      () => new Promise<void>((resolve) => setTimeout(resolve, AFTER_START_MS).unref()),
     );
+    // Built soon after the first pass, so that a webhook later does not wait for the build.
+    void started.then(() => hooks.warm().then(() => admin.warm()));
     return {
       daemon,
       listen: listenAt,
       admin: adminAt,
       hooks,
       adminListener: admin,
+      started,
       async stop(graceMs) {
         // Webhooks first: a sender gets 503 (and retries later) rather than work that will not run.
         const closing = hooks.close();

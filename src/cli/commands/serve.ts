@@ -124,7 +124,7 @@ export function register(program: Command): void {
       const opts = cmd.opts<ServeCliOptions>();
       // First thing: the young generation grows as the daemon allocates, from here on only to the size allowed.
       const heapFlags = heapFlagsGiven(process.execArgv, process.env.NODE_OPTIONS) ? [] : tuneHeap(opts.heap);
-      // The start runs as a one-shot pass does, without TurboFan; it is on from the first pass's end.
+      // The start runs as a one-shot pass does, without TurboFan; it is on a second after the first pass.
       const optimizerOn = deferOptimizer(optimizerFlagsGiven(process.execArgv, process.env.NODE_OPTIONS));
       const graceMs =
         opts.gracePeriod === undefined
@@ -173,7 +173,7 @@ export function register(program: Command): void {
         // a short burst: the optimizer comes on after OPTIMIZER_AFTER_MS at the latest.
         let timer: NodeJS.Timeout | undefined;
         void Promise.race([
-          server.daemon.startDone,
+          server.started,
           new Promise((r) => (timer = setTimeout(r, OPTIMIZER_AFTER_MS).unref())),
         ]).then(() => {
           clearTimeout(timer);
