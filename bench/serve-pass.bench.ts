@@ -225,8 +225,11 @@ try {
   } else await single();
 
   async function single(): Promise<void> {
-    const out = join(ROOT, 'bench', 'out', 'dist');
-    await buildCli(out);
+    // BENCH_ENTRY=DIR: a CLI built before (e.g. bench/out/base) instead of building this tree.
+    const out = process.env.BENCH_ENTRY
+      ? join(ROOT, process.env.BENCH_ENTRY)
+      : join(ROOT, 'bench', 'out', 'dist');
+    if (!process.env.BENCH_ENTRY) await buildCli(out);
     const entry = join(out, 'cli', 'main.js');
     const oneShotCpu = await oneShot(entry, '');
     const daemonCpu = await daemonFirst(entry, '');
