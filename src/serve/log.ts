@@ -79,7 +79,7 @@ export class LogOutput {
 
   constructor(fd: number, opts: { delayMs?: number; maxBytes?: number } = {}) {
     this.#fd = fd;
-    this.#delayMs = opts.delayMs ?? 50;
+    this.#delayMs = opts.delayMs ?? 10;
     this.#maxBytes = opts.maxBytes ?? 64 * 1024;
   }
 
