@@ -250,6 +250,7 @@ try {
     const selfs: number[] = [];
     const gits: number[] = [];
     const walls: number[] = [];
+    const passMs: number[] = [];
     const loadHooks = await loadavg();
     let gitLines = 0;
     const gitPerPass: number[] = [];
@@ -302,7 +303,7 @@ try {
         const lines = (await readFile(GIT_LOG, 'utf8')).split('\n').length;
         gitPerPass.push(lines - gitLines);
       }
-      void rec;
+      passMs.push(Number(rec.ms));
     }
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     console.log(
@@ -311,6 +312,7 @@ try {
     console.log(
       `    daemon CPU a pass: mean ${(sum(selfs) / CHANGES).toFixed(0)} ms (each ${selfs.join(' ')}; target ≤ ${TARGET_WEBHOOK_CPU_MS} beyond requests and git); git CPU a pass: mean ${(sum(gits) / CHANGES).toFixed(0)} ms`,
     );
+    console.log(`    the pass's own ms (its record): ${passMs.join(' ')}`);
     if (GIT_LOG) console.log(`    git processes a pass: ${gitPerPass.join(' ')}`);
     console.log(`    load ${loadHooks} → ${await loadavg()}`);
     const warnings = sv.records().filter((r) => r.level >= 40);
