@@ -39,6 +39,20 @@ const CHANGES = Number(process.env.BENCH_CHANGES ?? 10);
 const TAGS = ['1.0.0', '1.1.0', '1.2.0', '1.3.0', '1.4.0'];
 const PROFILE = process.env.BENCH_PROFILE;
 const GIT_LOG = process.env.BENCH_GIT_LOG;
+/**
+ * BENCH_AB=NAME=DIR[=NODE_ARGS[=SERVE_ARGS]],…: built CLIs (directories under the repository, e.g.
+ * bench/out/base) compared, alternated ABBA… for BENCH_ROUNDS rounds; NODE_ARGS and SERVE_ARGS
+ * (words joined by `+`) are given to the daemon of that entry only.
+ */
+const AB = (process.env.BENCH_AB ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((p) => {
+    const [name = '', dir = '', nodeArgs = '', serveArgs = ''] = p.split('=');
+    const words = (w: string) => w.split('+').filter(Boolean);
+    return { name, dir, nodeArgs: words(nodeArgs), serveArgs: words(serveArgs) };
+  });
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const TARGET_WEBHOOK_CPU_MS = 50;
 
 const loadavg = async (): Promise<string> =>
@@ -94,34 +108,10 @@ try {
       `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: app-${i}\n  namespace: flux-system\nspec:\n  imageRepositoryRef:\n    name: app-${i}\n  policy:\n    semver:\n      range: ">=1.0.0"\n`,
     );
   await writeFile(join(configDir, 'objects.yaml'), docs.join('---\n'));
-  const out = join(ROOT, 'bench', 'out', 'dist');
-  await buildCli(out);
-  const entry = join(out, 'cli', 'main.js');
   const refFile = join(git.repoPath('fleet'), 'refs', 'heads', 'main');
   const remoteHead = async (): Promise<string> => (await readFile(refFile, 'utf8').catch(() => '')).trim();
   const profile = (name: string): string[] =>
     PROFILE ? ['--cpu-prof', '--cpu-prof-dir', PROFILE, '--cpu-prof-name', `${name}.cpuprofile`] : [];
-
-  // The one-shot pass.
-  const loadBefore = await loadavg();
-  const t0 = performance.now();
-  const { stderr } = await execFileP(
-    '/usr/bin/time',
-    ['-f', 'TIME %U %S %M', process.execPath, ...profile('one-shot'), entry, 'run', '-c', configDir],
-    { cwd: ROOT, env: { ...process.env, PAWL_STATE_DIR: join(base, 'cli-state') }, maxBuffer: 64 << 20 },
-  ).catch((err: { stdout?: string; stderr?: string }) => {
-    throw new Error(`pawl run failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-  });
-  const oneShotWall = performance.now() - t0;
-  const [, u, s, rss] = /TIME (\S+) (\S+) (\S+)/.exec(stderr)!;
-  const oneShotCpu = (Number(u) + Number(s)) * 1000;
-  if ((await remoteHead()) === initial) throw new Error('pawl run did not push');
-  console.log(
-    `  one-shot pawl run (cold): ${Math.round(oneShotWall)} ms wall, ${Math.round(oneShotCpu)} ms CPU (pawl + git), peak RSS ${Math.round(Number(rss) / 1024)} MB; load ${loadBefore} → ${await loadavg()}`,
-  );
-
-  // The daemon's first pass: the same work on the same remote, put back.
-  await execFileP('git', ['--git-dir', git.repoPath('fleet'), 'update-ref', 'refs/heads/main', initial]);
   let env: Record<string, string> = {};
   if (GIT_LOG) {
     const bin = join(base, 'bin');
@@ -134,111 +124,200 @@ try {
     await chmod(join(bin, 'git'), 0o755);
     env = { PATH: `${bin}:${process.env.PATH ?? ''}` };
   }
-  const port = await freePort();
-  const loadDaemon = await loadavg();
-  const t1 = performance.now();
-  serve = await startServe({
-    configDir,
-    stateDir: join(base, 'daemon-state'),
-    listenPort: port,
-    entry,
-    env,
-    nodeArgs: [
-      ...profile('daemon'),
-      ...(process.env.BENCH_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-    ],
-    args: ['--log-level', process.env.BENCH_DAEMON_LOG_LEVEL ?? 'info'],
-  });
-  const passes = (): LogRecord[] => serve!.records().filter((r) => r.msg === 'pass');
-  const first = await serve.waitForLog((r) => r.msg === 'pass', 'the first pass', 600_000);
-  const daemonWall = performance.now() - t1;
-  if (first.result !== 'pushed') throw new Error(`the daemon's first pass: ${JSON.stringify(first)}`);
-  const afterFirst = await cpu(serve.child.pid!);
-  console.log(
-    `  daemon, start to its first pass pushed: ${Math.round(daemonWall)} ms wall, ${afterFirst.self + afterFirst.children} ms CPU (daemon ${afterFirst.self}, git ${afterFirst.children}); pass ${String(first.ms)} ms; load ${loadDaemon} → ${await loadavg()}`,
-  );
-  const m = await serve.metrics();
-  console.log(
-    `  daemon's first pass: ${metricValue(m, 'pawl_scans_total')} scans, ${metricValue(m, 'pawl_automation_runs_total')} automation passes`,
-  );
-  console.log(
-    `  daemon / one-shot CPU: ${((afterFirst.self + afterFirst.children) / oneShotCpu).toFixed(2)} (target ≤ 1)`,
-  );
-  await new Promise((r) => setTimeout(r, 2000));
-  const idle0 = await cpu(serve.child.pid!);
-  await new Promise((r) => setTimeout(r, 2000));
-  const idle1 = await cpu(serve.child.pid!);
-  console.log(`  daemon idle: ${(idle1.self - idle0.self) / 2} ms CPU a second`);
+  let run = 0;
 
-  // One changed image among N unchanged: webhook-triggered passes.
-  const selfs: number[] = [];
-  const gits: number[] = [];
-  const walls: number[] = [];
-  const loadHooks = await loadavg();
-  let gitLines = 0;
-  const gitPerPass: number[] = [];
-  for (let k = 1; k <= CHANGES; k++) {
-    const tag = `1.5.${k}`;
-    await pushTags(registry.url, 'bench/app-0', [tag]);
-    const before = await remoteHead();
-    const count = passes().length;
-    if (GIT_LOG) gitLines = (await readFile(GIT_LOG, 'utf8').catch(() => '')).split('\n').length;
-    const c0 = await cpu(serve.child.pid!);
-    const h0 = performance.now();
-    const res = await fetch(serve.hookUrl(HOOK_PATH), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/vnd.docker.distribution.events.v1+json',
-        authorization: `Bearer ${TOKEN}`,
+  /** The one-shot pass on an empty state directory, the remote's branch put back first. */
+  const oneShot = async (entry: string, name: string): Promise<number> => {
+    await execFileP('git', ['--git-dir', git.repoPath('fleet'), 'update-ref', 'refs/heads/main', initial]);
+    const loadBefore = await loadavg();
+    const t0 = performance.now();
+    const { stderr } = await execFileP(
+      '/usr/bin/time',
+      [
+        '-f',
+        'TIME %U %S %M',
+        process.execPath,
+        ...profile(`one-shot-${name}`),
+        entry,
+        'run',
+        '-c',
+        configDir,
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, PAWL_STATE_DIR: join(base, `cli-state-${run++}`) },
+        maxBuffer: 64 << 20,
       },
-      body: JSON.stringify({
-        events: [
-          {
-            id: `bench-${k}`,
-            timestamp: new Date().toISOString(),
-            action: 'push',
-            target: {
-              mediaType: 'application/vnd.oci.image.manifest.v1+json',
-              digest: `sha256:${'0'.repeat(64)}`,
-              repository: 'bench/app-0',
-              tag,
-            },
-          },
-        ],
-      }),
+    ).catch((err: { stdout?: string; stderr?: string }) => {
+      throw new Error(`pawl run failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
     });
-    await res.text();
-    if (res.status >= 300) throw new Error(`the Receiver answered ${res.status}`);
-    const rec = await serve.waitForLog(
-      (r) => r.msg === 'pass' && passes().indexOf(r) >= count && r.result === 'pushed',
-      `the pass for ${tag}`,
-      60_000,
+    const wall = performance.now() - t0;
+    const [, u, s, rss] = /TIME (\S+) (\S+) (\S+)/.exec(stderr)!;
+    const ms = Math.round((Number(u) + Number(s)) * 1000);
+    if ((await remoteHead()) === initial) throw new Error('pawl run did not push');
+    console.log(
+      `  ${name} one-shot pawl run (cold): ${Math.round(wall)} ms wall, ${Math.round(ms)} ms CPU (pawl + git), peak RSS ${Math.round(Number(rss) / 1024)} MB; load ${loadBefore} → ${await loadavg()}`,
     );
-    walls.push(performance.now() - h0);
-    if ((await remoteHead()) === before) throw new Error(`no commit for ${tag}`);
-    // Anything the pass leaves to do after its log line (events, metrics) is counted too.
-    await new Promise((r) => setTimeout(r, 200));
-    const c1 = await cpu(serve.child.pid!);
-    if (passes().length > count + 1) console.log(`  (${tag}: ${passes().length - count} passes)`);
-    selfs.push(c1.self - c0.self);
-    gits.push(c1.children - c0.children);
-    if (GIT_LOG) {
-      const lines = (await readFile(GIT_LOG, 'utf8')).split('\n').length;
-      gitPerPass.push(lines - gitLines);
+    return ms;
+  };
+
+  /** `pawl serve` on an empty state directory until its first pass has pushed: the same work. */
+  const daemonFirst = async (
+    entry: string,
+    name: string,
+    nodeArgs: string[] = [],
+    serveArgs: string[] = [],
+  ): Promise<number> => {
+    await execFileP('git', ['--git-dir', git.repoPath('fleet'), 'update-ref', 'refs/heads/main', initial]);
+    const port = await freePort();
+    const loadDaemon = await loadavg();
+    const t1 = performance.now();
+    serve = await startServe({
+      configDir,
+      stateDir: join(base, `daemon-state-${run++}`),
+      listenPort: port,
+      entry,
+      env,
+      nodeArgs: [
+        ...profile(`daemon-${name}`),
+        ...(process.env.BENCH_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        ...nodeArgs,
+      ],
+      args: ['--log-level', process.env.BENCH_DAEMON_LOG_LEVEL ?? 'info', ...serveArgs],
+    });
+    const first = await serve.waitForLog((r) => r.msg === 'pass', 'the first pass', 600_000);
+    const daemonWall = performance.now() - t1;
+    if (first.result !== 'pushed') throw new Error(`the daemon's first pass: ${JSON.stringify(first)}`);
+    const c = await cpu(serve.child.pid!);
+    console.log(
+      `  ${name} daemon, start to its first pass pushed: ${Math.round(daemonWall)} ms wall, ${c.self + c.children} ms CPU (daemon ${c.self}, git ${c.children}); pass ${String(first.ms)} ms; load ${loadDaemon} → ${await loadavg()}`,
+    );
+    // What the daemon does right after its first pass (the listeners' apps built, the optimizer
+    // on) is not the pass; shown apart.
+    await new Promise((r) => setTimeout(r, 3000));
+    const later = await cpu(serve.child.pid!);
+    console.log(
+      `    3 s later: ${later.self + later.children} ms CPU (+${later.self + later.children - c.self - c.children})`,
+    );
+    return c.self + c.children;
+  };
+
+  if (AB.length > 0) {
+    // A/B: the builds alternated (ABBA…) on the same world, the daemon's first pass only.
+    const results = new Map<string, { oneShot: number[]; daemon: number[] }>();
+    for (const { name } of AB) results.set(name, { oneShot: [], daemon: [] });
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? AB : [...AB].reverse();
+      for (const { name, dir, nodeArgs, serveArgs } of order) {
+        const entry = join(ROOT, dir, 'cli', 'main.js');
+        const r = results.get(name)!;
+        r.oneShot.push(await oneShot(entry, name));
+        r.daemon.push(await daemonFirst(entry, name, nodeArgs, serveArgs));
+        await serve!.stop();
+        serve = undefined;
+      }
     }
-    void rec;
+    for (const [name, r] of results)
+      console.log(
+        `  ${name}: daemon ${r.daemon.join(' ')} ms; one-shot ${r.oneShot.join(' ')} ms; daemon / one-shot ${r.daemon.map((d, i) => (d / r.oneShot[i]!).toFixed(2)).join(' ')} (median daemon ${median(r.daemon)}, one-shot ${median(r.oneShot)})`,
+      );
+    console.log(`  load ${await loadavg()} at the end`);
+  } else await single();
+
+  async function single(): Promise<void> {
+    // BENCH_ENTRY=DIR: a CLI built before (e.g. bench/out/base) instead of building this tree.
+    const out = process.env.BENCH_ENTRY
+      ? join(ROOT, process.env.BENCH_ENTRY)
+      : join(ROOT, 'bench', 'out', 'dist');
+    if (!process.env.BENCH_ENTRY) await buildCli(out);
+    const entry = join(out, 'cli', 'main.js');
+    const oneShotCpu = await oneShot(entry, '');
+    const daemonCpu = await daemonFirst(entry, '');
+    const sv = serve!;
+    const passes = (): LogRecord[] => sv.records().filter((r) => r.msg === 'pass');
+    const m = await sv.metrics();
+    console.log(
+      `  daemon's first pass: ${metricValue(m, 'pawl_scans_total')} scans, ${metricValue(m, 'pawl_automation_runs_total')} automation passes`,
+    );
+    console.log(`  daemon / one-shot CPU: ${(daemonCpu / oneShotCpu).toFixed(2)} (target ≤ 1)`);
+    await new Promise((r) => setTimeout(r, 2000));
+    const idle0 = await cpu(sv.child.pid!);
+    await new Promise((r) => setTimeout(r, 2000));
+    const idle1 = await cpu(sv.child.pid!);
+    console.log(`  daemon idle: ${(idle1.self - idle0.self) / 2} ms CPU a second`);
+
+    // One changed image among N unchanged: webhook-triggered passes.
+    const selfs: number[] = [];
+    const gits: number[] = [];
+    const walls: number[] = [];
+    const passMs: number[] = [];
+    const loadHooks = await loadavg();
+    let gitLines = 0;
+    const gitPerPass: number[] = [];
+    for (let k = 1; k <= CHANGES; k++) {
+      const tag = `1.5.${k}`;
+      await pushTags(registry.url, 'bench/app-0', [tag]);
+      const before = await remoteHead();
+      const count = passes().length;
+      if (GIT_LOG) gitLines = (await readFile(GIT_LOG, 'utf8').catch(() => '')).split('\n').length;
+      const c0 = await cpu(sv.child.pid!);
+      const h0 = performance.now();
+      const res = await fetch(sv.hookUrl(HOOK_PATH), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/vnd.docker.distribution.events.v1+json',
+          authorization: `Bearer ${TOKEN}`,
+        },
+        body: JSON.stringify({
+          events: [
+            {
+              id: `bench-${k}`,
+              timestamp: new Date().toISOString(),
+              action: 'push',
+              target: {
+                mediaType: 'application/vnd.oci.image.manifest.v1+json',
+                digest: `sha256:${'0'.repeat(64)}`,
+                repository: 'bench/app-0',
+                tag,
+              },
+            },
+          ],
+        }),
+      });
+      await res.text();
+      if (res.status >= 300) throw new Error(`the Receiver answered ${res.status}`);
+      const rec = await sv.waitForLog(
+        (r) => r.msg === 'pass' && passes().indexOf(r) >= count && r.result === 'pushed',
+        `the pass for ${tag}`,
+        60_000,
+      );
+      walls.push(performance.now() - h0);
+      if ((await remoteHead()) === before) throw new Error(`no commit for ${tag}`);
+      // Anything the pass leaves to do after its log line (events, metrics) is counted too.
+      await new Promise((r) => setTimeout(r, 200));
+      const c1 = await cpu(sv.child.pid!);
+      if (passes().length > count + 1) console.log(`  (${tag}: ${passes().length - count} passes)`);
+      selfs.push(c1.self - c0.self);
+      gits.push(c1.children - c0.children);
+      if (GIT_LOG) {
+        const lines = (await readFile(GIT_LOG, 'utf8')).split('\n').length;
+        gitPerPass.push(lines - gitLines);
+      }
+      passMs.push(Number(rec.ms));
+    }
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    console.log(
+      `  webhook pass, 1 changed of ${N} (${CHANGES} passes): webhook → pass logged median ${Math.round(median(walls))} ms, max ${Math.round(Math.max(...walls))} ms`,
+    );
+    console.log(
+      `    daemon CPU a pass: mean ${(sum(selfs) / CHANGES).toFixed(0)} ms (each ${selfs.join(' ')}; target ≤ ${TARGET_WEBHOOK_CPU_MS} beyond requests and git); git CPU a pass: mean ${(sum(gits) / CHANGES).toFixed(0)} ms`,
+    );
+    console.log(`    the pass's own ms (its record): ${passMs.join(' ')}`);
+    if (GIT_LOG) console.log(`    git processes a pass: ${gitPerPass.join(' ')}`);
+    console.log(`    load ${loadHooks} → ${await loadavg()}`);
+    const warnings = sv.records().filter((r) => r.level >= 40);
+    for (const w of warnings.slice(0, 5)) console.log(`  warning: ${w.msg} ${String(w.error ?? '')}`);
   }
-  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  console.log(
-    `  webhook pass, 1 changed of ${N} (${CHANGES} passes): webhook → pass logged median ${Math.round(median(walls))} ms, max ${Math.round(Math.max(...walls))} ms`,
-  );
-  console.log(
-    `    daemon CPU a pass: mean ${(sum(selfs) / CHANGES).toFixed(0)} ms (each ${selfs.join(' ')}; target ≤ ${TARGET_WEBHOOK_CPU_MS} beyond requests and git); git CPU a pass: mean ${(sum(gits) / CHANGES).toFixed(0)} ms`,
-  );
-  if (GIT_LOG) console.log(`    git processes a pass: ${gitPerPass.join(' ')}`);
-  console.log(`    load ${loadHooks} → ${await loadavg()}`);
-  const warnings = serve.records().filter((r) => r.level >= 40);
-  for (const w of warnings.slice(0, 5)) console.log(`  warning: ${w.msg} ${String(w.error ?? '')}`);
 } catch (err) {
   console.error(`FAIL: ${(err as Error).message}`);
   failed = true;

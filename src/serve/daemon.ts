@@ -27,7 +27,14 @@ import {
   type LoadedConfig,
   type ReloadOutcome,
 } from './source/index.js';
-import { AutomationJobs, JobLeases, publishWebhook, RepositoryJobs, SettleRetries } from './jobs/index.js';
+import {
+  automationJob,
+  AutomationJobs,
+  JobLeases,
+  publishWebhook,
+  RepositoryJobs,
+  SettleRetries,
+} from './jobs/index.js';
 import type { ListenerView } from './view.js';
 import { reconcile } from './reconcile.js';
 
@@ -115,6 +122,14 @@ export class Daemon {
   readonly #clock: Clock;
   #kube: KubeBridge | null = null;
   #stopping: Promise<'finished' | 'abandoned'> | null = null;
+  #startDone!: () => void;
+  /**
+   * Resolved once the start's burst of work is over: the first automation pass has ended (pushed,
+   * nothing to do, or failed), or — with no automation — the first run has ended with nothing
+   * else running; or the daemon stops first. What waits for the first pass (the optimizer, the
+   * listeners' apps: serve/index.ts, cli/commands/serve.ts) waits for this.
+   */
+  readonly startDone = new Promise<void>((resolve) => (this.#startDone = resolve));
 
   private constructor(opts: ServeOptions, opened: Opened, source: ConfigSource, first: LoadedConfig) {
     const { store, coordinator, metrics } = opened;
@@ -149,6 +164,11 @@ export class Daemon {
       ...(opts.startSpreadMs !== undefined ? { startSpread: opts.startSpreadMs } : {}),
       onSettled: (r) => {
         metrics.passFailures.set({ job: r.key }, scheduler.status(r.key)?.failures ?? 0);
+        if (
+          r.key.startsWith(automationJob('')) ||
+          (current().config.automations.size === 0 && scheduler.runningCount() === 0)
+        )
+          this.#startDone();
         if (r.error)
           log.warn({ job: r.key, error: r.error, trigger: r.trigger }, 'run failed; retrying with backoff');
       },
@@ -389,6 +409,7 @@ export class Daemon {
    */
   shutdown(graceMs: number): Promise<'finished' | 'abandoned'> {
     if (this.#stopping) return this.#stopping;
+    this.#startDone();
     this.#stopping = (async () => {
       const { store, coordinator, lock } = this.#opened;
       this.scheduler.stop();

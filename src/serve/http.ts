@@ -3,8 +3,9 @@
  * must reach); `--admin-listen` serves metrics, health and the read-only JSON API (docs/api.md),
  * so exposing the webhooks never exposes the state.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, RequestListener, Server } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { RECEIVER_LIMITS, type ListenAddress, type ReceiverServerOptions } from './listener.js';
 import type { AdminView, ListenerView } from './view.js';
 import { registerApi } from './api.js';
 import { registerDashboard, type DashboardSetup } from './dashboard/index.js';
@@ -12,44 +13,20 @@ import { UploadLimits } from './hook-limits.js';
 import type { WebhookResult } from './metrics.js';
 import { acceptWebhook, MAX_WEBHOOK_BODY_BYTES, ReplayGuard } from './webhooks.js';
 
-export interface ListenAddress {
-  host: string;
-  port: number;
-}
+export { parseListen, RECEIVER_LIMITS, type ListenAddress, type ReceiverServerOptions } from './listener.js';
 
-/** `:9292`, `0.0.0.0:9292`, `127.0.0.1:0`, `[::1]:9293`, or a bare port. */
-export function parseListen(addr: string): ListenAddress {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr) ?? /^()()(\d{1,5})$/.exec(addr);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || !Number.isInteger(port) || port > 65535)
-    throw new Error(`"${addr}" is not a listen address; use HOST:PORT, :PORT or [IPv6]:PORT`);
-  const host = m[1] ?? (m[2] || '0.0.0.0');
-  return { host, port };
-}
+/**
+ * The listener (listener.ts) that bound the app's socket at start: given, the app takes its
+ * requests from that server (fastify's `serverFactory`) and the server's deadlines are the
+ * listener's; absent, fastify makes a server of its own (`listen` below; tests).
+ */
+export type Attach = (handler: RequestListener) => Server;
 
-export interface ReceiverServerOptions {
-  /** Webhook requests with a complete body verified and queued at once; more are answered 503 (senders retry). */
-  maxInFlight?: number;
-  /** Requests whose body is still arriving, from one address; more are answered 503 before their body is read. */
-  maxUploadsPerPeer?: number;
-  /** The same from all addresses together (each upload holds at most MAX_WEBHOOK_BODY_BYTES). */
-  maxUploads?: number;
-  /** From the end of a request's headers to the last byte of its body; a slower request's connection is closed. */
-  bodyTimeoutMs?: number;
-  /** For a request's headers to arrive. */
-  headersTimeoutMs?: number;
-}
-
-/** The defaults (docs/serve.md, "Webhook limits"). */
-export const RECEIVER_LIMITS = {
-  maxInFlight: 64,
-  maxUploadsPerPeer: 64,
-  maxUploads: 256,
-  bodyTimeoutMs: 10_000,
-  headersTimeoutMs: 10_000,
-} as const satisfies Required<ReceiverServerOptions>;
-
-export function receiverApp(daemon: ListenerView, opts: ReceiverServerOptions = {}): FastifyInstance {
+export function receiverApp(
+  daemon: ListenerView,
+  opts: ReceiverServerOptions = {},
+  attach?: Attach,
+): FastifyInstance {
   const limits = { ...RECEIVER_LIMITS, ...opts };
   const replays = new ReplayGuard();
   const app = Fastify({
@@ -61,6 +38,7 @@ export function receiverApp(daemon: ListenerView, opts: ReceiverServerOptions = 
     requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
     connectionTimeout: Math.max(limits.headersTimeoutMs, limits.bodyTimeoutMs),
     return503OnClosing: true,
+    ...(attach ? { serverFactory: attach } : {}),
   });
   const count = (receiver: string | null, result: WebhookResult) =>
     daemon.metrics.webhooks.inc({ receiver: receiver ?? '', result });
@@ -166,9 +144,13 @@ export function receiverApp(daemon: ListenerView, opts: ReceiverServerOptions = 
   return app;
 }
 
-export function adminApp(daemon: AdminView, dashboard?: DashboardSetup): FastifyInstance {
+export function adminApp(daemon: AdminView, dashboard?: DashboardSetup, attach?: Attach): FastifyInstance {
   // The dashboard's event streams never go idle: closing the listener ends them.
-  const app = Fastify({ logger: false, forceCloseConnections: true });
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    ...(attach ? { serverFactory: attach } : {}),
+  });
   if (dashboard) registerDashboard(app, daemon, dashboard);
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) =>

@@ -4,10 +4,15 @@
  * admin endpoints (http.ts, api.ts) over a read-only view (view.ts), metrics and the in-process
  * event seam (events.ts).
  */
-import type { FastifyInstance } from 'fastify';
 import { Daemon, type ServeOptions } from './daemon.js';
 import { AdminAuth, logDashboard, prepareDashboard } from './dashboard/index.js';
-import { adminApp, listen, parseListen, receiverApp, type ReceiverServerOptions } from './http.js';
+import {
+  ADMIN_SERVER,
+  LazyListener,
+  parseListen,
+  receiverServer,
+  type ReceiverServerOptions,
+} from './listener.js';
 import { errorMessage, UsageError } from '../util/index.js';
 
 export { Daemon, type ServeOptions } from './daemon.js';
@@ -26,20 +31,31 @@ export {
   type RunContext,
   type RunResult,
 } from './scheduler.js';
-export { parseListen } from './http.js';
+export { parseListen } from './listener.js';
 export { AdminAuth, dashboardUrl, locateWeb, type WebSource } from './dashboard/index.js';
 export { forgeCommitUrl, markerState, overview, timeline } from './dashboard/index.js';
-export { createServeLogger } from './log.js';
+export { createServeLogger, LogOutput } from './log.js';
 
 export const DEFAULT_LISTEN = ':9292';
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:9293';
 export const DEFAULT_GRACE_PERIOD_MS = 30_000;
+/**
+ * How long after the first pass the listeners' apps are built if no request has built them, and
+ * the optimizer comes on: not at the pass's very end, where its last records, metrics and events
+ * are still being handled (the tail of the burst, not worth optimizing).
+ */
+const AFTER_START_MS = 1_000;
 
 export interface Server {
   daemon: Daemon;
   /** Where the receivers and the admin endpoints listen (`host:port`, ports resolved). */
   listen: string;
   admin: string;
+  /** Settles a second after the daemon's first pass (Daemon.startDone), or once it stops. */
+  started: Promise<void>;
+  /** The two listeners (tests read whether their apps are built). */
+  hooks: LazyListener;
+  adminListener: LazyListener;
   /** Stop taking work, let runs finish within `graceMs`, close the listeners. */
   stop(graceMs: number): Promise<'finished' | 'abandoned'>;
 }
@@ -76,20 +92,38 @@ export async function startServer(opts: StartOptions): Promise<Server> {
   }
   const dashboard = await prepareDashboard({ auth, ...(opts.webDir ? { webDir: opts.webDir } : {}) });
   const daemon = await Daemon.start(opts);
-  const apps: FastifyInstance[] = [];
+  const { view, log } = daemon;
+  // The apps (fastify and its routes, http.ts, imported only then) are built on the first
+  // request or once the first pass is done (listener.ts); the sockets are bound now.
+  const hooks = new LazyListener({
+    name: 'webhooks',
+    server: receiverServer(opts.receivers),
+    log,
+    build: async (attach) => (await import('./http.js')).receiverApp(view, opts.receivers, attach),
+  });
+  const admin = new LazyListener({
+    name: 'admin',
+    server: ADMIN_SERVER,
+    log,
+    build: async (attach) => (await import('./http.js')).adminApp(view, dashboard, attach),
+  });
   try {
-    const hooks = receiverApp(daemon.view, opts.receivers);
-    apps.push(hooks);
-    const listenAt = await listen(hooks, listenAddr);
-    const admin = adminApp(daemon.view, dashboard);
-    apps.push(admin);
-    const adminAt = await listen(admin, adminAddr);
+    const listenAt = await hooks.listen(listenAddr);
+    const adminAt = await admin.listen(adminAddr);
     daemon.log.info({ listen: listenAt, admin: adminAt }, 'listening');
     logDashboard(daemon.log, dashboard, adminAt);
+    const started = daemon.startDone.then(
+      () => new Promise<void>((resolve) => setTimeout(resolve, AFTER_START_MS).unref()),
+    );
+    // Built soon after the first pass, so that a webhook later does not wait for the build.
+    void started.then(() => hooks.warm().then(() => admin.warm()));
     return {
       daemon,
       listen: listenAt,
       admin: adminAt,
+      hooks,
+      adminListener: admin,
+      started,
       async stop(graceMs) {
         // Webhooks first: a sender gets 503 (and retries later) rather than work that will not run.
         const closing = hooks.close();
@@ -100,7 +134,7 @@ export async function startServer(opts: StartOptions): Promise<Server> {
       },
     };
   } catch (err) {
-    await Promise.all(apps.map((a) => a.close()));
+    await Promise.all([hooks.close(), admin.close()]);
     await daemon.shutdown(0);
     throw err;
   }

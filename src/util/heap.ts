@@ -50,3 +50,38 @@ export const ONE_SHOT_V8_FLAGS: readonly string[] = ['--no-opt'];
 export function optimizerFlagsGiven(execArgv: readonly string[], nodeOptions = ''): boolean {
   return /--(no-)?(opt|turbofan|maglev)\b/.test(`${execArgv.join(' ')} ${nodeOptions}`);
 }
+
+/**
+ * The daemon starts as a one-shot command does, without TurboFan, and turns it on once its first
+ * pass is done: the start (every repository scanned, the first automation pass) is a burst of
+ * seconds like a one-shot pass, where TurboFan's compilations cost more than they pay back (the
+ * 500-repository first pass: 2,140–2,210 ms of CPU with it, 1,710–1,830 ms without,
+ * docs/performance.md), while the days of passes after it are what the optimizer is for. V8 reads
+ * the flag each time it considers a function for optimization, so setting it at run time takes
+ * effect: functions hot from then on are optimized (test/util/heap.test.ts checks this V8 does).
+ */
+export const DAEMON_START_V8_FLAGS: readonly string[] = ONE_SHOT_V8_FLAGS;
+/** What `DAEMON_START_V8_FLAGS` turned off, turned back on. */
+export const DAEMON_RUNNING_V8_FLAGS: readonly string[] = DAEMON_START_V8_FLAGS.map((f) =>
+  f.replace(/^--no-/, '--'),
+);
+
+/**
+ * Turns the optimizer off for the daemon's start (see DAEMON_START_V8_FLAGS) and answers what
+ * turns it on again (once; later calls do nothing). Null when the flags were not set: whoever
+ * starts node with optimizer flags of their own keeps them.
+ */
+export function deferOptimizer(
+  given: boolean,
+  set: (flag: string) => void = setFlagsFromString,
+): (() => string[]) | null {
+  if (given) return null;
+  for (const flag of DAEMON_START_V8_FLAGS) set(flag);
+  let on = false;
+  return () => {
+    if (on) return [];
+    on = true;
+    for (const flag of DAEMON_RUNNING_V8_FLAGS) set(flag);
+    return [...DAEMON_RUNNING_V8_FLAGS];
+  };
+}

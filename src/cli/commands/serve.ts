@@ -4,16 +4,28 @@ import { action } from '../action.js';
 import { commandStorePassword, commandStoreSpec, openCommandStore } from '../store.js';
 import { loadOptions } from '../config.js';
 import { parseDuration } from '../../config/index.js';
-import { HEAP_MODES, UsageError, heapFlagsGiven, tuneHeap, type HeapMode } from '../../util/index.js';
+import {
+  HEAP_MODES,
+  UsageError,
+  deferOptimizer,
+  heapFlagsGiven,
+  optimizerFlagsGiven,
+  tuneHeap,
+  type HeapMode,
+} from '../../util/index.js';
 import {
   createServeLogger,
   DEFAULT_ADMIN_LISTEN,
   DEFAULT_GRACE_PERIOD_MS,
   DEFAULT_LISTEN,
+  LogOutput,
   startServer,
   type KubernetesOptions,
 } from '../../serve/index.js';
 import { loadConnection } from '../../kube/index.js';
+
+/** The longest the daemon runs without TurboFan after its start (src/util/heap.ts, deferOptimizer). */
+const OPTIMIZER_AFTER_MS = 60_000;
 
 interface ServeCliOptions {
   listen: string;
@@ -112,11 +124,16 @@ export function register(program: Command): void {
       const opts = cmd.opts<ServeCliOptions>();
       // First thing: the young generation grows as the daemon allocates, from here on only to the size allowed.
       const heapFlags = heapFlagsGiven(process.execArgv, process.env.NODE_OPTIONS) ? [] : tuneHeap(opts.heap);
+      // The start runs as a one-shot pass does, without TurboFan; it is on a second after the first pass.
+      const optimizerOn = deferOptimizer(optimizerFlagsGiven(process.execArgv, process.env.NODE_OPTIONS));
       const graceMs =
         opts.gracePeriod === undefined
           ? DEFAULT_GRACE_PERIOD_MS
           : duration(opts.gracePeriod, '--grace-period');
+      // Records are written at once until the signals below are handled, then gathered (LogOutput).
+      const output = new LogOutput(2);
       const log = createServeLogger({
+        output,
         level: ctx.options.logLevel === 'warn' && !process.env.PAWL_LOG_LEVEL ? 'info' : ctx.options.logLevel,
         redactor: ctx.redactor,
       });
@@ -151,11 +168,25 @@ export function register(program: Command): void {
           : {}),
       });
       log.debug({ heap: opts.heap, v8Flags: heapFlags }, 'heap sizing');
+      if (optimizerOn) {
+        // A start that takes long (a fleet's first scans, an automation not yet there) is no longer
+        // a short burst: the optimizer comes on after OPTIMIZER_AFTER_MS at the latest.
+        let timer: NodeJS.Timeout | undefined;
+        void Promise.race([
+          server.started,
+          new Promise((r) => (timer = setTimeout(r, OPTIMIZER_AFTER_MS).unref())),
+        ]).then(() => {
+          clearTimeout(timer);
+          log.debug({ v8Flags: optimizerOn() }, 'optimizer on');
+        });
+      }
       const onHup = () => void server.daemon.reload('SIGHUP');
       process.on('SIGHUP', onHup);
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGTERM', () => resolve('SIGTERM'));
         process.once('SIGINT', () => resolve('SIGINT'));
+        // A signal now ends in process.exit, whose `exit` writes what is gathered.
+        output.buffer();
       });
       process.off('SIGHUP', onHup);
       log.info({ signal, graceMs }, 'stopping');

@@ -188,8 +188,18 @@ export async function prepareDashboard(opts: DashboardOptions = {}): Promise<Das
   const web = opts.webDir ? builtOrMissing([resolve(opts.webDir)]) : locateWeb();
   const auth = opts.auth ?? null;
   if (web.kind !== 'sources') {
-    const ready = Promise.resolve(web.kind === 'built' ? assetsOf(await readBuilt(web.dir)) : new Map());
-    return { web, auth, assets: () => ready };
+    // Read and compressed on the first request for them (the dashboard is built lazily,
+    // listener.ts), not at start; a failed read is tried again on the next one.
+    let reading: Promise<Map<string, Asset>> | undefined;
+    const built = web.kind === 'built' ? web.dir : null;
+    const assets = () =>
+      (reading ??= (
+        built ? readBuilt(built).then(assetsOf) : Promise.resolve(new Map<string, Asset>())
+      ).catch((err: unknown) => {
+        reading = undefined;
+        throw err;
+      }));
+    return { web, auth, assets };
   }
   // A failed bundle (a syntax error while editing web/) is tried again on the next request.
   let bundling: Promise<Map<string, Asset>> | undefined;
