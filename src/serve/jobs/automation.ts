@@ -90,6 +90,10 @@ export class AutomationJobs {
     const automation = config.automations.get(name);
     if (!automation) return;
     const work = await claimed.take();
+    // Every webhook folded into this pass arrived before its work was taken: a scan that lists the
+    // repository after this moment lists what each of them announced (the earliest arrival, kept
+    // for the latency metric, would let a scan between two of them do).
+    const takenAt = ctx.clock.now();
     const pending = mergePending(this.#pending.get(name), work);
     this.#pending.delete(name);
     const started = performance.now();
@@ -110,7 +114,7 @@ export class AutomationJobs {
         signal,
         interrupted: ctx.interrupted,
         ...(ctx.dryRun ? { dryRun: true } : {}),
-        ...(pending ? { rescan: new Map([...pending.repositories].map((r) => [r, pending.firstAt])) } : {}),
+        ...(pending ? { rescan: new Map([...pending.repositories].map((r) => [r, takenAt])) } : {}),
       },
     );
     const event: PassEvent = {

@@ -28,8 +28,8 @@ export class RepositoryJobs implements ScanPort {
   #lastScans = new Map<string, ScanRecord | null>();
   /** When this replica's latest scan of each repository began (its registry listing), clock ms. */
   readonly #scanBegan = new Map<string, number>();
-  /** When the repository job's run in progress here began, clock ms. */
-  readonly #runBegan = new Map<string, number>();
+  /** The repository job's latest run here: when its scan's listing began (null: not yet), and whether it is over. */
+  readonly #runs = new Map<string, { began: number | null; ended: boolean }>();
   /** Scans re-run because a webhook's tag was not listed yet, by repository. */
   readonly #rescans = new Map<string, number>();
 
@@ -75,7 +75,13 @@ export class RepositoryJobs implements ScanPort {
         return last.startedAt.getTime() + current.spec.interval - ctx.clock.now();
       },
       admit: () => ctx.leases.admit(key),
-      run: (run) => ctx.leases.run(key, run, (claimed) => this.#scan(name, run, claimed)),
+      run: (run) => {
+        const record = { began: null as number | null, ended: false };
+        this.#runs.set(name, record);
+        return ctx.leases
+          .run(key, run, (claimed) => this.#scan(name, run, claimed, record))
+          .finally(() => (record.ended = true));
+      },
     };
   }
 
@@ -86,16 +92,12 @@ export class RepositoryJobs implements ScanPort {
     });
   }
 
-  async #scan(name: string, run: RunContext, claimed: Claimed): Promise<void> {
-    this.#runBegan.set(name, this.ctx.clock.now());
-    try {
-      await this.#scanOnce(name, run, claimed);
-    } finally {
-      this.#runBegan.delete(name);
-    }
-  }
-
-  async #scanOnce(name: string, run: RunContext, claimed: Claimed): Promise<void> {
+  async #scan(
+    name: string,
+    run: RunContext,
+    claimed: Claimed,
+    record: { began: number | null },
+  ): Promise<void> {
     const { ctx } = this;
     const { config, clients } = ctx.config();
     const repo = config.imageRepositories.get(name);
@@ -104,7 +106,8 @@ export class RepositoryJobs implements ScanPort {
     const work = await claimed.take();
     const started = performance.now();
     const [report] = await ctx.slots.run(() => {
-      this.#scanBegan.set(name, ctx.clock.now());
+      record.began = ctx.clock.now();
+      this.#scanBegan.set(name, record.began);
       return scanRepositories(
         [repo],
         {
@@ -155,6 +158,7 @@ export class RepositoryJobs implements ScanPort {
   forget(name: string): void {
     this.#rescans.delete(name);
     this.#scanBegan.delete(name);
+    this.#runs.delete(name);
   }
 
   /**
@@ -176,13 +180,14 @@ export class RepositoryJobs implements ScanPort {
    * repositories in one round of `pawl reconcile`).
    */
   #scanAfter(name: string, key: string, since: number): Promise<unknown> | null {
-    const began = this.#scanBegan.get(name);
     const current = this.ctx.runs.running(key);
     if (current) {
-      const run = this.#runBegan.get(name);
-      const scanned = run !== undefined && began !== undefined && began >= run;
-      return !scanned || began >= since ? current : null;
+      // Only a record of this very run will do; the last run's, ended while the scheduler has not
+      // settled it yet, or none yet: one run more is asked for, as always before.
+      const run = this.#runs.get(name);
+      return run && !run.ended && (run.began === null || run.began >= since) ? current : null;
     }
+    const began = this.#scanBegan.get(name);
     return began !== undefined && began >= since ? Promise.resolve() : null;
   }
 
