@@ -33,6 +33,11 @@ function app(state: Built): BuildApp {
   };
 }
 
+/** The admin listener over `app(state)`, as most tests here use it. */
+function adminListener(state: Built): LazyListener {
+  return new LazyListener({ name: 'admin', server: ADMIN_SERVER, log: silentLogger, build: app(state) });
+}
+
 async function get(at: string, path: string, body?: string): Promise<{ status: number; json: unknown }> {
   const [host, port] = at.split(':') as [string, string];
   return new Promise((resolve, reject) => {
@@ -48,7 +53,7 @@ async function get(at: string, path: string, body?: string): Promise<{ status: n
 
 test('nothing is built until the first request, which gets the app’s answer', async () => {
   const state: Built = { builds: 0, fail: false, release: null };
-  const l = new LazyListener({ name: 'admin', server: ADMIN_SERVER, log: silentLogger, build: app(state) });
+  const l = adminListener(state);
   const at = await l.listen({ host: '127.0.0.1', port: 0 });
   assert.match(at, /^127\.0\.0\.1:\d+$/);
   assert.equal(l.built, false);
@@ -82,7 +87,7 @@ test('requests that arrive during the build wait for it, bodies and all; the app
 
 test('warm builds the app before any request (after the first pass)', async () => {
   const state: Built = { builds: 0, fail: false, release: null };
-  const l = new LazyListener({ name: 'admin', server: ADMIN_SERVER, log: silentLogger, build: app(state) });
+  const l = adminListener(state);
   const at = await l.listen({ host: '127.0.0.1', port: 0 });
   await l.warm();
   assert.equal(l.built, true);
@@ -93,7 +98,7 @@ test('warm builds the app before any request (after the first pass)', async () =
 
 test('a failed build answers 500 with the reason, and the next request tries again', async () => {
   const state: Built = { builds: 0, fail: true, release: null };
-  const l = new LazyListener({ name: 'admin', server: ADMIN_SERVER, log: silentLogger, build: app(state) });
+  const l = adminListener(state);
   const at = await l.listen({ host: '127.0.0.1', port: 0 });
   const failed = await get(at, '/healthz');
   assert.equal(failed.status, 500);
@@ -109,9 +114,9 @@ test('a failed build answers 500 with the reason, and the next request tries aga
 
 test('an address in use is the error of listen, as before', async () => {
   const state: Built = { builds: 0, fail: false, release: null };
-  const a = new LazyListener({ name: 'admin', server: ADMIN_SERVER, log: silentLogger, build: app(state) });
+  const a = adminListener(state);
   const at = await a.listen({ host: '127.0.0.1', port: 0 });
-  const b = new LazyListener({ name: 'admin', server: ADMIN_SERVER, log: silentLogger, build: app(state) });
+  const b = adminListener(state);
   await assert.rejects(b.listen({ host: '127.0.0.1', port: Number(at.split(':')[1]) }), /EADDRINUSE/);
   await Promise.all([a.close(), b.close()]);
 });
@@ -133,7 +138,7 @@ test('stopped before anything was built: closed without building the app', async
 
 test('localhost is every address it resolves to, on one port, as fastify listened', async () => {
   const state: Built = { builds: 0, fail: false, release: null };
-  const l = new LazyListener({ name: 'admin', server: ADMIN_SERVER, log: silentLogger, build: app(state) });
+  const l = adminListener(state);
   const at = await l.listen({ host: 'localhost', port: 0 });
   const port = Number(/:(\d+)$/.exec(at)![1]);
   for (const { address, family } of await lookup('localhost', { all: true })) {
