@@ -183,6 +183,20 @@ export function redactExchange<
   };
 }
 
+/**
+ * Exchanges redacted here by shape with the default mask, then frozen: redacting their headers
+ * (other than those holding URLs) and body again by shape gives them back unchanged
+ * (test/util/redact.test.ts checks it), so the store's second pass over a registry client's
+ * record redoes only the URL and leaves credential headers out. Anything not sealed (built
+ * elsewhere, read back from JSON, carrying a registry's Link or Location) gets the whole pass.
+ */
+const sealed = new WeakSet<object>();
+
+/** Whether `r` is an exchange `Redactor.seal` redacted and froze. */
+export function isSealedExchange(r: object): boolean {
+  return sealed.has(r);
+}
+
 /** Remembers the secrets one client has seen (passwords, tokens) and redacts with them. */
 export class Redactor {
   private readonly values = new Set<string>();
@@ -208,5 +222,20 @@ export class Redactor {
 
   headers(h: HeaderList | Readonly<Record<string, string>>): Record<string, string> {
     return redactHeaders(h, this.opts);
+  }
+
+  /**
+   * Freezes an exchange whose headers and body went through this redactor's `headers` and `text`
+   * (anything appended after must hold no credential), and seals it (`isSealedExchange`) when
+   * this redactor masks as the store does and no header holds a URL (a registry's Link can be
+   * text that reads differently once masked).
+   */
+  seal<T extends { url: string; headers: Readonly<Record<string, string>>; body: string }>(
+    r: T,
+  ): Readonly<T> {
+    Object.freeze(r.headers);
+    Object.freeze(r);
+    if (this.mask === REDACTED && !Object.keys(r.headers).some((k) => URL_HEADERS.has(k))) sealed.add(r);
+    return r;
   }
 }

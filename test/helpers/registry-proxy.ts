@@ -33,8 +33,8 @@ export type RequestKind = 'ping' | 'tags' | 'manifest-head' | 'manifest-get' | '
 export type FaultAction =
   /** Answer with this status (body: a registry error JSON unless given). */
   | { status: number; retryAfter?: string; headers?: Record<string, string>; body?: string | Buffer }
-  /** Never answer (the client's timeout must fire). */
-  | { hang: true }
+  /** Never answer (the client's timeout must fire); `onHang` is told when a request hangs. */
+  | { hang: true; onHang?: () => void }
   /** 200 with a Content-Length for the whole body, half of it sent, then the socket destroyed. */
   | { truncate: true }
   /** 200 with a complete HTTP body that is cut-off JSON. */
@@ -183,6 +183,7 @@ export async function startRegistryProxy(upstream: string, opts: ProxyOptions = 
   const applyFault = (res: ServerResponse, action: FaultAction, record: ProxyRequest): void => {
     if ('hang' in action) {
       record.status = 0;
+      action.onHang?.();
       return;
     }
     if ('reset' in action) {

@@ -18,6 +18,8 @@ import { createRegistryClient, RegistryError } from '../../src/scan/registry/cli
 import { RegistryPool } from '../../src/scan/registry/pool.js';
 import { parseRepositoryRef } from '../../src/scan/registry/reference.js';
 import type { RepositoryRef } from '../../src/scan/registry/types.js';
+import { redactResponse } from '../../src/store/redact.js';
+import { isSealedExchange } from '../../src/util/index.js';
 
 const noSleep = async (): Promise<void> => undefined;
 
@@ -193,6 +195,24 @@ describe('identity tokens (OAuth2 refresh-token grant)', () => {
     const recorded = JSON.stringify(list.responses);
     assert.ok(!recorded.includes(identity));
     for (const t of reg.tokenServer!.issued) assert.ok(!recorded.includes(t));
+  });
+  test('the client’s records are sealed: the store keeps what its whole second pass would', async () => {
+    const secret = dockerConfigSecret(reg.host, 'ignored', 'ignored');
+    secret.data['.dockerconfigjson'] = Buffer.from(
+      JSON.stringify({ auths: { [reg.host]: { identitytoken: identity } } }),
+    );
+    const c = createRegistryClient({ pool: new RegistryPool(), dockerConfig: false, secret });
+    const list = await c.listTags(parseRepositoryRef(`${reg.host}/org/private`));
+    assert.ok(list.responses.length >= 3, 'ping, token, list');
+    for (const r of list.responses) {
+      assert.ok(Object.isFrozen(r) && Object.isFrozen(r.headers), r.url);
+      assert.ok(isSealedExchange(r), r.url);
+      const unsealed = { ...r, headers: { ...r.headers } };
+      assert.ok(!isSealedExchange(unsealed));
+      assert.deepEqual(redactResponse(r), redactResponse(unsealed), r.url);
+    }
+    const stored = JSON.stringify(list.responses.map(redactResponse));
+    for (const t of [identity, ...reg.tokenServer!.issued]) assert.ok(!stored.includes(t));
   });
   test('a wrong identity token is refused with the Secret named', async () => {
     const secret = dockerConfigSecret(reg.host, 'ignored', 'ignored', 'badid');

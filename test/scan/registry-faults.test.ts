@@ -2,6 +2,8 @@
  * Resilience of the registry client: faults injected by the proxy in front of the real
  * registry (token auth). Sleeping is injected, so the waits asked for are recorded, not waited.
  */
+import { createHook } from 'node:async_hooks';
+import { getEventListeners } from 'node:events';
 import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRegistry, dockerConfigSecret, type TestRegistry } from '../helpers/registry.js';
@@ -222,6 +224,48 @@ describe('registry client faults (token auth, paginating proxy, page size 100)',
     proxy.addFault({ page: 1, action: { hang: true } });
     const err = await rejection(c.listTags(ref));
     assert.match(err.message, /timed out after 2s \(during page 1\)/);
+  });
+
+  test('the caller’s signal cancels an operation in flight, named as cancelled', async () => {
+    const c = client();
+    proxy.setTagList('org/app', ['seed']);
+    await c.listTags(ref);
+    let hung!: () => void;
+    const hanging = new Promise<void>((resolve) => (hung = resolve));
+    proxy.addFault({ page: 1, action: { hang: true, onHang: () => hung() } });
+    const caller = new AbortController();
+    const pending = rejection(c.listTags(ref, { signal: caller.signal }));
+    await hanging;
+    caller.abort(new Error('the pass was stopped'));
+    const err = await pending;
+    assert.match(err.message, /cancelled \(the pass was stopped\)/);
+  });
+
+  test('an operation ends with its deadline’s timer cleared and the caller’s signal let go', async () => {
+    // A deadline no other timer has, to tell the operations' timers from undici's and the test's.
+    const deadline = 987_654;
+    const live = new Set<number>();
+    const hook = createHook({
+      init(id, type, _trigger, resource) {
+        if (type === 'Timeout' && (resource as { _idleTimeout?: number })._idleTimeout === deadline)
+          live.add(id);
+      },
+      destroy(id) {
+        live.delete(id);
+      },
+    }).enable();
+    try {
+      const c = client({}, { timeoutMs: deadline });
+      const caller = new AbortController();
+      proxy.setTagList('org/app', ['seed']);
+      for (let i = 0; i < 5; i++) await c.listTags(ref, { signal: caller.signal });
+      // A cleared timer's destroy is told after the current turn.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(live.size, 0, 'timers still pending after the operations ended');
+      assert.equal(getEventListeners(caller.signal, 'abort').length, 0);
+    } finally {
+      hook.disable();
+    }
   });
 
   test('the page cap: a listing with more pages fails with a clear error', async () => {
