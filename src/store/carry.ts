@@ -20,6 +20,7 @@ import type { Decision, DecisionRecord, RunKind } from '../records/index.js';
 import { RuntimeError } from '../util/index.js';
 import {
   ADVICE,
+  beyondLimit,
   carryLimit,
   keptLists,
   needsBase,
@@ -118,7 +119,7 @@ export class DecisionCarrier {
     }
     const excluded: number[] = [];
     for (let p = 0; p < base.decisions.length; p++) if (!carried.has(p)) excluded.push(p);
-    if (own.length + excluded.length > carryLimit(ds.length)) return { carried: false, whole: true };
+    if (beyondLimit(own.length, excluded.length, ds.length)) return { carried: false, whole: true };
     return { carried: true, whole: true, base: base.run, own, excluded };
   }
 

@@ -64,11 +64,14 @@ function projects(
 }
 
 /**
- * The most entries (own plus excluded) a carried run's decisions or lists may differ from its
- * base's by, for n of them: beyond it the run is written whole and becomes the next base. √(2n)
- * keeps the rows a pass writes, averaged over the passes between two bases, least when one marker
- * changes a pass (~√(2n)).
+ * The most entries a carried run's decisions or lists may differ from its base's by (its own,
+ * and the base's it does not repeat: a changed marker is one of each), for n of them: beyond it
+ * the run is written whole and becomes the next base. √(2n) keeps the rows a pass writes,
+ * averaged over the passes between two bases, least when one marker changes a pass (~√(2n)).
  */
+export const beyondLimit = (own: number, excluded: number, n: number): boolean =>
+  Math.max(own, excluded) > carryLimit(n);
+
 export const carryLimit = (n: number): number => Math.max(1, Math.round(Math.sqrt(2 * n)));
 
 /** The top-level lists of a result a carried run stores by difference from its base's. */
@@ -122,7 +125,7 @@ function carryList(list: unknown, base: KeptList | undefined): StoredList | null
   }
   const excluded: number[] = [];
   for (let p = 0; p < base.json.length; p++) if (!carried.has(p)) excluded.push(p);
-  if (own.length + excluded.length > carryLimit(list.length)) return null;
+  if (beyondLimit(own.length, excluded.length, list.length)) return null;
   return { $carried: true, own, excluded, count: list.length };
 }
 
