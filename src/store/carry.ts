@@ -183,8 +183,11 @@ export interface CarriedSource {
   rows(policy: string | null, runId: number | null, limit: number): Promise<DecisionRow[]>;
   /** The runs row (null when there is none). */
   run(runId: number): Promise<CarriedRunRow | null>;
-  /** Carried runs whose block starts below `below` (null: any), newest block first, at most `limit`. */
-  carriedRuns(below: number | null, limit: number): Promise<CarriedRunRow[]>;
+  /**
+   * Carried runs whose block starts below `below` (null: any), newest block first, at most
+   * `limit`; with `policy`, only those whose base has a decision of it.
+   */
+  carriedRuns(below: number | null, limit: number, policy: string | null): Promise<CarriedRunRow[]>;
   /** Every stored row of these runs, oldest first. */
   rowsOfRuns(runIds: readonly number[]): Promise<DecisionRow[]>;
   /** A run's stored result (its JSON text; null when none or no run). */
@@ -224,7 +227,7 @@ export class CarriedReader {
     const kth = (): number => (merged.length < limit ? -Infinity : merged[limit - 1]!.id);
     let below: number | null = null;
     for (;;) {
-      const runs = await this.src.carriedRuns(below, CHUNK);
+      const runs = await this.src.carriedRuns(below, CHUNK, policy);
       if (runs.length === 0) break;
       const live = runs.filter((r) => r.decisions_first! + r.decisions_count! - 1 > kth());
       if (live.length === 0) break;

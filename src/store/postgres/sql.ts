@@ -145,8 +145,10 @@ export const SQL = {
   runResult: 'SELECT result FROM runs WHERE id = $1',
   carriedRun:
     'SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs WHERE id = $1',
+  // Newest block first; with a policy, only runs whose base decided it.
   carriedRuns: `SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs
      WHERE decisions_base IS NOT NULL AND ($1::bigint IS NULL OR decisions_first < $1)
+       AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM decisions b WHERE b.policy = $3 AND b.run_id = runs.decisions_base))
      ORDER BY decisions_first DESC LIMIT $2`,
   rowsOfRuns: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id
      WHERE d.run_id = ANY($1::bigint[]) ORDER BY d.id`,

@@ -80,7 +80,8 @@ export class PostgresStore extends SingleReads implements store.Store {
     this.#carried = new CarriedReader({
       rows: (policy, runId, limit) => this.#s.q<stored.DecisionRow>(SQL.decisions, [policy, runId, limit]),
       run: async (runId) => (await this.#s.q<CarriedRunRow>(SQL.carriedRun, [runId]))[0] ?? null,
-      carriedRuns: (below, limit) => this.#s.q<CarriedRunRow>(SQL.carriedRuns, [below, limit]),
+      carriedRuns: (below, limit, policy) =>
+        this.#s.q<CarriedRunRow>(SQL.carriedRuns, [below, limit, policy]),
       rowsOfRuns: (runIds) => this.#s.q<stored.DecisionRow>(SQL.rowsOfRuns, [runIds]),
       result: async (runId) =>
         (await this.#s.q<{ result: string | null }>(SQL.runResult, [runId]))[0]?.result ?? null,

@@ -99,9 +99,11 @@ export const SQL = {
   runResult: 'SELECT result FROM runs WHERE id = ?',
   carriedRun:
     'SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs WHERE id = ?',
-  // Newest block first, in runs_carried.
+  // Newest block first, in runs_carried; with a policy, only runs whose base decided it (a run
+  // carries nothing else of it: its own rows are read with every stored row).
   carriedRuns: `SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs
      WHERE decisions_base IS NOT NULL AND (@below IS NULL OR decisions_first < @below)
+       AND (@policy IS NULL OR EXISTS (SELECT 1 FROM decisions b WHERE b.policy = @policy AND b.run_id = runs.decisions_base))
      ORDER BY decisions_first DESC LIMIT @limit`,
   rowsOfRuns: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM json_each(?) j
      JOIN decisions d ON d.run_id = j.value JOIN runs r ON r.id = d.run_id ORDER BY d.id`,

@@ -64,7 +64,8 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
       rows: async (policy, runId, limit) =>
         this.#all<stored.DecisionRow>(SQL.decisions, { policy, runId, limit }),
       run: async (runId) => this.#get<CarriedRunRow>(SQL.carriedRun, runId) ?? null,
-      carriedRuns: async (below, limit) => this.#all<CarriedRunRow>(SQL.carriedRuns, { below, limit }),
+      carriedRuns: async (below, limit, policy) =>
+        this.#all<CarriedRunRow>(SQL.carriedRuns, { below, limit, policy }),
       rowsOfRuns: async (runIds) => this.#all<stored.DecisionRow>(SQL.rowsOfRuns, JSON.stringify(runIds)),
       result: async (runId) => this.#get<{ result: string | null }>(SQL.runResult, runId)?.result ?? null,
     });
