@@ -259,12 +259,13 @@ export class CarriedReader {
   async run(row: RunRow & CarriedRunRow): Promise<RunRecord> {
     const run = toRun(row);
     const decisions = needsDecisions(run.result);
-    const base = needsBase(run.result) && row.decisions_base !== null;
+    // A result carried without a base does not add up: resultFromStore says so.
+    const base = needsBase(run.result);
     if (decisions || base)
       run.result = resultFromStore(
         run.result,
         decisions ? await this.runRows(row) : [],
-        base ? await this.#baseResult(row.decisions_base!) : null,
+        base && row.decisions_base !== null ? await this.#baseResult(row.decisions_base) : null,
         `the store's run ${row.id}`,
       );
     return run;
