@@ -238,6 +238,35 @@ export async function checkCarriedSequence(s: Store, legacy = false): Promise<vo
   cur = cur.map((d, i) => (i === 20 ? marker(A, 20, 3, 'write') : d));
   await pass('run', cur);
   await pass('run', cur, { result: reportOf(cur, { note: 'extra field kept' }) });
+  // One field of one decision at a time: each is a decision that differs.
+  for (const field of [
+    'file',
+    'line',
+    'setter',
+    'policy',
+    'current',
+    'candidate',
+    'reason',
+    'detail',
+    'action',
+  ] as const) {
+    const d = cur[4]!;
+    const changed = {
+      ...d,
+      [field]:
+        field === 'line'
+          ? d.line + 1
+          : field === 'action'
+            ? 'write'
+            : field === 'candidate'
+              ? null
+              : `${d[field]}!`,
+    };
+    await pass(
+      'run',
+      cur.map((x, i) => (i === 4 ? changed : x)),
+    );
+  }
   await pass('run', []); // nothing to decide
   await pass('run', cur);
 }
