@@ -221,8 +221,10 @@ test("the daemon's webhook pass evaluates, reads and writes the changed image's 
   assert.equal(large.evaluated, 1, "the changed image's policy alone is evaluated among 100");
   assert.deepEqual(large.store, small.store, 'store calls by method: 100 unchanged images against 10');
   assert.deepEqual(large.git, small.git, 'git processes in order: 100 unchanged images against 10');
-  // One policy's state read and written, one repository's tags read, one selection recorded; a
-  // decision is still recorded for every marker (the store's record of the latest run).
+  // One policy's state read and written, one repository's tags read, one selection recorded; the
+  // batch still names every marker's decision (the latest run's record), and the store keeps as
+  // rows those that differ from the run's base (docs/store.md, "Carried decisions";
+  // test/store/carried.ts counts them).
   const { 'write.decisions': smallDecisions, ...smallRows } = small.rows;
   const { 'write.decisions': largeDecisions, ...largeRows } = large.rows;
   assert.deepEqual(largeRows, smallRows, 'rows by kind: 100 unchanged images against 10');

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Decision, StoredEvent } from '../../src/records/index.js';
 import { tagListChecksum, type Store, type StoreOptions } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
+import { checkCarriedSequence } from './carried.js';
 import type { RecordedResponse } from '../../src/scan/registry/types.js';
 
 export const T0 = new Date('2026-01-01T00:00:00Z');
@@ -797,6 +798,11 @@ export function storeContract(name: string, open: OpenStore): void {
           assert.deepEqual((await s.getRun(run))!.result, { ok: true });
           await s.write({});
         }),
+      );
+
+      test(
+        'carried decisions: a sequence of passes reads back as a store that writes every row does',
+        withStore((s) => checkCarriedSequence(s)),
       );
 
       test(

@@ -28,6 +28,7 @@ import {
   scan,
   storeContract,
 } from './contract.js';
+import { checkCarriedSequence, checkCarriedWrites, legacyRuns } from './carried.js';
 
 const exec = promisify(execFile);
 const unavailable = postgresUnavailable();
@@ -151,8 +152,36 @@ describe('PostgreSQL store', { skip }, () => {
       }
       const store = await open(schema);
       try {
-        assert.equal(await store.schemaVersion(), 6);
+        assert.equal(await store.schemaVersion(), PG_SCHEMA_VERSION);
         await checkLegacyHistory(store);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('version 7 upgrades a store with runs in place: they read as they did, and passes carry on', async () => {
+      const schema = fresh();
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      try {
+        await migratePostgres(c, {
+          schema,
+          table: 'store_migrations',
+          steps: PG_MIGRATIONS.slice(0, 6),
+          what: 'the store',
+          location: 'test',
+        });
+        await c.query(`SET search_path TO ${schema}`);
+        for (const sql of legacyRuns().sql) await c.query(sql);
+        await c.query("SELECT setval(pg_get_serial_sequence('runs', 'id'), 2)");
+        await c.query("SELECT setval(pg_get_serial_sequence('decisions', 'id'), 5)");
+      } finally {
+        await c.end();
+      }
+      const store = await open(schema);
+      try {
+        assert.equal(await store.schemaVersion(), PG_SCHEMA_VERSION);
+        await checkCarriedSequence(store, true);
       } finally {
         await store.close();
       }
@@ -182,6 +211,39 @@ describe('PostgreSQL store', { skip }, () => {
           return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
         };
         await checkUnchangedRescanWrites(store, written);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('a pass writes the decisions that differ from its base, not a row per marker', async () => {
+      const schema = fresh();
+      const store = await open(schema);
+      try {
+        await store.pool.query(`
+          CREATE TABLE ${schema}.written (tbl TEXT NOT NULL);
+          CREATE FUNCTION ${schema}.count_written() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
+          CREATE TRIGGER count_runs AFTER INSERT OR UPDATE OR DELETE ON ${schema}.runs
+            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
+          CREATE TRIGGER count_decisions AFTER INSERT OR UPDATE OR DELETE ON ${schema}.decisions
+            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();`);
+        const written = async (fn: () => Promise<unknown>) => {
+          await store.pool.query(`DELETE FROM ${schema}.written`);
+          await fn();
+          const rows = await store.pool.query<{ tbl: string; n: number }>(
+            `SELECT tbl, count(*)::int AS n FROM ${schema}.written GROUP BY tbl ORDER BY tbl`,
+          );
+          return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
+        };
+        const resultBytes = async (runId: number) =>
+          (
+            await store.pool.query<{ n: number }>(
+              `SELECT length(result)::int AS n FROM ${schema}.runs WHERE id = $1`,
+              [runId],
+            )
+          ).rows[0]!.n;
+        await checkCarriedWrites(store, written, resultBytes);
       } finally {
         await store.close();
       }

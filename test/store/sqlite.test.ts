@@ -18,6 +18,7 @@ import {
   scan,
   storeContract,
 } from './contract.js';
+import { checkCarriedSequence, checkCarriedWrites, legacyRuns } from './carried.js';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'pawl-store-'));
@@ -93,8 +94,21 @@ describe('SQLite: openSqliteStore', () => {
     db.close();
     const store = openSqliteStore(dir, {});
     t.after(() => store.close());
-    assert.equal(await store.schemaVersion(), 8);
+    assert.equal(await store.schemaVersion(), SCHEMA_VERSION);
     await checkLegacyHistory(store);
+  });
+
+  test('version 9 upgrades a store with runs in place: they read as they did, and passes carry on', async (t) => {
+    const dir = tempDir(t);
+    const db = new Database(join(dir, 'pawl.db'));
+    for (const step of MIGRATIONS.slice(0, 8)) db.exec(step);
+    db.pragma('user_version = 8');
+    for (const sql of legacyRuns().sql) db.exec(sql);
+    db.close();
+    const store = openSqliteStore(dir, {});
+    t.after(() => store.close());
+    assert.equal(await store.schemaVersion(), SCHEMA_VERSION);
+    await checkCarriedSequence(store, true);
   });
 
   test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async (t) => {
@@ -120,6 +134,34 @@ describe('SQLite: openSqliteStore', () => {
       return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
     };
     await checkUnchangedRescanWrites(store, written);
+  });
+
+  test('a pass writes the decisions that differ from its base, not a row per marker', async (t) => {
+    const dir = tempDir(t);
+    const store = openSqliteStore(dir, {});
+    t.after(() => store.close());
+    await store.flush();
+    const db = new Database(join(dir, 'pawl.db'));
+    t.after(() => db.close());
+    db.exec('CREATE TABLE written (tbl TEXT NOT NULL)');
+    for (const tbl of ['runs', 'decisions'])
+      for (const op of ['INSERT', 'UPDATE', 'DELETE'])
+        db.exec(
+          `CREATE TRIGGER count_${tbl}_${op} AFTER ${op} ON ${tbl} BEGIN INSERT INTO written VALUES ('${tbl}'); END`,
+        );
+    const written = async (fn: () => Promise<unknown>) => {
+      await store.flush();
+      db.exec('DELETE FROM written');
+      await fn();
+      await store.flush();
+      const rows = db.prepare('SELECT tbl, count(*) AS n FROM written GROUP BY tbl ORDER BY tbl').all();
+      return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
+    };
+    const resultBytes = async (runId: number) => {
+      await store.flush();
+      return (db.prepare('SELECT length(result) AS n FROM runs WHERE id = ?').get(runId) as { n: number }).n;
+    };
+    await checkCarriedWrites(store, written, resultBytes);
   });
 
   test('refuses a database from a newer pawl, saying it is safe to move away', async (t) => {

@@ -44,4 +44,18 @@ export const PG_MIGRATIONS: readonly string[] = [
   // of 5,000 unchanged tags rewrote 5,000 rows (docs/store.md, "Unchanged rescans"). Null on
   // the scans before it: each wrote its own rows, and is its own list scan.
   'ALTER TABLE scans ADD COLUMN list_scan_id BIGINT;',
+  // 7: carried decisions (../carry.ts, docs/store.md "Carried decisions"). A run whose decisions
+  // mostly repeat an earlier run's stores only those that differ, the ids of all of them
+  // (decisions_first …, decisions_count of them), and the run it carries the rest from with the
+  // positions of that run's rows it does not repeat. The daemon's webhook pass wrote 500 rows
+  // for one changed image of 500. Null on the runs before it: each holds all its rows. A policy's
+  // decisions read only the carried runs whose base decided it (decisions_by_policy_run).
+  `
+  ALTER TABLE runs ADD COLUMN decisions_base BIGINT;
+  ALTER TABLE runs ADD COLUMN decisions_first BIGINT;
+  ALTER TABLE runs ADD COLUMN decisions_count INTEGER;
+  ALTER TABLE runs ADD COLUMN decisions_excluded TEXT;
+  CREATE INDEX runs_carried ON runs (decisions_first) WHERE decisions_base IS NOT NULL;
+  CREATE INDEX decisions_by_policy_run ON decisions (policy, run_id);
+  `,
 ];

@@ -128,5 +128,28 @@ export const SQL = {
      SELECT at, kind, policy, repository, detail
      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS x(at, kind, policy, repository, detail, n)
      ORDER BY n`,
-  finishRun: 'UPDATE runs SET ended_at = $1, result = $2 WHERE id = $3',
+  finishRun: `UPDATE runs SET ended_at = $1, result = $2, decisions_base = $3, decisions_first = $4,
+       decisions_count = $5, decisions_excluded = $6 WHERE id = $7`,
+  // Every batch that writes decisions takes this lock before them: a carried run's block of ids
+  // (../carry.ts) is then never interleaved with another transaction's decision ids. Held to the
+  // commit; also answers whether the run has stored decisions already (then not its whole list).
+  lockDecisions: `SELECT pg_advisory_xact_lock(hashtextextended('pawl:decisions:' || current_schema(), 0)),
+       EXISTS (SELECT 1 FROM decisions WHERE run_id = $1) AS earlier`,
+  // A carried run's block: n ids after every one handed out, in one step under the lock.
+  reserveDecisions: `SELECT setval(pg_get_serial_sequence('decisions', 'id'),
+       nextval(pg_get_serial_sequence('decisions', 'id')) + $1 - 1) AS last`,
+  recordDecisionsAt: `INSERT INTO decisions (id, run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
+     SELECT id, $1, automation, file, line, setter, policy, current, candidate, reason, detail, action
+     FROM unnest($2::bigint[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+       AS x(id, automation, file, line, setter, policy, current, candidate, reason, detail, action)`,
+  runResult: 'SELECT result FROM runs WHERE id = $1',
+  carriedRun:
+    'SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs WHERE id = $1',
+  // Newest block first; with a policy, only runs whose base decided it.
+  carriedRuns: `SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs
+     WHERE decisions_base IS NOT NULL AND ($1::bigint IS NULL OR decisions_first < $1)
+       AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM decisions b WHERE b.policy = $3 AND b.run_id = runs.decisions_base))
+     ORDER BY decisions_first DESC LIMIT $2`,
+  rowsOfRuns: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id
+     WHERE d.run_id = ANY($1::bigint[]) ORDER BY d.id`,
 } as const;

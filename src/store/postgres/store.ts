@@ -5,6 +5,7 @@
  * (session.ts).
  */
 import type * as records from '../../records/index.js';
+import { CarriedReader, DecisionCarrier, type CarriedRunRow } from '../carry.js';
 import { CurrentTagsCache, type CurrentList } from '../current.js';
 import {
   failedScanColumns,
@@ -52,6 +53,8 @@ export class PostgresStore extends SingleReads implements store.Store {
   readonly #s: Session;
   readonly #raw: { kept: number; bytes: number };
   readonly #current: CurrentTagsCache;
+  readonly #carrier = new DecisionCarrier();
+  readonly #carried: CarriedReader;
 
   /** Use openPostgresStore. */
   constructor(opts: PostgresStoreOptions) {
@@ -73,6 +76,15 @@ export class PostgresStore extends SingleReads implements store.Store {
         for (const r of rows) out.get(r.repository)?.push(r.tag);
         return out;
       },
+    });
+    this.#carried = new CarriedReader({
+      rows: (policy, runId, limit) => this.#s.q<stored.DecisionRow>(SQL.decisions, [policy, runId, limit]),
+      run: async (runId) => (await this.#s.q<CarriedRunRow>(SQL.carriedRun, [runId]))[0] ?? null,
+      carriedRuns: (below, limit, policy) =>
+        this.#s.q<CarriedRunRow>(SQL.carriedRuns, [below, limit, policy]),
+      rowsOfRuns: (runIds) => this.#s.q<stored.DecisionRow>(SQL.rowsOfRuns, [runIds]),
+      result: async (runId) =>
+        (await this.#s.q<{ result: string | null }>(SQL.runResult, [runId]))[0]?.result ?? null,
     });
   }
 
@@ -281,13 +293,12 @@ export class PostgresStore extends SingleReads implements store.Store {
   }
 
   async getRun(runId: number): Promise<store.RunRecord | null> {
-    const r = (await this.#s.q<stored.RunRow>(SQL.run, [runId]))[0];
-    return r ? stored.toRun(r) : null;
+    const r = (await this.#s.q<stored.RunRow & CarriedRunRow>(SQL.run, [runId]))[0];
+    return r ? this.#carried.run(r) : null;
   }
 
   async decisions(filter: store.DecisionFilter = {}): Promise<records.DecisionRecord[]> {
-    const params = [filter.policy ?? null, filter.runId ?? null, stored.limitOf(filter.limit, 100)];
-    return (await this.#s.q<stored.DecisionRow>(SQL.decisions, params)).map(stored.toDecision);
+    return this.#carried.decisions(filter, stored.limitOf(filter.limit, 100));
   }
 
   async events(filter: store.EventFilter = {}): Promise<records.EventRecord[]> {
@@ -309,7 +320,8 @@ export class PostgresStore extends SingleReads implements store.Store {
 
   async write(batch: store.StoreWrite): Promise<void> {
     if (isEmpty(batch)) return;
-    await this.#s.tx((c) => writeBatch(c, batch));
+    const written = await this.#s.tx((c) => writeBatch(c, batch, this.#carrier));
+    written();
   }
 }
 

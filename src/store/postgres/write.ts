@@ -1,5 +1,6 @@
 /** A batch of writes on PostgreSQL (`Store.write`): one statement per kind of record, in one transaction. */
 import type { Decision } from '../../records/index.js';
+import type { DecisionCarrier } from '../carry.js';
 import { ms, pendingJson } from '../rows.js';
 import type { StoreWrite } from '../types.js';
 import type { Q } from './session.js';
@@ -18,8 +19,11 @@ export function isEmpty(batch: StoreWrite): boolean {
   );
 }
 
-/** Applies `batch` in the order `StoreWrite` names, on the connection holding its transaction. */
-export async function writeBatch(c: Q, batch: StoreWrite): Promise<void> {
+/**
+ * Applies `batch` in the order `StoreWrite` names, on the connection holding its transaction; the
+ * caller calls the returned function once it is committed (the carrier's next base, ../carry.ts).
+ */
+export async function writeBatch(c: Q, batch: StoreWrite, carrier: DecisionCarrier): Promise<() => void> {
   const digests = batch.tagDigests ?? [];
   if (digests.length > 0) {
     // The last word on a tag wins, as one upsert after another would have it.
@@ -53,7 +57,33 @@ export async function writeBatch(c: Q, batch: StoreWrite): Promise<void> {
     ]);
   }
   const ds = batch.decisions?.decisions ?? [];
+  let earlier = false;
   if (ds.length > 0) {
+    const runId = batch.decisions!.runId;
+    earlier = (await c.query<{ earlier: boolean }>(SQL.lockDecisions, [runId])).rows[0]!.earlier;
+  }
+  const plan = carrier.plan(batch, earlier);
+  let first: number | null = null;
+  if (plan.carried) {
+    const last = (await c.query<{ last: string | number }>(SQL.reserveDecisions, [ds.length])).rows[0]!.last;
+    first = Number(last) - ds.length + 1;
+    const col = <K extends keyof Decision>(k: K) => plan.own.map((o) => o.decision[k]);
+    if (plan.own.length > 0)
+      await c.query(SQL.recordDecisionsAt, [
+        batch.decisions!.runId,
+        plan.own.map((o) => first! + o.pos),
+        col('automation'),
+        col('file'),
+        col('line'),
+        col('setter'),
+        col('policy'),
+        col('current'),
+        col('candidate'),
+        col('reason'),
+        col('detail'),
+        col('action'),
+      ]);
+  } else if (ds.length > 0) {
     const col = <K extends keyof Decision>(k: K) => ds.map((d) => d[k]);
     await c.query(SQL.recordDecisions, [
       batch.decisions!.runId,
@@ -90,5 +120,18 @@ export async function writeBatch(c: Q, batch: StoreWrite): Promise<void> {
     ]);
   if (closed.length > 0) await c.query(SQL.closeBatches, [closed]);
   const f = batch.finishRun;
-  if (f) await c.query(SQL.finishRun, [ms(f.endedAt), JSON.stringify(f.result ?? null), f.runId]);
+  if (f) {
+    const cols = carrier.columns(plan, batch, first);
+    const result = carrier.result(plan, batch);
+    await c.query(SQL.finishRun, [
+      ms(f.endedAt),
+      JSON.stringify(result ?? null),
+      cols.base,
+      cols.first,
+      cols.count,
+      cols.excluded,
+      f.runId,
+    ]);
+  }
+  return () => carrier.written(plan, batch);
 }

@@ -30,6 +30,7 @@ export class WriteGroups {
   #lost: Error | undefined;
   /** Why the last commit failed, until one succeeds again (a full disk): for readiness. */
   #failing: string | null = null;
+  #failures = 0;
   readonly #commitOnExit = (): void => {
     try {
       this.#commit();
@@ -88,11 +89,17 @@ export class WriteGroups {
       this.#failing = null;
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.#failures++;
       this.#failing = `cannot commit to the state database ${this.location}: ${errorMessage(err)}`;
       throw new RuntimeError(
         `${this.#failing} (the writes of the last ${GROUP_COMMIT_MS} ms are lost; the next pass observes again)`,
       );
     }
+  }
+
+  /** How many commits failed so far: what was written before one may not be stored. */
+  failures(): number {
+    return this.#failures;
   }
 
   /** Why writes do not land now (the last commit failed and none has succeeded since), or null. */

@@ -84,7 +84,29 @@ export const SQL = {
   beginRun: 'INSERT INTO runs (at, kind) VALUES (?, ?)',
   recordDecision: `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  finishRun: 'UPDATE runs SET ended_at = ?, result = ? WHERE id = ?',
+  // A carried decision's own row: its id is its place in the run's block (../carry.ts).
+  recordDecisionAt: `INSERT INTO decisions (id, run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  /** Plucked. Whether a run has stored decisions (a batch with its end is then not its whole list). */
+  hasDecisions: 'SELECT 1 FROM decisions WHERE run_id = ? LIMIT 1',
+  /** Plucked. The last decision id handed out (AUTOINCREMENT's counter, carried blocks included). */
+  decisionSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'decisions'",
+  // A carried block's ids are taken: AUTOINCREMENT never hands them out (sqlite_sequence is
+  // ordinary rows; the block's own rows already moved it, this moves it to the block's end).
+  reserveDecisions: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'decisions'",
+  finishRun: `UPDATE runs SET ended_at = ?, result = ?, decisions_base = ?, decisions_first = ?,
+       decisions_count = ?, decisions_excluded = ? WHERE id = ?`,
+  runResult: 'SELECT result FROM runs WHERE id = ?',
+  carriedRun:
+    'SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs WHERE id = ?',
+  // Newest block first, in runs_carried; with a policy, only runs whose base decided it (a run
+  // carries nothing else of it: its own rows are read with every stored row).
+  carriedRuns: `SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs
+     WHERE decisions_base IS NOT NULL AND (@below IS NULL OR decisions_first < @below)
+       AND (@policy IS NULL OR EXISTS (SELECT 1 FROM decisions b WHERE b.policy = @policy AND b.run_id = runs.decisions_base))
+     ORDER BY decisions_first DESC LIMIT @limit`,
+  rowsOfRuns: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM json_each(?) j
+     JOIN decisions d ON d.run_id = j.value JOIN runs r ON r.id = d.run_id ORDER BY d.id`,
   run: 'SELECT * FROM runs WHERE id = ?',
   decisions: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id
      WHERE (@policy IS NULL OR d.policy = @policy) AND (@runId IS NULL OR d.run_id = @runId)

@@ -1,6 +1,7 @@
 /** The SQLite store: one file in the state directory, for one host (better-sqlite3, synchronous underneath). */
 import type Database from 'better-sqlite3';
 import type * as records from '../../records/index.js';
+import { CarriedReader, DecisionCarrier, type CarriedRunRow } from '../carry.js';
 import { CurrentTagsCache, type CurrentList } from '../current.js';
 import {
   failedRow,
@@ -37,6 +38,10 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   readonly #raw: { kept: number; bytes: number };
   readonly #queue: SqliteWorkQueue;
   readonly #current: CurrentTagsCache;
+  readonly #carrier = new DecisionCarrier();
+  /** The commits that had failed when the carrier last learnt a base. */
+  #failures = 0;
+  readonly #carried: CarriedReader;
 
   /** Use openSqliteStore. */
   constructor(
@@ -54,6 +59,15 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
       lists: async (repos) => this.#all<CurrentList>(SQL.currentLists, JSON.stringify(repos)),
       tags: async (lists) =>
         new Map(lists.map((l) => [l.repository, this.#tagsOfScan(l.repository, l.image, l.list)])),
+    });
+    this.#carried = new CarriedReader({
+      rows: async (policy, runId, limit) =>
+        this.#all<stored.DecisionRow>(SQL.decisions, { policy, runId, limit }),
+      run: async (runId) => this.#get<CarriedRunRow>(SQL.carriedRun, runId) ?? null,
+      carriedRuns: async (below, limit, policy) =>
+        this.#all<CarriedRunRow>(SQL.carriedRuns, { below, limit, policy }),
+      rowsOfRuns: async (runIds) => this.#all<stored.DecisionRow>(SQL.rowsOfRuns, JSON.stringify(runIds)),
+      result: async (runId) => this.#get<{ result: string | null }>(SQL.runResult, runId)?.result ?? null,
     });
   }
 
@@ -313,17 +327,12 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   }
 
   async getRun(runId: number): Promise<store.RunRecord | null> {
-    const r = this.#get<stored.RunRow>(SQL.run, runId);
-    return r ? stored.toRun(r) : null;
+    const r = this.#get<stored.RunRow & CarriedRunRow>(SQL.run, runId);
+    return r ? this.#carried.run(r) : null;
   }
 
   async decisions(filter: store.DecisionFilter = {}): Promise<records.DecisionRecord[]> {
-    const params = {
-      policy: filter.policy ?? null,
-      runId: filter.runId ?? null,
-      limit: stored.limitOf(filter.limit, 100),
-    };
-    return this.#all<stored.DecisionRow>(SQL.decisions, params).map(stored.toDecision);
+    return this.#carried.decisions(filter, stored.limitOf(filter.limit, 100));
   }
 
   async events(filter: store.EventFilter = {}): Promise<records.EventRecord[]> {
@@ -349,7 +358,12 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   // ---------------------------------------------------------------- batches
 
   async write(batch: store.StoreWrite): Promise<void> {
-    this.#groups.write(() => writeBatch(this.#db, batch));
+    // A failed commit lost the writes of its group: a base among them is not stored.
+    if (this.#groups.failures() !== this.#failures) {
+      this.#carrier.clear();
+      this.#failures = this.#groups.failures();
+    }
+    this.#groups.write(() => writeBatch(this.#db, batch, this.#carrier))();
   }
 
   // ---------------------------------------------------------------- the daemon's work queue
