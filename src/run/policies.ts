@@ -4,7 +4,7 @@
  * was empty, has no candidate: pawl never writes from a list it does not trust.
  */
 import { formatDuration, refKey, type Config, type ImagePolicy } from '../config/index.js';
-import { compilePolicy, type CompiledPolicy, type Selection } from '../select/index.js';
+import { sharedPolicy, type CompiledPolicy, type Selection } from '../select/index.js';
 import {
   policySpecHash,
   ratchetStep,
@@ -257,7 +257,7 @@ export async function evaluatePolicy(
   const repo = facts.repository;
 
   try {
-    out.compiled = compilePolicy(policy.spec, repo.spec.exclusionList);
+    out.compiled = sharedPolicy(policy.spec, repo.spec.exclusionList);
   } catch (err) {
     return { ...out, error: errorMessage(err) };
   }
