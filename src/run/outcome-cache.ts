@@ -29,6 +29,13 @@ interface Entry {
 
 export class OutcomeCache {
   readonly #kept = new Map<string, Entry>();
+  /**
+   * The latest scans passes read, by repository. A finished scan never changes, so every pass
+   * that reads the same ones holds this one copy: each running pass read two of each of 10,000
+   * repositories (before and after its scans), two records a repository with their dates and
+   * lists (issue 27).
+   */
+  readonly #scans = new Map<string, LatestScans>();
   #config: Config | null = null;
   /** Counters, for tests and the bench: outcomes taken from here, and evaluations kept. */
   readonly counts = { reused: 0, kept: 0 };
@@ -70,6 +77,8 @@ export class OutcomeCache {
     if (this.#config !== config) {
       // Policies removed from the configuration are forgotten, once a configuration.
       for (const name of this.#kept.keys()) if (!config.imagePolicies.has(name)) this.#kept.delete(name);
+      for (const name of this.#scans.keys())
+        if (!config.imageRepositories.has(name)) this.#scans.delete(name);
       this.#config = config;
     }
     for (const o of outcomes) {
@@ -78,9 +87,26 @@ export class OutcomeCache {
         this.#kept.delete(o.name);
         continue;
       }
-      this.#kept.set(o.name, { policy: o.policy, repository, scans: o.basis.scans, outcome: o });
+      // Without what a reuse replaces (reuseOutcome): the pass's facts — its HEADs, its digests,
+      // its memo tables, one set a policy — and what the store was given, kept for nothing
+      // (issue 27: ~1 KB an image, held for as long as the daemon runs).
+      const outcome: PolicyOutcome = { ...o, facts: null, events: [], record: null };
+      this.#kept.set(o.name, { policy: o.policy, repository, scans: o.basis.scans, outcome });
       this.counts.kept++;
     }
+  }
+
+  /**
+   * `latest` (a store's answer) with the copy kept here of each repository's entry whose scans
+   * are the same ones; the others are kept from now on.
+   */
+  shareScans(latest: Map<string, LatestScans>): Map<string, LatestScans> {
+    for (const [name, l] of latest) {
+      const k = this.#scans.get(name);
+      if (k && k.finished?.id === l.finished?.id && k.good?.id === l.good?.id) latest.set(name, k);
+      else if (l.finished !== null || l.good !== null) this.#scans.set(name, l);
+    }
+    return latest;
   }
 
   /** How many policies' outcomes are kept. */

@@ -140,12 +140,22 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     .sort(byName);
 
   const runId = await store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
-  const book = new FactsBook({ config, store, clients: deps.clients, log, now });
+  const cache = deps.outcomes;
+  const book = new FactsBook({
+    config,
+    store,
+    clients: deps.clients,
+    log,
+    now,
+    ...(cache ? { shareScans: (l: Map<string, LatestScans>) => cache.shareScans(l) } : {}),
+  });
 
   // Scan and select first; meanwhile each automation clones or fetches its workspace (under the
   // workspace lock) and only then waits for the candidates, so Git and the registry overlap.
   const selection = (async () => {
-    const before = await store.latestScans(repos.map((r) => refKey(r.metadata)));
+    // A daemon's passes share one copy of each latest scan (outcome-cache.ts).
+    const shared = (l: Map<string, LatestScans>) => deps.outcomes?.shareScans(l) ?? l;
+    const before = shared(await store.latestScans(repos.map((r) => refKey(r.metadata))));
     // A Secret that changed since the last scan (a fixed password) is a reason to scan now.
     const prints = await readPrints(deps.stateDir);
     const secretChanged = (r: ImageRepository): boolean => {
@@ -176,7 +186,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     const elsewhere = due
       .map((r) => refKey(r.metadata))
       .filter((n) => deps.outcomes !== undefined || !scannedByName.has(n));
-    const after = elsewhere.length > 0 ? await store.latestScans(elsewhere) : new Map<string, LatestScans>();
+    const after =
+      elsewhere.length > 0 ? shared(await store.latestScans(elsewhere)) : new Map<string, LatestScans>();
     const none: LatestScans = { finished: null, good: null };
     const latestOf = (name: string) => after.get(name) ?? before.get(name) ?? none;
     const latest = (r: ImageRepository) => latestOf(refKey(r.metadata));
