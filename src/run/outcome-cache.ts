@@ -16,6 +16,7 @@ import { refKey, type Config, type ImagePolicy, type ImageRepository } from '../
 import type { LatestScans } from '../store/index.js';
 import type { ImageFacts } from './facts.js';
 import { scanBasis, type PolicyOutcome } from './policies.js';
+import { Slots } from '../util/index.js';
 
 interface Entry {
   policy: ImagePolicy;
@@ -36,6 +37,7 @@ export class OutcomeCache {
    * lists (issue 27).
    */
   readonly #scans = new Map<string, LatestScans>();
+  readonly #evaluating = new Slots(1);
   #config: Config | null = null;
   /** Counters, for tests and the bench: outcomes taken from here, and evaluations kept. */
   readonly counts = { reused: 0, kept: 0 };
@@ -107,6 +109,16 @@ export class OutcomeCache {
       else if (l.finished !== null || l.good !== null) this.#scans.set(name, l);
     }
     return latest;
+  }
+
+  /**
+   * Runs a pass's evaluation of its policies after the evaluations of the passes that began
+   * theirs earlier. Ten automations over the same 10,000 policies, four passes at a time, had
+   * four evaluate every policy at once on the same scans, each holding its outcomes until its
+   * end; one at a time, the first evaluates and keeps, and the others take what it kept.
+   */
+  oneAtATime<T>(evaluate: () => Promise<T>): Promise<T> {
+    return this.#evaluating.run(evaluate);
   }
 
   /** How many policies' outcomes are kept. */

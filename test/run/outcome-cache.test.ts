@@ -77,3 +77,29 @@ test("a kept outcome holds neither the pass's facts nor what the store was given
   assert.equal(kept.record, null);
   assert.equal(outcome.facts, facts, "the pass's own outcome is untouched");
 });
+
+test("a daemon's passes evaluate their policies one at a time, in the order they asked", async () => {
+  const cache = new OutcomeCache();
+  let running = 0;
+  let most = 0;
+  const order: number[] = [];
+  const release: (() => void)[] = [];
+  const evaluations = [1, 2, 3].map((n) =>
+    cache.oneAtATime(async () => {
+      running++;
+      most = Math.max(most, running);
+      order.push(n);
+      await new Promise<void>((resolve) => release.push(resolve));
+      running--;
+      return n;
+    }),
+  );
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setImmediate(r));
+    assert.equal(running, 1, 'one evaluation at a time');
+    release.shift()!();
+  }
+  assert.deepEqual(await Promise.all(evaluations), [1, 2, 3]);
+  assert.deepEqual(order, [1, 2, 3]);
+  assert.equal(most, 1);
+});
