@@ -33,6 +33,12 @@
  * /proc/PID/stat (utime + stime: the daemon's own process), peak RSS from /proc/PID/status
  * VmHWM, at the end of each round.
  *
+ * BENCH_SCALE_ENTRIES=NAME=DIR,…: built CLIs (directories under the repository, e.g. bench/out/base)
+ * whose daemons are compared, alternated within each case (A B for each case, B A for the next)
+ * on the same registry; unset, this tree is built into dist/ and measured alone.
+ * BENCH_SCALE_SNAPSHOT=DIR: a heap snapshot of the daemon after each round (after its figures
+ * are read: writing one grows the RSS), written into DIR.
+ *
  * Per-image figure: CPU of the case / images; the marginal per-image cost between two sizes is
  * the difference of their CPU over the difference of their images (what "linear" means: flat
  * marginal cost). Per-tag: (CPU at 100 × T − CPU at 100 × 10) / (100 × (T − 10)).
@@ -66,6 +72,17 @@ const PROFILE_DIR =
   process.env.BENCH_PROFILE === '1' ? join(ROOT, 'bench', 'out', 'profiles') : process.env.BENCH_PROFILE;
 const PROFILE = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
 const GITS = 10;
+const ENTRIES = (process.env.BENCH_SCALE_ENTRIES ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((p) => {
+    const [name, dir] = p.split('=');
+    if (!name || !dir) throw new Error(`BENCH_SCALE_ENTRIES: "${p}" is not NAME=DIR`);
+    return { name, entry: join(ROOT, dir, 'cli', 'main.js') };
+  });
+const SNAPSHOT_DIR = process.env.BENCH_SCALE_SNAPSHOT;
+/** How long a round may take before the case fails (BENCH_SCALE_ROUND_MINUTES; a loaded machine needs more). */
+const ROUND_MINUTES = Number(process.env.BENCH_SCALE_ROUND_MINUTES ?? 8);
 const TARGET_RSS_MB = 300;
 
 function fail(message: string): never {
@@ -235,6 +252,8 @@ async function timedCli(
 
 interface Row {
   mode: 'run' | 'serve';
+  /** The daemon's build (BENCH_SCALE_ENTRIES), '' for this tree's. */
+  build: string;
   images: number;
   tags: number;
   phase: string;
@@ -293,6 +312,7 @@ async function onePass(
       fail(`${name} warm: not every repository was rescanned`);
     rows.push({
       mode: 'run',
+      build: '',
       images,
       tags: tags.length,
       phase,
@@ -314,10 +334,11 @@ async function daemon(
   git: GitServer,
   work: string,
   entry: string,
+  build: string,
   images: number,
   tags: string[],
 ) {
-  const name = `serve-${images}x${tags.length}`;
+  const name = `serve-${build ? `${build}-` : ''}${images}x${tags.length}`;
   const per = Math.ceil(images / GITS);
   const docs: string[] = [
     `apiVersion: v1\nkind: Secret\nmetadata:\n  name: git-credentials\n  namespace: flux-system\ntype: kubernetes.io/basic-auth\nstringData:\n  username: ${GIT_USER}\n  password: ${GIT_PASSWORD}\n`,
@@ -346,7 +367,10 @@ async function daemon(
     configDir,
     stateDir: join(work, name, 'state'),
     entry,
-    nodeArgs: PROFILE,
+    nodeArgs: [
+      ...PROFILE,
+      ...(SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : []),
+    ],
     args: ['--log-level', 'warn', '--start-spread', '1s'],
   });
   const pid = serve.child.pid!;
@@ -379,17 +403,20 @@ async function daemon(
         const c = await counts();
         if (c.failed > 0) fail(`${name} ${what}: ${c.failed} failed scans or passes`);
         if (done(c)) return c;
-        if (performance.now() - started > 8 * 60_000)
-          fail(`${name}: ${what} not done in 8 minutes: ${JSON.stringify(c)}`);
+        if (performance.now() - roundStart > ROUND_MINUTES * 60_000)
+          fail(`${name}: ${what} not done in ${ROUND_MINUTES} minutes: ${JSON.stringify(c)}`);
       }
     };
     let before = { cpuMs: 0, at: started };
+    let roundStart = started;
     const round = async (phase: string, done: Parameters<typeof until>[1]) => {
+      roundStart = performance.now();
       await until(phase, done);
       const p = await proc();
       const at = performance.now();
       rows.push({
         mode: 'serve',
+        build,
         images,
         tags: tags.length,
         phase,
@@ -398,9 +425,15 @@ async function daemon(
         rssMb: p.hwm,
       });
       console.log(
-        `  serve ${images}×${tags.length} ${phase}: ${Math.round(at - before.at)} ms, ${Math.round(p.cpuMs - before.cpuMs)} ms CPU, VmHWM ${p.hwm.toFixed(0)} MB, VmRSS ${p.rss.toFixed(0)} MB (load ${load()})`,
+        `  serve${build ? ` [${build}]` : ''} ${images}×${tags.length} ${phase}: ${Math.round(at - before.at)} ms, ${Math.round(p.cpuMs - before.cpuMs)} ms CPU, VmHWM ${p.hwm.toFixed(0)} MB, VmRSS ${p.rss.toFixed(0)} MB (load ${load()})`,
       );
-      before = { cpuMs: p.cpuMs, at };
+      if (SNAPSHOT_DIR) {
+        process.kill(pid, 'SIGUSR2');
+        // The snapshot is written synchronously on the daemon's thread: a metrics answer means it is done.
+        await new Promise((r) => setTimeout(r, 1000));
+        await serve.metrics();
+      }
+      before = { cpuMs: p.cpuMs, at: performance.now() };
     };
     await round('round 1 (cold)', (c) => c.scans >= images && c.pushed >= GITS);
     // Round 2: every repository and automation asked to run now (`pawl reconcile`'s POST,
@@ -434,8 +467,10 @@ async function daemon(
 }
 
 console.log(`load average at start: ${load()} (${execFileSync('nproc', { encoding: 'utf8' }).trim()} CPUs)`);
-await buildCli(join(ROOT, 'dist'));
-const entry = join(ROOT, 'dist', 'cli', 'main.js');
+if (ENTRIES.length === 0) {
+  await buildCli(join(ROOT, 'dist'));
+  ENTRIES.push({ name: '', entry: join(ROOT, 'dist', 'cli', 'main.js') });
+}
 const git = await startGitServer({ users: { [GIT_USER]: GIT_PASSWORD } });
 const work = await mkdtemp(join(tmpdir(), 'pawl-bench-scale-'));
 try {
@@ -452,7 +487,11 @@ try {
         `${images} images × ${t} tags written into the registry in ${Math.round(performance.now() - t0)} ms`,
       );
       if (MODES.includes('run')) await onePass(registry, git, work, images, tags);
-      if (MODES.includes('serve')) await daemon(registry, git, work, entry, images, tags);
+      if (MODES.includes('serve')) {
+        const order =
+          CASES.findIndex((c) => c.images === images && c.tags === t) % 2 ? [...ENTRIES].reverse() : ENTRIES;
+        for (const { name, entry } of order) await daemon(registry, git, work, entry, name, images, tags);
+      }
     } finally {
       await registry.stop();
       await upstream.stop();
@@ -464,30 +503,39 @@ try {
 }
 
 // --- figures
-const get = (mode: string, images: number, tags: number, phase: string) =>
-  rows.find((r) => r.mode === mode && r.images === images && r.tags === tags && r.phase.startsWith(phase));
+const get = (mode: string, images: number, tags: number, phase: string, build = '') =>
+  rows.find(
+    (r) =>
+      r.mode === mode &&
+      r.build === build &&
+      r.images === images &&
+      r.tags === tags &&
+      r.phase.startsWith(phase),
+  );
 console.log('\nmode   images × tags  phase             wall ms   CPU ms  peak RSS MB  CPU µs/image');
 for (const r of rows)
   console.log(
-    `${r.mode.padEnd(6)} ${`${r.images} × ${r.tags}`.padEnd(14)} ${r.phase.padEnd(16)} ${String(Math.round(r.wallMs)).padStart(8)} ${String(Math.round(r.cpuMs)).padStart(8)} ${r.rssMb.toFixed(0).padStart(12)} ${String(Math.round((r.cpuMs * 1000) / r.images)).padStart(13)}`,
+    `${(r.build ? `${r.mode}[${r.build}]` : r.mode).padEnd(6)} ${`${r.images} × ${r.tags}`.padEnd(14)} ${r.phase.padEnd(16)} ${String(Math.round(r.wallMs)).padStart(8)} ${String(Math.round(r.cpuMs)).padStart(8)} ${r.rssMb.toFixed(0).padStart(12)} ${String(Math.round((r.cpuMs * 1000) / r.images)).padStart(13)}`,
   );
 const sizes = [...new Set(rows.filter((r) => r.tags === 10 && r.images >= 500).map((r) => r.images))].sort(
   (a, b) => a - b,
 );
 console.log('\nmarginal CPU per image (10 tags), between consecutive sizes:');
+const builds = [...new Set(rows.map((r) => r.build))];
 for (const mode of ['run', 'serve'])
-  for (const phase of mode === 'run' ? ['cold', 'warm'] : ['round 1', 'round 2']) {
-    const parts: string[] = [];
-    for (let k = 1; k < sizes.length; k++) {
-      const a = get(mode, sizes[k - 1]!, 10, phase);
-      const b = get(mode, sizes[k]!, 10, phase);
-      if (a && b)
-        parts.push(
-          `${a.images}→${b.images}: ${(((b.cpuMs - a.cpuMs) * 1000) / (b.images - a.images)).toFixed(0)} µs`,
-        );
+  for (const build of builds)
+    for (const phase of mode === 'run' ? ['cold', 'warm'] : ['round 1', 'round 2']) {
+      const parts: string[] = [];
+      for (let k = 1; k < sizes.length; k++) {
+        const a = get(mode, sizes[k - 1]!, 10, phase, build);
+        const b = get(mode, sizes[k]!, 10, phase, build);
+        if (a && b)
+          parts.push(
+            `${a.images}→${b.images}: ${(((b.cpuMs - a.cpuMs) * 1000) / (b.images - a.images)).toFixed(0)} µs`,
+          );
+      }
+      if (parts.length) console.log(`  ${mode}${build ? `[${build}]` : ''} ${phase}: ${parts.join(', ')}`);
     }
-    if (parts.length) console.log(`  ${mode} ${phase}: ${parts.join(', ')}`);
-  }
 console.log('marginal CPU per extra tag (100 images), over 100 × 10:');
 for (const mode of ['run', 'serve'])
   for (const phase of mode === 'run' ? ['cold', 'warm'] : ['round 1', 'round 2']) {

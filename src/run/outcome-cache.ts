@@ -16,6 +16,7 @@ import { refKey, type Config, type ImagePolicy, type ImageRepository } from '../
 import type { LatestScans } from '../store/index.js';
 import type { ImageFacts } from './facts.js';
 import { scanBasis, type PolicyOutcome } from './policies.js';
+import { Slots } from '../util/index.js';
 
 interface Entry {
   policy: ImagePolicy;
@@ -29,6 +30,14 @@ interface Entry {
 
 export class OutcomeCache {
   readonly #kept = new Map<string, Entry>();
+  /**
+   * The latest scans passes read, by repository. A finished scan never changes, so every pass
+   * that reads the same ones holds this one copy: each running pass read two of each of 10,000
+   * repositories (before and after its scans), two records a repository with their dates and
+   * lists (issue 27).
+   */
+  readonly #scans = new Map<string, LatestScans>();
+  readonly #evaluating = new Slots(1);
   #config: Config | null = null;
   /** Counters, for tests and the bench: outcomes taken from here, and evaluations kept. */
   readonly counts = { reused: 0, kept: 0 };
@@ -70,6 +79,8 @@ export class OutcomeCache {
     if (this.#config !== config) {
       // Policies removed from the configuration are forgotten, once a configuration.
       for (const name of this.#kept.keys()) if (!config.imagePolicies.has(name)) this.#kept.delete(name);
+      for (const name of this.#scans.keys())
+        if (!config.imageRepositories.has(name)) this.#scans.delete(name);
       this.#config = config;
     }
     for (const o of outcomes) {
@@ -78,9 +89,36 @@ export class OutcomeCache {
         this.#kept.delete(o.name);
         continue;
       }
-      this.#kept.set(o.name, { policy: o.policy, repository, scans: o.basis.scans, outcome: o });
+      // Without what a reuse replaces (reuseOutcome): the pass's facts — its HEADs, its digests,
+      // its memo tables, one set a policy — and what the store was given, kept for nothing
+      // (issue 27: ~1 KB an image, held for as long as the daemon runs).
+      const outcome: PolicyOutcome = { ...o, facts: null, events: [], record: null };
+      this.#kept.set(o.name, { policy: o.policy, repository, scans: o.basis.scans, outcome });
       this.counts.kept++;
     }
+  }
+
+  /**
+   * `latest` (a store's answer) with the copy kept here of each repository's entry whose scans
+   * are the same ones; the others are kept from now on.
+   */
+  shareScans(latest: Map<string, LatestScans>): Map<string, LatestScans> {
+    for (const [name, l] of latest) {
+      const k = this.#scans.get(name);
+      if (k && k.finished?.id === l.finished?.id && k.good?.id === l.good?.id) latest.set(name, k);
+      else if (l.finished !== null || l.good !== null) this.#scans.set(name, l);
+    }
+    return latest;
+  }
+
+  /**
+   * Runs a pass's evaluation of its policies after the evaluations of the passes that began
+   * theirs earlier. Ten automations over the same 10,000 policies, four passes at a time, had
+   * four evaluate every policy at once on the same scans, each holding its outcomes until its
+   * end; one at a time, the first evaluates and keeps, and the others take what it kept.
+   */
+  oneAtATime<T>(evaluate: () => Promise<T>): Promise<T> {
+    return this.#evaluating.run(evaluate);
   }
 
   /** How many policies' outcomes are kept. */

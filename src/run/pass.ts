@@ -140,12 +140,22 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     .sort(byName);
 
   const runId = await store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
-  const book = new FactsBook({ config, store, clients: deps.clients, log, now });
+  const cache = deps.outcomes;
+  const book = new FactsBook({
+    config,
+    store,
+    clients: deps.clients,
+    log,
+    now,
+    ...(cache ? { shareScans: (l: Map<string, LatestScans>) => cache.shareScans(l) } : {}),
+  });
 
   // Scan and select first; meanwhile each automation clones or fetches its workspace (under the
   // workspace lock) and only then waits for the candidates, so Git and the registry overlap.
   const selection = (async () => {
-    const before = await store.latestScans(repos.map((r) => refKey(r.metadata)));
+    // A daemon's passes share one copy of each latest scan (outcome-cache.ts).
+    const shared = (l: Map<string, LatestScans>) => deps.outcomes?.shareScans(l) ?? l;
+    const before = shared(await store.latestScans(repos.map((r) => refKey(r.metadata))));
     // A Secret that changed since the last scan (a fixed password) is a reason to scan now.
     const prints = await readPrints(deps.stateDir);
     const secretChanged = (r: ImageRepository): boolean => {
@@ -176,7 +186,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     const elsewhere = due
       .map((r) => refKey(r.metadata))
       .filter((n) => deps.outcomes !== undefined || !scannedByName.has(n));
-    const after = elsewhere.length > 0 ? await store.latestScans(elsewhere) : new Map<string, LatestScans>();
+    const after =
+      elsewhere.length > 0 ? shared(await store.latestScans(elsewhere)) : new Map<string, LatestScans>();
     const none: LatestScans = { finished: null, good: null };
     const latestOf = (name: string) => after.get(name) ?? before.get(name) ?? none;
     const latest = (r: ImageRepository) => latestOf(refKey(r.metadata));
@@ -197,35 +208,42 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       };
     });
 
-    // A daemon's outcomes kept from earlier passes stand for policies whose inputs are
-    // unchanged; the rest are read and evaluated.
-    const evaluated = new Map<string, PolicyOutcome>();
-    const todo: ImagePolicy[] = [];
-    for (const p of policies.values()) {
-      const repoKey = refKey(p.spec.imageRepositoryRef);
-      const repo = config.imageRepositories.get(repoKey);
-      const kept = repo ? deps.outcomes?.lookup(p, repo, latestOf(repoKey)) : undefined;
-      if (!kept) {
-        todo.push(p);
-        continue;
+    // A daemon's passes evaluate one at a time (OutcomeCache.oneAtATime): each then finds what
+    // the one before it kept, rather than several passes over the same policies evaluating
+    // them all at once, each holding its own outcomes (issue 27).
+    const evaluate = async (): Promise<Map<string, PolicyOutcome>> => {
+      // A daemon's outcomes kept from earlier passes stand for policies whose inputs are
+      // unchanged; the rest are read and evaluated.
+      const evaluated = new Map<string, PolicyOutcome>();
+      const todo: ImagePolicy[] = [];
+      for (const p of policies.values()) {
+        const repoKey = refKey(p.spec.imageRepositoryRef);
+        const repo = config.imageRepositories.get(repoKey);
+        const kept = repo ? deps.outcomes?.lookup(p, repo, latestOf(repoKey)) : undefined;
+        if (!kept) {
+          todo.push(p);
+          continue;
+        }
+        const o = reuseOutcome(kept, p, book.forRepository(repoKey));
+        if (o.error) log.info({ policy: o.name, error: o.error }, 'policy has no candidate');
+        evaluated.set(o.name, o);
       }
-      const o = reuseOutcome(kept, p, book.forRepository(repoKey));
-      if (o.error) log.info({ policy: o.name, error: o.error }, 'policy has no candidate');
-      evaluated.set(o.name, o);
-    }
-    if (deps.outcomes) deps.outcomes.counts.reused += evaluated.size;
-    if (todo.length > 0) await book.prefetch(todo);
-    // Policies wait on the registry (HEADs of new selections): evaluate several at once.
-    const fresh: PolicyOutcome[] = [];
-    await pool(todo, 8, async (p) => {
-      const o = await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book);
-      evaluated.set(refKey(p.metadata), o);
-      fresh.push(o);
-    });
-    const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
-    await store.write(policyWrites(outcomes.values(), book));
-    // Kept only once the store holds the states they leave.
-    deps.outcomes?.keep(fresh, config);
+      if (deps.outcomes) deps.outcomes.counts.reused += evaluated.size;
+      if (todo.length > 0) await book.prefetch(todo);
+      // Policies wait on the registry (HEADs of new selections): evaluate several at once.
+      const fresh: PolicyOutcome[] = [];
+      await pool(todo, 8, async (p) => {
+        const o = await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book);
+        evaluated.set(refKey(p.metadata), o);
+        fresh.push(o);
+      });
+      const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
+      await store.write(policyWrites(outcomes.values(), book));
+      // Kept only once the store holds the states they leave.
+      deps.outcomes?.keep(fresh, config);
+      return outcomes;
+    };
+    const outcomes = cache ? await cache.oneAtATime(evaluate) : await evaluate();
     return { repositories, outcomes };
   })();
   // Awaited below; the automations see a failure through their own await.

@@ -4,7 +4,7 @@
  * was empty, has no candidate: pawl never writes from a list it does not trust.
  */
 import { formatDuration, refKey, type Config, type ImagePolicy } from '../config/index.js';
-import { compilePolicy, type CompiledPolicy, type Selection } from '../select/index.js';
+import { sharedPolicy, type CompiledPolicy, type Selection } from '../select/index.js';
 import {
   policySpecHash,
   ratchetStep,
@@ -107,6 +107,8 @@ export interface PolicyDeps {
   clients: ScanClients;
   log: Logger;
   now: () => Date;
+  /** A daemon's one copy of each latest scan (OutcomeCache.shareScans); a pass's own otherwise. */
+  shareScans?: (latest: Map<string, LatestScans>) => Map<string, LatestScans>;
 }
 
 /**
@@ -137,7 +139,8 @@ export class FactsBook {
     // The scans before the tags: the tags read are then of those scans or newer ones, never
     // older, so an outcome a daemon keeps under the scans read (`scansRead`) is never one of an
     // older list (PostgreSQL's reads may otherwise pass a scan another replica finishes).
-    const scans = await this.deps.store.latestScans(repos);
+    const read = await this.deps.store.latestScans(repos);
+    const scans = this.deps.shareScans?.(read) ?? read;
     const [states, tags] = await Promise.all([
       this.deps.store.policyStates(policies.map((p) => refKey(p.metadata))),
       this.deps.store.currentTagsOf(repos),
@@ -257,7 +260,7 @@ export async function evaluatePolicy(
   const repo = facts.repository;
 
   try {
-    out.compiled = compilePolicy(policy.spec, repo.spec.exclusionList);
+    out.compiled = sharedPolicy(policy.spec, repo.spec.exclusionList);
   } catch (err) {
     return { ...out, error: errorMessage(err) };
   }

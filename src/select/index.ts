@@ -1,6 +1,8 @@
 /** Selection: Flux's ImagePolicy strategies over a scan's tags. */
 export {
   compilePolicy,
+  sharedPolicy,
+  sharedPolicyCount,
   compileExclusions,
   applyExclusions,
   type CompiledPolicy,

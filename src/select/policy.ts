@@ -202,3 +202,34 @@ export function compilePolicy(spec: PolicySpec, exclusionList: readonly string[]
     },
   };
 }
+
+/**
+ * Policies whose selection specs are equal share one compiled policy while any of them holds
+ * it (issue 27: 10,000 policies of one `semver: >=1.0.0` kept 10,000 compilations of a dozen
+ * closures each, and each running pass made its own). A compiled policy holds no state of its
+ * own (its strategy, its regular expressions), so sharing one changes no answer. Held weakly:
+ * a spec no policy uses any more is collected with its compilation. A spec that does not
+ * compile throws each time, as `compilePolicy` does.
+ */
+const shared = new Map<string, WeakRef<CompiledPolicy>>();
+const collected = new FinalizationRegistry<string>((key) => {
+  if (shared.get(key)?.deref() === undefined) shared.delete(key);
+});
+
+export function sharedPolicy(spec: PolicySpec, exclusionList: readonly string[]): CompiledPolicy {
+  // Everything compilePolicy reads, and nothing else.
+  const key = JSON.stringify([spec.policy, spec.filterTags ?? null, exclusionList]);
+  const hit = shared.get(key)?.deref();
+  if (hit) return hit;
+  const compiled = compilePolicy(spec, exclusionList);
+  shared.set(key, new WeakRef(compiled));
+  collected.register(compiled, key);
+  return compiled;
+}
+
+/** How many distinct compiled policies are shared now (tests). */
+export function sharedPolicyCount(): number {
+  let n = 0;
+  for (const ref of shared.values()) if (ref.deref() !== undefined) n++;
+  return n;
+}

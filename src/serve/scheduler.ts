@@ -89,7 +89,10 @@ export interface SchedulerOptions {
 
 interface Job {
   spec: JobSpec;
-  timer: unknown;
+  /** The job's entry in the timer wheel (`Due.seq`) when a run is scheduled, else 0. */
+  due: number;
+  /** What the scheduled run is: on the interval, or a retry. */
+  dueTrigger: RunTrigger;
   nextAt: number | null;
   running: Promise<void> | null;
   followUp: boolean;
@@ -107,11 +110,146 @@ export class TimeoutError extends Error {
   override name = 'TimeoutError';
 }
 
+/** A scheduled run in the timer wheel; stale once its job's `due` is another `seq`. */
+interface Due {
+  at: number;
+  seq: number;
+  job: Job;
+}
+
+/**
+ * The scheduled runs of every job, earliest first, behind one clock timer (issue 27). A timer
+ * per job cost each of 10,000 jobs a Timeout, its list and a closure, for what is one ordered
+ * queue; entries of rescheduled jobs are left in place, skipped when they come up, and dropped
+ * all at once when they outnumber the live ones.
+ */
+class TimerWheel {
+  readonly #heap: Due[] = [];
+  #seq = 0;
+  #live = 0;
+  #timer: unknown = null;
+  #timerAt = Infinity;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly fire: (job: Job) => void,
+  ) {}
+
+  add(job: Job, at: number): void {
+    this.remove(job);
+    const due: Due = { at, seq: ++this.#seq, job };
+    job.due = due.seq;
+    this.#live++;
+    this.#push(due);
+    if (this.#heap.length > 64 && this.#heap.length > 3 * this.#live) this.#compact();
+    this.#arm();
+  }
+
+  remove(job: Job): void {
+    if (job.due === 0) return;
+    job.due = 0;
+    this.#live--;
+    if (this.#live === 0) this.clear();
+  }
+
+  /** Every entry dropped and the clock timer cleared (jobs' `due` is the caller's to reset). */
+  clear(): void {
+    this.#heap.length = 0;
+    this.#live = 0;
+    this.#disarm();
+  }
+
+  /** Clock timers this wheel holds: 0 or 1, whatever the number of jobs. */
+  get timers(): number {
+    return this.#timer === null ? 0 : 1;
+  }
+
+  #arm(): void {
+    while (this.#heap.length > 0 && this.#heap[0]!.seq !== this.#heap[0]!.job.due) this.#pop();
+    const top = this.#heap[0];
+    if (!top) return this.#disarm();
+    if (this.#timer !== null && this.#timerAt <= top.at) return;
+    this.#disarm();
+    this.#timerAt = top.at;
+    this.#timer = this.clock.setTimeout(() => this.#tick(), Math.max(0, top.at - this.clock.now()));
+  }
+
+  #disarm(): void {
+    if (this.#timer !== null) this.clock.clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#timerAt = Infinity;
+  }
+
+  /**
+   * Starts every run due by now, in the order they were due (then scheduled). Runs scheduled by
+   * these starts wait for the next tick, as they would have waited for a timer of their own.
+   */
+  #tick(): void {
+    this.#timer = null;
+    this.#timerAt = Infinity;
+    const now = this.clock.now();
+    const due: Job[] = [];
+    while (this.#heap.length > 0 && this.#heap[0]!.at <= now) {
+      const d = this.#pop();
+      if (d.seq !== d.job.due) continue;
+      d.job.due = 0;
+      this.#live--;
+      due.push(d.job);
+    }
+    for (const job of due) this.fire(job);
+    this.#arm();
+  }
+
+  #compact(): void {
+    const live = this.#heap.filter((d) => d.seq === d.job.due);
+    this.#heap.length = 0;
+    for (const d of live) this.#push(d);
+  }
+
+  #less(a: Due, b: Due): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+
+  #push(d: Due): void {
+    const h = this.#heap;
+    h.push(d);
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.#less(h[i]!, h[parent]!)) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
+    }
+  }
+
+  #pop(): Due {
+    const h = this.#heap;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length > 0) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.#less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.#less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
 export class Scheduler {
   private readonly jobs = new Map<string, Job>();
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly opts: Required<Omit<SchedulerOptions, 'clock' | 'random' | 'onSettled'>>;
+  private readonly wheel: TimerWheel;
   private stopped = false;
 
   constructor(private readonly options: SchedulerOptions = {}) {
@@ -123,6 +261,15 @@ export class Scheduler {
       backoffBase: options.backoffBase ?? 1_000,
       backoffMax: options.backoffMax ?? 5 * 60_000,
     };
+    this.wheel = new TimerWheel(this.clock, (job) => {
+      job.nextAt = null;
+      if (!job.running) this.start(job, job.dueTrigger);
+    });
+  }
+
+  /** Clock timers the scheduler holds for scheduled runs: at most one, however many jobs. */
+  scheduledTimers(): number {
+    return this.wheel.timers;
   }
 
   /**
@@ -148,7 +295,8 @@ export class Scheduler {
       if (!job) {
         const fresh: Job = {
           spec,
-          timer: null,
+          due: 0,
+          dueTrigger: 'interval',
           nextAt: null,
           running: null,
           followUp: false,
@@ -234,6 +382,7 @@ export class Scheduler {
       job.followUp = false;
       for (const w of job.waiting.splice(0)) w(null);
     }
+    this.wheel.clear();
   }
 
   /** Settles when no run is in progress (after `stop`, nothing new starts). */
@@ -280,8 +429,7 @@ export class Scheduler {
   }
 
   private clearTimer(job: Job): void {
-    if (job.timer !== null) this.clock.clearTimeout(job.timer);
-    job.timer = null;
+    this.wheel.remove(job);
     job.nextAt = null;
   }
 
@@ -289,11 +437,8 @@ export class Scheduler {
     this.clearTimer(job);
     if (this.stopped || job.removed || job.spec.suspended) return;
     job.nextAt = this.clock.now() + delay;
-    job.timer = this.clock.setTimeout(() => {
-      job.timer = null;
-      job.nextAt = null;
-      if (!job.running) this.start(job, trigger);
-    }, delay);
+    job.dueTrigger = trigger;
+    this.wheel.add(job, job.nextAt);
   }
 
   private start(job: Job, trigger: RunTrigger): void {
@@ -306,12 +451,14 @@ export class Scheduler {
     job.followUp = false;
     const waiting = job.waiting.splice(0);
     const spec = job.spec;
-    const controller = new AbortController();
     let timedOut = false;
     let timeout: unknown = null;
     const startedAt = this.clock.now();
     job.runs++;
+    // The run's signal and timer are made once the gate lets it through: thousands of runs may
+    // wait there (every repository asked for at once, issue 27), holding nothing but this.
     const timed = async (): Promise<void> => {
+      const controller = new AbortController();
       timeout = this.clock.setTimeout(() => {
         timedOut = true;
         controller.abort(new TimeoutError(`${spec.key} timed out after ${spec.timeout} ms`));

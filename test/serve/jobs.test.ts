@@ -2,7 +2,8 @@
  * The daemon's job rules without a daemon: the settle retry (its delays, its bound, stopping),
  * how queued webhooks fold into a pass, what an accepted webhook queues, the runs under a lease
  * (a follow-up when work arrived during the run; none when the lease was lost), and a failed
- * pass keeping its webhook work. A manual clock and the local coordinator; no timer is waited on.
+ * pass keeping its webhook work, and repository runs waiting for a scan slot holding nothing of
+ * a run (no lease, no timer) until they have one. A manual clock and the local coordinator; no timer is waited on.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,12 +26,13 @@ import {
   automationJob,
   JobLeases,
   publishWebhook,
+  RepositoryJobs,
   repositoryJob,
   SettleRetries,
 } from '../../src/serve/jobs/index.js';
 import { carryPending, mergePending, type Pending } from '../../src/serve/jobs/work.js';
 import { ServeMetrics } from '../../src/serve/metrics.js';
-import type { RunContext } from '../../src/serve/scheduler.js';
+import { Scheduler, type RunContext } from '../../src/serve/scheduler.js';
 import type { LoadedConfig } from '../../src/serve/source/index.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/index.js';
 import { Slots, silentLogger } from '../../src/util/index.js';
@@ -407,6 +409,38 @@ describe('JobLeases: runs under the lease', () => {
   });
 });
 
+describe('AutomationJobs: the schedule fingerprint', () => {
+  test('a digest of the same size however many policies, that changes with any of them', async () => {
+    const jobs = new AutomationJobs({
+      config: () => ({ config }) as unknown as LoadedConfig,
+      runs: { request: async () => null, running: () => null } as never,
+      clock: new FakeClock(),
+    } as never);
+    const automation = config.automations.get('apps/front')!;
+    const fp = (c: Config, repos: string[]) =>
+      jobs.spec(automation, c, new Map([['apps/front', repos]])).fingerprint;
+    const one = fp(config, ['apps/web']);
+    // The scheduler keeps one per job for as long as the daemon runs (issue 27: ~35 MB of text
+    // for 10 selector-less automations over 10,000 policies).
+    const web = config.imagePolicies.get('apps/web')!;
+    const many = new Map(config.imagePolicies);
+    for (let i = 0; i < 1000; i++)
+      many.set(`apps/web-${i}`, { ...web, metadata: { ...web.metadata, name: `web-${i}` } });
+    const large = fp({ ...config, imagePolicies: many }, ['apps/web']);
+    assert.equal(large.length, one.length, 'as long with 1,001 policies as with one');
+    assert.ok(one.length <= 64);
+    assert.notEqual(large, one, 'another policy: another fingerprint');
+    const changed = new Map(config.imagePolicies);
+    changed.set('apps/web', {
+      ...web,
+      spec: { ...web.spec, policy: { strategy: 'semver', range: '>=2.0.0' } },
+    });
+    assert.notEqual(fp({ ...config, imagePolicies: changed }, ['apps/web']), one, "a policy's spec changed");
+    assert.notEqual(fp(config, ['apps/web', 'apps/app']), one, 'its repositories changed');
+    assert.equal(fp(config, ['apps/web']), one, 'nothing changed: the same fingerprint');
+  });
+});
+
 describe('AutomationJobs: a failed pass', () => {
   let store: SqliteStore;
   before(() => {
@@ -463,5 +497,79 @@ describe('AutomationJobs: a failed pass', () => {
     assert.deepEqual(left.repositories, ['apps/web']);
     await c.release(lease);
     assert.deepEqual(requested, [], 'a failed pass asks for no settle retry (its backoff retries it)');
+  });
+});
+
+describe('RepositoryJobs: runs waiting for a scan slot', () => {
+  let store: SqliteStore;
+  before(() => {
+    store = openSqliteStore(stateDir, {});
+  });
+  after(() => store.close());
+
+  test('every repository asked for at once: none claims its lease or starts a timer before it has a slot', async () => {
+    const clock = new FakeClock();
+    let claims = 0;
+    let refuse = false;
+    const leases = coordinator();
+    // Counted; once the slot is free, another replica holds every lease: the runs scan nothing.
+    const c = coordinator({
+      claim: async (key) => {
+        claims++;
+        return refuse ? null : leases.claim(key);
+      },
+    });
+    const metrics = new ServeMetrics();
+    const current = {
+      config,
+      clients: createScanClients(config, { log: silentLogger }),
+    } as unknown as LoadedConfig;
+    const slots = new Slots(1);
+    const scheduler = new Scheduler({ clock });
+    const jobs = new RepositoryJobs({
+      config: () => current,
+      store,
+      runs: scheduler,
+      leases: new JobLeases({ coordinator: c, metrics, log: silentLogger, request: () => undefined }),
+      settle: new SettleRetries(clock),
+      metrics,
+      events: new ServeEvents(silentLogger),
+      log: silentLogger,
+      clock,
+      stopping: () => false,
+      slots,
+      interrupted: new Set(),
+    });
+    const names = [...config.imageRepositories.keys()];
+    assert.equal(names.length, 3);
+    // Schedules far away: only the requests below run.
+    scheduler.set(
+      names.map((n) => ({ ...jobs.spec(config.imageRepositories.get(n)!), firstDelay: () => 3_600_000 })),
+    );
+    // The one scan slot is busy: every run the requests start waits for it.
+    let free!: () => void;
+    const busy = slots.run(() => new Promise<void>((resolve) => (free = resolve)));
+    const done = names.map((n) => scheduler.request(repositoryJob(n)));
+    await settle();
+    assert.equal(scheduler.runningCount(), 3, 'three runs started, waiting for the slot');
+    assert.equal(claims, 0, 'no lease claimed by a run without a scan slot');
+    // The requests took the runs off their schedules; a run holds its timeout's timer once it has a slot.
+    assert.equal(clock.pending(), 0, 'no timer held by a run without a scan slot');
+    // A pass asking for a repository joins its waiting run rather than asking for one more.
+    const joined = jobs.ensureScanned([{ repository: config.imageRepositories.get(names[0]!)!, since: 0 }]);
+    await settle();
+    assert.equal(scheduler.status(repositoryJob(names[0]!))!.queued, false, 'no follow-up run asked for');
+    refuse = true;
+    free();
+    await busy;
+    await Promise.all(done);
+    await joined;
+    assert.equal(claims, 3, 'each run claimed once it had the slot');
+    assert.equal(
+      scheduler.status(repositoryJob(names[0]!))!.runs,
+      1,
+      'the pass was served by the waiting run',
+    );
+    scheduler.stop();
   });
 });

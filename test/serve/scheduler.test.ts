@@ -307,3 +307,58 @@ describe('scheduler: gates', () => {
     assert.equal(p.starts.length, 2, 'once it is this replica’s, the schedule runs it');
   });
 });
+
+describe('scheduler: one timer for every job (issue 27)', () => {
+  test('500 jobs on their own jittered schedules hold one clock timer, and each still runs on its interval', async () => {
+    const clock = new FakeClock();
+    let r = 0;
+    const s = new Scheduler({ clock, random: () => (r++ % 100) / 100, startSpread: 10_000 });
+    const probes = Array.from({ length: 500 }, () => probe());
+    s.set(probes.map((p, i) => job(clock, `j${i}`, p, { firstDelay: undefined })));
+    assert.equal(clock.pending(), 1, 'one timer for 500 scheduled jobs, not one each');
+    await clock.advance(10_000);
+    assert.ok(
+      probes.every((p) => p.starts.length === 1),
+      'every first run within the start spread',
+    );
+    assert.equal(clock.pending(), 1, 'rescheduled after their runs: still one timer');
+    await clock.advance(60_000 * 1.05);
+    for (const [i, p] of probes.entries()) {
+      assert.equal(p.starts.length, 2, `j${i}: its second run`);
+      const gap = p.starts[1]! - p.starts[0]!;
+      assert.ok(gap >= 57_000 && gap <= 63_000, `j${i}: ${gap} ms between runs, within ±5% of 60 s`);
+    }
+    // A request clears the job's schedule; the stale entry it leaves never runs it twice.
+    await s.request('j0');
+    assert.equal(probes[0]!.starts.length, 3);
+    await clock.advance(60_000 * 1.05);
+    assert.equal(probes[0]!.starts.length, 4, 'one run per interval after the request, not two');
+    s.stop();
+    assert.equal(clock.pending(), 0, 'stopped: no timer left');
+  });
+
+  test('runs waiting at the gate hold no timer', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    let open!: () => void;
+    const gateOpen = new Promise<void>((resolve) => (open = resolve));
+    const p = probe();
+    s.set(
+      Array.from({ length: 100 }, (_, i) =>
+        job(clock, `j${i}`, p, {
+          gate: async (fn) => {
+            await gateOpen;
+            await fn();
+          },
+        }),
+      ),
+    );
+    await clock.advance(0);
+    assert.equal(s.runningCount(), 100, 'all 100 runs started, waiting at the gate');
+    assert.equal(clock.pending(), 0, 'no timeout timer before the gate lets a run through');
+    open();
+    await clock.advance(0);
+    assert.equal(p.starts.length, 100);
+    assert.equal(clock.pending(), 1, 'done: the next runs scheduled, behind one timer');
+  });
+});

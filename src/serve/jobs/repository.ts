@@ -24,12 +24,18 @@ export interface RepositoryJobContext extends JobContext {
   interrupted: ReadonlySet<number>;
 }
 
+/** A repository job's run: when its scan's listing began (null: not yet), and whether it is over. */
+interface RunRecord {
+  began: number | null;
+  ended: boolean;
+}
+
 export class RepositoryJobs implements ScanPort {
   #lastScans = new Map<string, ScanRecord | null>();
   /** When this replica's latest scan of each repository began (its registry listing), clock ms. */
   readonly #scanBegan = new Map<string, number>();
   /** The repository job's latest run here: when its scan's listing began (null: not yet), and whether it is over. */
-  readonly #runs = new Map<string, { began: number | null; ended: boolean }>();
+  readonly #runs = new Map<string, RunRecord>();
   /** Scans re-run because a webhook's tag was not listed yet, by repository. */
   readonly #rescans = new Map<string, number>();
 
@@ -60,7 +66,8 @@ export class RepositoryJobs implements ScanPort {
     return {
       key,
       interval: repo.spec.interval,
-      // The scanner enforces spec.timeout itself; the scheduler's bound also covers waiting for a slot.
+      // The scanner enforces spec.timeout itself; the scheduler's is the outer bound of the run
+      // (its lease, its queued work, the store), once it holds a scan slot.
       timeout: repo.spec.timeout * 2 + 5_000,
       suspended: repo.spec.suspend,
       fingerprint: JSON.stringify([
@@ -75,12 +82,18 @@ export class RepositoryJobs implements ScanPort {
         return last.startedAt.getTime() + current.spec.interval - ctx.clock.now();
       },
       admit: () => ctx.leases.admit(key),
-      run: (run) => {
-        const record = { began: null as number | null, ended: false };
+      // A run waits for its scan slot before it claims the lease or takes its work: every
+      // repository asked for at once (a start, `pawl reconcile` of everything) is as many runs
+      // waiting, and each held a lease, its signals, its queued work and a timer while it waited
+      // (issue 27). Its record is made here, so that a pass joins a run still waiting.
+      gate: (fn) => {
+        const record: RunRecord = { began: null, ended: false };
         this.#runs.set(name, record);
-        return ctx.leases
-          .run(key, run, (claimed) => this.#scan(name, run, claimed, record))
-          .finally(() => (record.ended = true));
+        return ctx.slots.run(fn).finally(() => (record.ended = true));
+      },
+      run: (run) => {
+        const record = this.#runs.get(name) ?? { began: null, ended: false };
+        return ctx.leases.run(key, run, (claimed) => this.#scan(name, run, claimed, record));
       },
     };
   }
@@ -105,22 +118,20 @@ export class RepositoryJobs implements ScanPort {
     // Webhooks for a repository no automation uses: this scan is what they asked for.
     const work = await claimed.take();
     const started = performance.now();
-    const [report] = await ctx.slots.run(() => {
-      record.began = ctx.clock.now();
-      this.#scanBegan.set(name, record.began);
-      return scanRepositories(
-        [repo],
-        {
-          client: (r) => clients.client(r),
-          reference: (r) => clients.reference(r),
-          store: ctx.store,
-          log: ctx.log,
-          now: () => new Date(ctx.clock.now()),
-          signal: claimed.signal,
-        },
-        { concurrency: 1 },
-      );
-    });
+    record.began = ctx.clock.now();
+    this.#scanBegan.set(name, record.began);
+    const [report] = await scanRepositories(
+      [repo],
+      {
+        client: (r) => clients.client(r),
+        reference: (r) => clients.reference(r),
+        store: ctx.store,
+        log: ctx.log,
+        now: () => new Date(ctx.clock.now()),
+        signal: claimed.signal,
+      },
+      { concurrency: 1 },
+    );
     if (!report) return;
     if (!report.error) {
       // The webhook's tag not listed yet: the work stays queued and this scan runs again shortly.

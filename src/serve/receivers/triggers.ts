@@ -18,7 +18,7 @@ import {
   type ImageUpdateAutomation,
   type Receiver,
 } from '../../config/index.js';
-import { compilePolicy } from '../../select/index.js';
+import { sharedPolicy } from '../../select/index.js';
 import { imageMatcher } from './match.js';
 import type { EventImage, ReceivedEvent } from './types.js';
 
@@ -125,7 +125,7 @@ const JUST_PUSHED = new Date(0);
 function someoneCouldSelect(policies: ImagePolicy[], repo: ImageRepository, tag: string): boolean {
   return policies.some((p) => {
     try {
-      const compiled = compilePolicy(p.spec, repo.spec.exclusionList);
+      const compiled = sharedPolicy(p.spec, repo.spec.exclusionList);
       const opts = compiled.strategy === 'newestBuild' ? { buildTimes: new Map([[tag, JUST_PUSHED]]) } : {};
       return compiled.select([tag], opts).tag === tag;
     } catch {

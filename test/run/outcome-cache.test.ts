@@ -1,0 +1,105 @@
+/**
+ * What a daemon keeps between passes (src/run/outcome-cache.ts), by what it holds, not by time
+ * (issue 27): one copy of each repository's latest scans however many passes read them, and
+ * kept outcomes without the pass's facts or what the store was given.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Config, ImagePolicy, ImageRepository } from '../../src/config/index.js';
+import { OutcomeCache, type PolicyOutcome } from '../../src/run/index.js';
+import type { ScanRecord } from '../../src/records/index.js';
+import type { LatestScans } from '../../src/store/index.js';
+
+const scan = (id: number, repository: string): ScanRecord => ({
+  id,
+  repository,
+  image: `ghcr.io/org/${repository}`,
+  startedAt: new Date(id * 1000),
+  endedAt: new Date(id * 1000 + 10),
+  outcome: 'ok',
+  error: null,
+  tagCount: 1,
+  checksum: 'c',
+  added: ['1.0.0'],
+  removed: [],
+  anomalies: [],
+  requests: 1,
+});
+
+/** A store's answer: new objects each time, as every read makes them. */
+const read = (ids: Record<string, number>): Map<string, LatestScans> =>
+  new Map(Object.entries(ids).map(([r, id]) => [r, { finished: scan(id, r), good: scan(id, r) }]));
+
+test('passes that read the same latest scans hold one copy of them; a newer scan replaces it', () => {
+  const cache = new OutcomeCache();
+  const names = Array.from({ length: 100 }, (_, i) => `apps/r${i}`);
+  const ids = Object.fromEntries(names.map((n, i) => [n, i + 1]));
+  const first = cache.shareScans(read(ids));
+  // Ten passes, each reading twice.
+  const later = Array.from({ length: 20 }, () => cache.shareScans(read(ids)));
+  for (const n of names)
+    assert.equal(new Set([first, ...later].map((m) => m.get(n))).size, 1, `${n}: one copy for 21 reads`);
+  const rescanned = cache.shareScans(read({ ...ids, 'apps/r0': 500 }));
+  assert.notEqual(rescanned.get('apps/r0'), first.get('apps/r0'), 'a newer scan is not the old copy');
+  assert.equal(rescanned.get('apps/r0')!.finished!.id, 500);
+  assert.equal(rescanned.get('apps/r1'), first.get('apps/r1'));
+  assert.equal(cache.shareScans(read({ 'apps/r0': 500 })).get('apps/r0'), rescanned.get('apps/r0'));
+});
+
+test("a kept outcome holds neither the pass's facts nor what the store was given", () => {
+  const cache = new OutcomeCache();
+  const repository = { metadata: { namespace: 'apps', name: 'web' }, spec: {} } as unknown as ImageRepository;
+  const policy = {
+    metadata: { namespace: 'apps', name: 'web' },
+    spec: { imageRepositoryRef: { namespace: 'apps', name: 'web' } },
+  } as unknown as ImagePolicy;
+  const config = {
+    imagePolicies: new Map([['apps/web', policy]]),
+    imageRepositories: new Map([['apps/web', repository]]),
+  } as unknown as Config;
+  const latest: LatestScans = { finished: scan(1, 'apps/web'), good: scan(1, 'apps/web') };
+  const facts = { heads: 'the pass’s HEADs' };
+  const outcome = {
+    name: 'apps/web',
+    policy,
+    facts,
+    events: [{ kind: 'stale-scan' }],
+    record: { state: { specHash: 'h' }, events: [], selection: null },
+    basis: { scans: '1/ok/1', settled: true },
+  } as unknown as PolicyOutcome;
+  cache.keep([outcome], config);
+  assert.equal(cache.size, 1);
+  // What a pass sees of it is unchanged: reuseOutcome puts its own facts and records in.
+  const kept = cache.lookup(policy, repository, latest);
+  assert.ok(kept, 'kept under the same scans');
+  assert.equal(kept.facts, null, "the pass's facts are not kept");
+  assert.deepEqual(kept.events, []);
+  assert.equal(kept.record, null);
+  assert.equal(outcome.facts, facts, "the pass's own outcome is untouched");
+});
+
+test("a daemon's passes evaluate their policies one at a time, in the order they asked", async () => {
+  const cache = new OutcomeCache();
+  let running = 0;
+  let most = 0;
+  const order: number[] = [];
+  const release: (() => void)[] = [];
+  const evaluations = [1, 2, 3].map((n) =>
+    cache.oneAtATime(async () => {
+      running++;
+      most = Math.max(most, running);
+      order.push(n);
+      await new Promise<void>((resolve) => release.push(resolve));
+      running--;
+      return n;
+    }),
+  );
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setImmediate(r));
+    assert.equal(running, 1, 'one evaluation at a time');
+    release.shift()!();
+  }
+  assert.deepEqual(await Promise.all(evaluations), [1, 2, 3]);
+  assert.deepEqual(order, [1, 2, 3]);
+  assert.equal(most, 1);
+});
