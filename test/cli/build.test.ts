@@ -9,6 +9,7 @@ import { buildCli } from '../../scripts/build.js';
 import { ROOT, gitObjects, imageObjects, startWorld } from '../helpers/world.js';
 import { pushTags } from '../helpers/push.js';
 import { DEPLOY } from '../serve/fixtures.js';
+import { startServe } from '../helpers/serve.js';
 
 const execFileP = promisify(execFile);
 // The built CLI's code cache in a directory of the test's own, not the user's ~/.cache.
@@ -134,5 +135,45 @@ test('the bundle runs a whole pass: registry requests (undici), the guard, SQLit
   } finally {
     await rm(out, { recursive: true, force: true });
     await w.close();
+  }
+});
+
+test('the built daemon writes its code cache after its first pass, before the optimizer is on, and the next start takes it', async () => {
+  const out = join(ROOT, 'bench', 'out', `build-serve-test-${process.pid}`);
+  const work = await mkdtemp(join(tmpdir(), 'pawl-build-serve-'));
+  const cache = join(work, 'cache');
+  try {
+    await buildCli(out);
+    await writeFile(
+      join(work, 'objects.yaml'),
+      imageObjects('app', '127.0.0.1:9/app', 'semver:\n  range: ">=1.0.0"', {}),
+    );
+    const env = { PAWL_CODE_CACHE_DIR: cache, PAWL_CODE_CACHE_DEBUG: '1' };
+    for (const pass of ['first', 'second']) {
+      const serve = await startServe({
+        entry: join(out, 'cli', 'main.js'),
+        configDir: work,
+        stateDir: join(work, `state-${pass}`),
+        env,
+      });
+      try {
+        await serve.waitForLog((r) => r.msg === 'optimizer on', 'optimizer on');
+        if (pass === 'first') {
+          assert.match(serve.output(), /code cache: absent /);
+          assert.match(serve.output(), /code cache: written .*serve-[0-9a-f]+\.bin/);
+        } else {
+          // Made under the flags the launcher set before compiling (src/cli/start-flags.ts), which
+          // the daemon set again at its start: V8 takes it.
+          assert.match(serve.output(), /code cache: accepted /);
+          assert.doesNotMatch(serve.output(), /code cache: written/);
+        }
+      } finally {
+        await serve.stop();
+      }
+    }
+    assert.deepEqual((await readdir(cache)).filter((f) => f.startsWith('serve-')).length, 1);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true });
   }
 });
