@@ -56,6 +56,21 @@ const PROFILE = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []
 const TSX = process.env.BENCH_TSX === '1';
 /** The CLI as installed: bin/pawl.js runs dist/cli/main.js once `npm run build` has made it. */
 const SHIPPED = join(ROOT, 'bin', 'pawl.js');
+/**
+ * BENCH_AB=DIR: another checkout with its own dist/ built (say main's, in bench/out/base): every
+ * scenario of the built CLI also runs that one's bin/pawl.js, alternated with this one's in each
+ * run (which goes first swaps), recorded as `base …` (docs/performance.md, issue 27's code cache).
+ */
+const AB = process.env.BENCH_AB ? join(process.env.BENCH_AB, 'bin', 'pawl.js') : undefined;
+/**
+ * The built CLI's code cache (src/cli/code-cache.ts) lives in a directory of the bench's own.
+ * BENCH_CODE_CACHE=cold: an empty one for every CLI process (each start a first start, which
+ * writes the cache); default `warm`: one directory, primed before anything is measured (a
+ * `--help`, a `validate`, and a cold and a warm pass in a world of their own).
+ */
+const CODE_CACHE = process.env.BENCH_CODE_CACHE === 'cold' ? 'cold' : 'warm';
+let entry = SHIPPED;
+let side = '';
 const TARGET_WALL_MS = 5000;
 const TARGET_RSS_MB = 250;
 const TARGET_GUARD = 0.2;
@@ -89,7 +104,7 @@ interface Measured {
 
 /** Runs the CLI (the built bin/pawl.js, or tsx from source) under /usr/bin/time. */
 async function timedCli(args: string[], shipped = true): Promise<Measured> {
-  return timedNode([...PROFILE, ...(shipped ? [SHIPPED] : ['--import', 'tsx', CLI]), ...args]);
+  return timedNode([...PROFILE, ...(shipped ? [entry] : ['--import', 'tsx', CLI]), ...args]);
 }
 
 /** `node ARGS` under /usr/bin/time; wall time measured here, CPU and peak RSS from time's %U %S %M (KiB). */
@@ -101,6 +116,8 @@ async function timedNode(nodeArgs: string[]): Promise<Measured> {
 async function timedCommand(cmd: string, args: string[]): Promise<Measured> {
   const dir = await mkdtemp(join(tmpdir(), 'pawl-bench-time-'));
   const out = join(dir, 'time');
+  const codeCache =
+    CODE_CACHE === 'cold' ? join(dir, 'code-cache') : join(tmpdir(), `pawl-bench-code-cache-${process.pid}`);
   const t0 = performance.now();
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
@@ -108,7 +125,7 @@ async function timedCommand(cmd: string, args: string[]): Promise<Measured> {
       ['-o', out, '-f', '%e %U %S %M', cmd, ...args],
       {
         cwd: ROOT,
-        env: { ...process.env, PAWL_LOG_LEVEL: 'warn', PAWL_USE_DIST: '1' },
+        env: { ...process.env, PAWL_LOG_LEVEL: 'warn', PAWL_USE_DIST: '1', PAWL_CODE_CACHE_DIR: codeCache },
         maxBuffer: 256 * 1024 * 1024,
       },
       (err, stdout, stderr) =>
@@ -288,23 +305,50 @@ try {
 
   type Row = { wallMs: number; cpuMs: number; rssMb: number; requests: Counts };
   const results = new Map<string, Row[]>();
-  const record = (key: string, r: Row) => results.set(key, [...(results.get(key) ?? []), r]);
+  const record = (name: string, r: Row) => {
+    const key = `${side}${name}`;
+    results.set(key, [...(results.get(key) ?? []), r]);
+  };
+  /** This checkout's CLI alone, or with BENCH_AB's, in turn (the order swapped in odd runs). */
+  const sides = (k: number): (() => void)[] => {
+    const mine = () => ((entry = SHIPPED), (side = ''));
+    if (!AB) return [mine];
+    const base = () => ((entry = AB), (side = 'base '));
+    return k % 2 === 0 ? [base, mine] : [mine, base];
+  };
 
   // --- start-up and configuration (issue 12), the built CLI against node itself in the same run
   await buildCli(join(ROOT, 'dist'));
   if (process.env.BENCH_LAB === '1') await lab();
   const none = counts(proxy);
   const vw = await world('guarded', () => TAGS[0]!);
+  if (CODE_CACHE === 'warm')
+    for (const use of sides(0)) {
+      use();
+      await timedCli(['--help']);
+      await timedCli(['validate', '-c', vw.configDir]);
+      const pw = await world('guarded', () => TAGS[0]!);
+      await coldPass(`priming ${side}`, pw);
+      await pw.run(['--refresh']);
+      await pw.close();
+    }
   for (let k = 0; k < RUNS; k++) {
+    entry = SHIPPED;
+    side = '';
     record('node -e 0', { ...(await timedNode(['-e', '0'])), requests: none });
-    const v = await timedCli(['--version']);
-    if (v.code !== 0 || !/^\d+\.\d+\.\d+/.test(v.stdout)) fail(`--version: ${v.stdout} ${v.stderr}`);
-    record('pawl --version', { ...v, requests: none });
-    record('pawl --help', { ...(await timedCli(['--help'])), requests: none });
-    const val = await timedCli(['validate', '-c', vw.configDir]);
-    if (val.code !== 0 || !/^valid: 500 ImageRepository, 500 ImagePolicy/m.test(val.stdout))
-      fail(`validate: exit ${val.code}: ${val.stdout.slice(0, 500)} ${val.stderr.slice(0, 500)}`);
-    record('pawl validate', { ...val, requests: none });
+    for (const use of sides(k)) {
+      use();
+      const v = await timedCli(['--version']);
+      if (v.code !== 0 || !/^\d+\.\d+\.\d+/.test(v.stdout)) fail(`--version: ${v.stdout} ${v.stderr}`);
+      record('pawl --version', { ...v, requests: none });
+      record('pawl --help', { ...(await timedCli(['--help'])), requests: none });
+      const val = await timedCli(['validate', '-c', vw.configDir]);
+      if (val.code !== 0 || !/^valid: 500 ImageRepository, 500 ImagePolicy/m.test(val.stdout))
+        fail(`validate: exit ${val.code}: ${val.stdout.slice(0, 500)} ${val.stderr.slice(0, 500)}`);
+      record('pawl validate', { ...val, requests: none });
+    }
+    entry = SHIPPED;
+    side = '';
     if (TSX) record('tsx help', { ...(await timedCli(['--help'], false)), requests: none });
   }
   await vw.close();
@@ -391,52 +435,59 @@ try {
   }
 
   for (let k = 0; k < RUNS; k++) {
+    entry = SHIPPED;
+    side = '';
     // The floors alternate with pawl's passes (before them in odd runs, after in even ones).
     if (k % 2 === 1) await floorPasses();
-    for (const variant of k % 2 === 0
-      ? (['guarded', 'unguarded'] as const)
-      : (['unguarded', 'guarded'] as const)) {
-      if (TSX) {
-        const wt = await world(variant, () => TAGS[0]!);
-        record(`tsx ${variant} cold`, await coldPass(`tsx ${variant}`, wt, false));
-        await wt.close();
+    for (const use of sides(k)) {
+      use();
+      for (const variant of k % 2 === 0
+        ? (['guarded', 'unguarded'] as const)
+        : (['unguarded', 'guarded'] as const)) {
+        if (TSX) {
+          const wt = await world(variant, () => TAGS[0]!);
+          record(`tsx ${variant} cold`, await coldPass(`tsx ${variant}`, wt, false));
+          await wt.close();
+        }
+        const w = await world(variant, () => TAGS[0]!);
+        record(`${variant} cold`, await coldPass(variant, w));
+
+        const warm = await w.run(['--refresh']);
+        const b = warm.report.automations[0];
+        if (
+          warm.code !== 0 ||
+          b?.result !== 'up-to-date' ||
+          b.changes.length !== 0 ||
+          b.kept.some((x) => x.reason !== 'up-to-date')
+        )
+          fail(`${variant} warm: expected up-to-date, got ${b?.result} ${b?.error ?? ''}`);
+        if (warm.report.repositories.some((r) => !r.scanned || r.error))
+          fail(`${variant} warm: not every repository was rescanned`);
+        if ((await w.commits()) !== 2) fail(`${variant} warm: made a commit`);
+        record(`${variant} warm`, warm);
+
+        // Right after: nothing is due (interval 1m), so no scan; markers read, nothing written.
+        const idle = await w.run([]);
+        const e = idle.report.automations[0];
+        if (idle.code !== 0 || e?.result !== 'up-to-date' || idle.report.repositories.some((r) => r.scanned))
+          fail(`${variant} not due: ${e?.result}`);
+        record(`${variant} not-due`, idle);
+
+        await release(true);
+        const rel = await w.run(['--refresh']);
+        await release(false);
+        const c = rel.report.automations[0];
+        if (rel.code !== 0 || c?.result !== 'pushed' || c.changes.length !== RELEASED)
+          fail(`${variant} release: ${c?.result}, ${c?.changes.length} changes ${c?.error ?? ''}`);
+        const d2 = await w.lastDiff();
+        if ((await w.commits()) !== 3 || d2.added !== RELEASED || d2.removed !== RELEASED)
+          fail(`${variant} release: ${JSON.stringify(d2)}`);
+        record(`${variant} release`, rel);
+        await w.close();
       }
-      const w = await world(variant, () => TAGS[0]!);
-      record(`${variant} cold`, await coldPass(variant, w));
-
-      const warm = await w.run(['--refresh']);
-      const b = warm.report.automations[0];
-      if (
-        warm.code !== 0 ||
-        b?.result !== 'up-to-date' ||
-        b.changes.length !== 0 ||
-        b.kept.some((x) => x.reason !== 'up-to-date')
-      )
-        fail(`${variant} warm: expected up-to-date, got ${b?.result} ${b?.error ?? ''}`);
-      if (warm.report.repositories.some((r) => !r.scanned || r.error))
-        fail(`${variant} warm: not every repository was rescanned`);
-      if ((await w.commits()) !== 2) fail(`${variant} warm: made a commit`);
-      record(`${variant} warm`, warm);
-
-      // Right after: nothing is due (interval 1m), so no scan; markers read, nothing written.
-      const idle = await w.run([]);
-      const e = idle.report.automations[0];
-      if (idle.code !== 0 || e?.result !== 'up-to-date' || idle.report.repositories.some((r) => r.scanned))
-        fail(`${variant} not due: ${e?.result}`);
-      record(`${variant} not-due`, idle);
-
-      await release(true);
-      const rel = await w.run(['--refresh']);
-      await release(false);
-      const c = rel.report.automations[0];
-      if (rel.code !== 0 || c?.result !== 'pushed' || c.changes.length !== RELEASED)
-        fail(`${variant} release: ${c?.result}, ${c?.changes.length} changes ${c?.error ?? ''}`);
-      const d2 = await w.lastDiff();
-      if ((await w.commits()) !== 3 || d2.added !== RELEASED || d2.removed !== RELEASED)
-        fail(`${variant} release: ${JSON.stringify(d2)}`);
-      record(`${variant} release`, rel);
-      await w.close();
     }
+    entry = SHIPPED;
+    side = '';
 
     if (k % 2 === 0) await floorPasses();
 
@@ -534,7 +585,7 @@ try {
     'floor cold': 'pawl ≤ 1.3× (#27)',
     'floor warm': 'pawl ≤ 1.5× (#27)',
   };
-  for (const key of order) {
+  for (const key of order.flatMap((k) => [k, `base ${k}`])) {
     if (!results.has(key)) continue;
     const m = med(key);
     rows.push([
@@ -603,13 +654,15 @@ try {
     const f = med(`floor ${pass}`);
     const fr = med(`floor ${pass} requests`);
     const fg = med(`floor ${pass} git`);
-    const g = med(`guarded ${pass}`);
-    const u = med(`unguarded ${pass}`);
-    console.log(
-      `  ${pass}: floor ${Math.round(f.cpuMs)} ms CPU (requests ${Math.round(fr.cpuMs)}, git ${Math.round(fg.cpuMs)}), ${Math.round(f.wallMs)} ms wall; ` +
-        `guarded ${ratio(g.cpuMs, f.cpuMs)} CPU, ${ratio(g.wallMs, f.wallMs)} wall; unguarded ${ratio(u.cpuMs, f.cpuMs)} CPU, ${ratio(u.wallMs, f.wallMs)} wall ` +
-        `(target ≤ ${target}× CPU: ${g.cpuMs <= target * f.cpuMs ? 'met' : 'not met'}); pawl beyond the floor ${Math.round(g.cpuMs - f.cpuMs)} ms`,
-    );
+    for (const who of AB ? ['base ', ''] : ['']) {
+      const g = med(`${who}guarded ${pass}`);
+      const u = med(`${who}unguarded ${pass}`);
+      console.log(
+        `  ${who}${pass}: floor ${Math.round(f.cpuMs)} ms CPU (requests ${Math.round(fr.cpuMs)}, git ${Math.round(fg.cpuMs)}), ${Math.round(f.wallMs)} ms wall; ` +
+          `guarded ${ratio(g.cpuMs, f.cpuMs)} CPU, ${ratio(g.wallMs, f.wallMs)} wall; unguarded ${ratio(u.cpuMs, f.cpuMs)} CPU, ${ratio(u.wallMs, f.wallMs)} wall ` +
+          `(target ≤ ${target}× CPU: ${g.cpuMs <= target * f.cpuMs ? 'met' : 'not met'}); pawl beyond the floor ${Math.round(g.cpuMs - f.cpuMs)} ms`,
+      );
+    }
   }
   const bt1 = med('build-time first').req;
   const bt2 = med('build-time second').req;

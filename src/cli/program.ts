@@ -4,6 +4,7 @@
  */
 import { Command, Help } from 'commander';
 import { withGlobalOptions } from './context.js';
+import { commandName, type CommandName } from './command-name.js';
 
 type CommandModule = { register(program: Command): void };
 
@@ -11,7 +12,7 @@ type CommandModule = { register(program: Command): void };
  * Each command's module, loaded only when needed: `pawl validate` should not pay for the
  * registry client, SQLite and the git layer, nor `pawl run` for the daemon's web server.
  */
-const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+const COMMANDS: Record<CommandName, () => Promise<CommandModule>> = {
   validate: () => import('./commands/validate.js'),
   policy: () => import('./commands/policy.js'),
   setters: () => import('./commands/setters.js'),
@@ -75,38 +76,7 @@ export const COMMAND_SUMMARIES: readonly (readonly [term: string, description: s
   ['completion <shell>', 'a completion script for bash, zsh or fish, from the command table'],
 ];
 
-/** Global options that take a value, so their values are not taken for the command name. */
-const VALUE_OPTIONS = new Set([
-  '-c',
-  '--config',
-  '--state-dir',
-  '--log-level',
-  '--secrets-dir',
-  '--store',
-  '--store-password-file',
-]);
-
-/**
- * The command named in argv (`help NAME` names NAME), or null when there is none (help,
- * version, a typo).
- */
-export function commandName(argv: readonly string[]): string | null {
-  let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (VALUE_OPTIONS.has(a)) {
-      i++;
-      continue;
-    }
-    if (a.startsWith('-')) continue;
-    if (a === 'help' && !help) {
-      help = true;
-      continue;
-    }
-    return Object.hasOwn(COMMANDS, a) ? a : null;
-  }
-  return null;
-}
+export { commandName };
 
 export const SHORT_USAGE = 'usage: pawl <command> [options]   (pawl --help lists the commands)';
 
@@ -142,7 +112,7 @@ export async function buildProgram(argv: readonly string[] = [], all = false): P
     program.configureHelp({ subcommandTerm: (cmd) => terms.get(cmd.name()) ?? help.subcommandTerm(cmd) });
     return program;
   }
-  const loaders = name ? [COMMANDS[name]!] : Object.values(COMMANDS);
+  const loaders = name ? [COMMANDS[name]] : Object.values(COMMANDS);
   const modules = await Promise.all([...new Set(loaders)].map((load) => load()));
   for (const mod of new Set(modules)) mod.register(program);
   // A command's own mistakes still show that command's help.

@@ -7,3 +7,4 @@ export * from './process.js';
 export * from './heap.js';
 export * from './cron.js';
 export * from './command.js';
+export * from './code-cache-hook.js';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -9,11 +9,18 @@ import { buildCli } from '../../scripts/build.js';
 import { ROOT, gitObjects, imageObjects, startWorld } from '../helpers/world.js';
 import { pushTags } from '../helpers/push.js';
 import { DEPLOY } from '../serve/fixtures.js';
+import { startServe } from '../helpers/serve.js';
 
 const execFileP = promisify(execFile);
-const run = async (args: string[]) => {
+// The built CLI's code cache in a directory of the test's own, not the user's ~/.cache.
+const CODE_CACHE = join(tmpdir(), `pawl-build-test-code-cache-${process.pid}`);
+after(() => rm(CODE_CACHE, { recursive: true, force: true }));
+const run = async (args: string[], env: Record<string, string> = {}) => {
   try {
-    const r = await execFileP(process.execPath, args, { cwd: ROOT });
+    const r = await execFileP(process.execPath, args, {
+      cwd: ROOT,
+      env: { ...process.env, PAWL_CODE_CACHE_DIR: CODE_CACHE, ...env },
+    });
     return { code: 0, ...r };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -34,26 +41,24 @@ test('pawl --version answered by bin/pawl.js is the package version, and the one
   assert.equal(full.stdout, `${version}\n`);
 });
 
-test('npm run build: one entry file and lazily loaded chunks that run validate with the same result as the source', async () => {
+test('npm run build: the launcher and one CommonJS bundle that run validate with the same result as the source, through the code cache', async () => {
   // Inside the checkout (bench/out is ignored by git) so the bundle's external imports resolve.
   const out = join(ROOT, 'bench', 'out', `build-test-${process.pid}`);
   const cfg = await mkdtemp(join(tmpdir(), 'pawl-build-'));
+  const cache = await mkdtemp(join(tmpdir(), 'pawl-build-cache-'));
   try {
     await buildCli(out);
     const files = await readdir(join(out, 'cli'));
-    assert.ok(files.includes('main.js'));
-    const chunks = await readdir(join(out, 'cli', 'chunks'));
-    // Each command's module is its own chunk (loaded only when that command runs).
-    for (const c of ['validate', 'run', 'setters'])
-      assert.ok(
-        chunks.some((f) => f.startsWith(`${c}-`)),
-        c,
-      );
-    // better-sqlite3 (native) is imported, not bundled.
-    const all = await Promise.all(
-      chunks.filter((f) => f.endsWith('.js')).map((f) => readFile(join(out, 'cli', 'chunks', f), 'utf8')),
-    );
-    assert.ok(all.some((t) => /from"better-sqlite3"|from "better-sqlite3"/.test(t)));
+    for (const f of ['main.js', 'main.js.map', 'pawl.cjs', 'pawl.cjs.map']) assert.ok(files.includes(f), f);
+    const bundle = await readFile(join(out, 'cli', 'pawl.cjs'), 'utf8');
+    // better-sqlite3 (native) is required, not bundled; the launcher bundles none of pawl's dependencies.
+    assert.match(bundle, /require\("better-sqlite3"\)/);
+    const launcher = await readFile(join(out, 'cli', 'main.js'), 'utf8');
+    assert.ok(launcher.length < 20_000, `launcher ${launcher.length} bytes`);
+    assert.doesNotMatch(launcher, /commander|pino|zod/);
+    // Strict mode survives the banner, and the module count is in place (scripts/build.ts).
+    assert.match(bundle, /^'use strict';/);
+    assert.match(bundle, /fn\[__pawlInitFirstKey__\(fn\)\]/);
 
     await writeFile(
       join(cfg, 'objects.yaml'),
@@ -63,7 +68,16 @@ test('npm run build: one entry file and lazily loaded chunks that run validate w
         'apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: bad\n  namespace: flux-system\nspec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    semver:\n      range: "not a range"\n',
       ].join('---\n'),
     );
-    const built = await run([join(out, 'cli', 'main.js'), 'validate', '--json', '-c', cfg]);
+    const debug = { PAWL_CODE_CACHE_DIR: cache, PAWL_CODE_CACHE_DEBUG: '1' };
+    const built = await run([join(out, 'cli', 'main.js'), 'validate', '--json', '-c', cfg], debug);
+    // The second start is handed the first one's compiled code, and V8 takes it: same output, same exit.
+    const again = await run([join(out, 'cli', 'main.js'), 'validate', '--json', '-c', cfg], debug);
+    assert.match(built.stderr, /code cache: absent /);
+    assert.match(built.stderr, /code cache: written /);
+    assert.match(again.stderr, /code cache: accepted /);
+    assert.doesNotMatch(again.stderr, /written/);
+    assert.equal(again.code, built.code);
+    assert.equal(again.stdout, built.stdout);
     const source = await run([
       '--import',
       'tsx',
@@ -80,6 +94,7 @@ test('npm run build: one entry file and lazily loaded chunks that run validate w
   } finally {
     await rm(out, { recursive: true, force: true });
     await rm(cfg, { recursive: true, force: true });
+    await rm(cache, { recursive: true, force: true });
   }
 });
 
@@ -120,5 +135,45 @@ test('the bundle runs a whole pass: registry requests (undici), the guard, SQLit
   } finally {
     await rm(out, { recursive: true, force: true });
     await w.close();
+  }
+});
+
+test('the built daemon writes its code cache after its first pass, before the optimizer is on, and the next start takes it', async () => {
+  const out = join(ROOT, 'bench', 'out', `build-serve-test-${process.pid}`);
+  const work = await mkdtemp(join(tmpdir(), 'pawl-build-serve-'));
+  const cache = join(work, 'cache');
+  try {
+    await buildCli(out);
+    await writeFile(
+      join(work, 'objects.yaml'),
+      imageObjects('app', '127.0.0.1:9/app', 'semver:\n  range: ">=1.0.0"', {}),
+    );
+    const env = { PAWL_CODE_CACHE_DIR: cache, PAWL_CODE_CACHE_DEBUG: '1' };
+    for (const pass of ['first', 'second']) {
+      const serve = await startServe({
+        entry: join(out, 'cli', 'main.js'),
+        configDir: work,
+        stateDir: join(work, `state-${pass}`),
+        env,
+      });
+      try {
+        await serve.waitForLog((r) => r.msg === 'optimizer on', 'optimizer on');
+        if (pass === 'first') {
+          assert.match(serve.output(), /code cache: absent /);
+          assert.match(serve.output(), /code cache: written .*serve-[0-9a-f]+\.bin/);
+        } else {
+          // Made under the flags the launcher set before compiling (src/cli/start-flags.ts), which
+          // the daemon set again at its start: V8 takes it.
+          assert.match(serve.output(), /code cache: accepted /);
+          assert.doesNotMatch(serve.output(), /code cache: written/);
+        }
+      } finally {
+        await serve.stop();
+      }
+    }
+    assert.deepEqual((await readdir(cache)).filter((f) => f.startsWith('serve-')).length, 1);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true });
   }
 });

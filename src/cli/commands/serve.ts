@@ -8,6 +8,7 @@ import {
   HEAP_MODES,
   UsageError,
   deferOptimizer,
+  saveCodeCache,
   heapFlagsGiven,
   optimizerFlagsGiven,
   tuneHeap,
@@ -168,18 +169,19 @@ export function register(program: Command): void {
           : {}),
       });
       log.debug({ heap: opts.heap, v8Flags: heapFlags }, 'heap sizing');
-      if (optimizerOn) {
-        // A start that takes long (a fleet's first scans, an automation not yet there) is no longer
-        // a short burst: the optimizer comes on after OPTIMIZER_AFTER_MS at the latest.
-        let timer: NodeJS.Timeout | undefined;
-        void Promise.race([
-          server.started,
-          new Promise((r) => (timer = setTimeout(r, OPTIMIZER_AFTER_MS).unref())),
-        ]).then(() => {
-          clearTimeout(timer);
-          log.debug({ v8Flags: optimizerOn() }, 'optimizer on');
-        });
-      }
+      // A start that takes long (a fleet's first scans, an automation not yet there) is no longer
+      // a short burst: the optimizer comes on after OPTIMIZER_AFTER_MS at the latest.
+      let timer: NodeJS.Timeout | undefined;
+      void Promise.race([
+        server.started,
+        new Promise((r) => (timer = setTimeout(r, OPTIMIZER_AFTER_MS).unref())),
+      ]).then(() => {
+        clearTimeout(timer);
+        // The built CLI's code cache, holding what the start compiled; before the optimizer flag
+        // changes, since V8 accepts a cache only under the flags it was made with (launch.ts).
+        saveCodeCache();
+        if (optimizerOn) log.debug({ v8Flags: optimizerOn() }, 'optimizer on');
+      });
       const onHup = () => void server.daemon.reload('SIGHUP');
       process.on('SIGHUP', onHup);
       const signal = await new Promise<NodeJS.Signals>((resolve) => {

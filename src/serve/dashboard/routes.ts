@@ -21,7 +21,7 @@ import { bundleWebSources } from './web-build.js';
  * Where the page comes from:
  * - `built`: a directory holding the built page (index.html and the app.js it loads) —
  *   `PAWL_WEB_DIR` or the daemon's `webDir`, else `dist/web/` beside the bundle
- *   (`dist/cli/main.js` or a chunk below it; the bundle decides which file this code lands in,
+ *   (`dist/cli/pawl.cjs`, or whichever file a later build puts this code in,
  *   so the folders above it are searched);
  * - `sources`: run from a checkout's sources (tsx), web/ is bundled in memory on the first
  *   request, so the page always matches the code beside it;
