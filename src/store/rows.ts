@@ -222,6 +222,24 @@ export function toRun(r: RunRow): RunRecord {
 }
 
 /** A `decisions` row joined with its run. */
+/** A decision's columns, in the order every INSERT INTO decisions names them after its run (and id). */
+export const DECISION_FIELDS = [
+  'automation',
+  'file',
+  'line',
+  'setter',
+  'policy',
+  'current',
+  'candidate',
+  'reason',
+  'detail',
+  'action',
+] as const satisfies readonly (keyof Decision)[];
+
+/** One decision's values in DECISION_FIELDS's order. */
+export const decisionValues = (d: Decision): Decision[(typeof DECISION_FIELDS)[number]][] =>
+  DECISION_FIELDS.map((k) => d[k]);
+
 export type DecisionRow = Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind };
 
 export function toDecision(r: DecisionRow): DecisionRecord {

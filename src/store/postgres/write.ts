@@ -1,12 +1,15 @@
 /** A batch of writes on PostgreSQL (`Store.write`): one statement per kind of record, in one transaction. */
 import type { Decision } from '../../records/index.js';
 import type { DecisionCarrier } from '../carry.js';
-import { ms, pendingJson } from '../rows.js';
+import { DECISION_FIELDS, ms, pendingJson } from '../rows.js';
 import type { StoreWrite } from '../types.js';
 import type { Q } from './session.js';
 import { SQL } from './sql.js';
 
 /** Whether a batch writes anything: an empty one needs no transaction. */
+/** Decisions as one array per column (DECISION_FIELDS's order), for an INSERT … SELECT unnest(…). */
+const columns = (ds: readonly Decision[]) => DECISION_FIELDS.map((k) => ds.map((d) => d[k]));
+
 export function isEmpty(batch: StoreWrite): boolean {
   return (
     !batch.tagDigests?.length &&
@@ -67,37 +70,14 @@ export async function writeBatch(c: Q, batch: StoreWrite, carrier: DecisionCarri
   if (plan.carried) {
     const last = (await c.query<{ last: string | number }>(SQL.reserveDecisions, [ds.length])).rows[0]!.last;
     first = Number(last) - ds.length + 1;
-    const col = <K extends keyof Decision>(k: K) => plan.own.map((o) => o.decision[k]);
     if (plan.own.length > 0)
       await c.query(SQL.recordDecisionsAt, [
         batch.decisions!.runId,
         plan.own.map((o) => first! + o.pos),
-        col('automation'),
-        col('file'),
-        col('line'),
-        col('setter'),
-        col('policy'),
-        col('current'),
-        col('candidate'),
-        col('reason'),
-        col('detail'),
-        col('action'),
+        ...columns(plan.own.map((o) => o.decision)),
       ]);
   } else if (ds.length > 0) {
-    const col = <K extends keyof Decision>(k: K) => ds.map((d) => d[k]);
-    await c.query(SQL.recordDecisions, [
-      batch.decisions!.runId,
-      col('automation'),
-      col('file'),
-      col('line'),
-      col('setter'),
-      col('policy'),
-      col('current'),
-      col('candidate'),
-      col('reason'),
-      col('detail'),
-      col('action'),
-    ]);
+    await c.query(SQL.recordDecisions, [batch.decisions!.runId, ...columns(ds)]);
   }
   const es = batch.events ?? [];
   if (es.length > 0) {

@@ -1,7 +1,7 @@
 /** A batch of writes on SQLite (`Store.write`), one statement a record, inside one savepoint. */
 import type Database from 'better-sqlite3';
 import { mayBeWhole, type DecisionCarrier } from '../carry.js';
-import { ms, pendingJson } from '../rows.js';
+import { decisionValues, ms, pendingJson } from '../rows.js';
 import type { StoreWrite } from '../types.js';
 import { SQL } from './sql.js';
 
@@ -45,37 +45,9 @@ export function writeBatch(db: Database.Database, batch: StoreWrite, carrier: De
     // The run's ids as one block, after every id handed out: only the rows that differ are stored.
     first = ((db.prepare(SQL.decisionSeq).pluck().get() as number | undefined) ?? 0) + 1;
     const at = once('recordDecisionAt');
-    for (const { pos, decision: d } of plan.own)
-      at().run(
-        first + pos,
-        runId,
-        d.automation,
-        d.file,
-        d.line,
-        d.setter,
-        d.policy,
-        d.current,
-        d.candidate,
-        d.reason,
-        d.detail,
-        d.action,
-      );
+    for (const { pos, decision: d } of plan.own) at().run(first + pos, runId, ...decisionValues(d));
     db.prepare(SQL.reserveDecisions).run(first + batch.decisions!.decisions.length - 1);
-  } else
-    for (const d of batch.decisions?.decisions ?? [])
-      recordDecision().run(
-        runId,
-        d.automation,
-        d.file,
-        d.line,
-        d.setter,
-        d.policy,
-        d.current,
-        d.candidate,
-        d.reason,
-        d.detail,
-        d.action,
-      );
+  } else for (const d of batch.decisions?.decisions ?? []) recordDecision().run(runId, ...decisionValues(d));
   for (const e of batch.events ?? [])
     recordEvent().run(
       ms(e.at),
