@@ -30,26 +30,13 @@ import {
 } from './result.js';
 import type { KeptList } from './result.js';
 import type { DecisionRow, RunRow } from './rows.js';
-import { parseJson, toDecision, toRun } from './rows.js';
+import { DECISION_FIELDS, parseJson, toDecision, toRun } from './rows.js';
 import type { DecisionFilter, RunRecord, StoreWrite } from './types.js';
 
 export { carryLimit };
 
-const FIELDS = [
-  'automation',
-  'file',
-  'line',
-  'setter',
-  'policy',
-  'current',
-  'candidate',
-  'reason',
-  'detail',
-  'action',
-] as const satisfies readonly (keyof Decision)[];
-
 const keyOf = (d: Decision): string => `${d.automation}\n${d.file}\n${d.line}\n${d.setter}\n${d.policy}`;
-const same = (a: Decision, b: Decision): boolean => FIELDS.every((k) => a[k] === b[k]);
+const same = (a: Decision, b: Decision): boolean => DECISION_FIELDS.every((k) => a[k] === b[k]);
 
 /**
  * How a run's decisions are written. `whole`: the batch holds every decision of the run and its
