@@ -126,6 +126,7 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
     // A listing that resolves after the deadline is still too late: no half-timed data.
     if (signal.aborted) throw signal.reason;
     const keep = exclusionFilter(repo.spec.exclusionList);
+    let first = false;
     const tags = list.tags.filter(keep);
     const rec = await deps.store.finishScan(
       id,
@@ -137,20 +138,29 @@ export async function scanRepository(repo: ImageRepository, deps: ScanDeps): Pro
         responses: list.responses,
         endedAt: now(),
       },
-      diffTags,
+      (previous, current) => {
+        first = previous === null;
+        return diffTags(previous, current);
+      },
     );
     const ms = Math.round(performance.now() - started);
-    deps.log.info(
-      {
-        repository: name,
-        tags: rec.tagCount,
-        excluded: list.tags.length - tags.length,
-        pages: list.pages,
-        requests: list.requests,
-        ms,
-      },
-      'scanned',
-    );
+    // Info only when a listing changed since the last good one: a daemon rescanning 10,000
+    // unchanged repositories, or scanning them all for the first time on an empty state, would
+    // otherwise write 10,000 lines that say nothing the pass's line does not, and writing them
+    // was a tenth of its first pass's scan work (issue 27).
+    const changed = !first && (rec.added.length > 0 || rec.removed.length > 0);
+    const fields = {
+      repository: name,
+      tags: rec.tagCount,
+      added: rec.added.length,
+      removed: rec.removed.length,
+      excluded: list.tags.length - tags.length,
+      pages: list.pages,
+      requests: list.requests,
+      ms,
+    };
+    if (changed) deps.log.info(fields, 'scanned');
+    else deps.log.debug(fields, 'scanned');
     // Info, not warn: the report carries anomalies and errors to whoever shows them (table, --json, serve).
     for (const a of rec.anomalies) deps.log.info({ repository: name, anomaly: a.kind }, describeAnomaly(a));
     return {

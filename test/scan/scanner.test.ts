@@ -9,6 +9,8 @@ import type {
 } from '../../src/scan/registry/types.js';
 import { isScanDue, scanRepositories, scanRepository, type ScanDeps } from '../../src/scan/scanner.js';
 import { openSqliteStore as openStore, type Store } from '../../src/store/index.js';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { silentLogger } from '../../src/util/log.js';
 
 const T0 = new Date('2026-03-01T12:00:00Z');
@@ -114,6 +116,34 @@ describe('scanRepository', () => {
     assert.deepEqual(second.removed, ['1.0.0']);
     assert.deepEqual(second.anomalies, [{ kind: 'tags-missing', count: 1, tags: ['1.0.0'] }]);
     assert.equal(second.requests, 3);
+  });
+
+  test("logs 'scanned' at info only when a listing changed since the last good one", async () => {
+    const lines: { level: number; msg: string; added?: number; removed?: number }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+        done();
+      },
+    });
+    const log = pino({ level: 'debug' }, sink);
+    const store = openStore(':memory:');
+    const client = new FakeClient(listing(['1.0.0']));
+    const repo = imageRepo('app');
+    const scan = async (): Promise<{ level: number; added?: number; removed?: number }> => {
+      lines.length = 0;
+      await scanRepository(repo, { ...deps(client, store), log });
+      await new Promise((r) => setImmediate(r));
+      const rec = lines.find((l) => l.msg === 'scanned');
+      assert.ok(rec, 'a scanned record');
+      return rec;
+    };
+    // A first scan (an empty state) and an unchanged one say nothing the pass does not: debug.
+    assert.equal((await scan()).level, 20);
+    assert.equal((await scan()).level, 20);
+    client.set(listing(['1.0.0', '1.1.0']));
+    const changed = await scan();
+    assert.deepEqual([changed.level, changed.added, changed.removed], [30, 1, 0]);
   });
 
   test('an error stores no partial data and keeps the previous tags', async () => {
