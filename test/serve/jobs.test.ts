@@ -32,14 +32,16 @@ import {
 } from '../../src/serve/jobs/index.js';
 import { carryPending, mergePending, type Pending } from '../../src/serve/jobs/work.js';
 import { ServeMetrics } from '../../src/serve/metrics.js';
-import { Scheduler, type RunContext } from '../../src/serve/scheduler.js';
+import { runContext, Scheduler, type RunContext, type RunTrigger } from '../../src/serve/scheduler.js';
 import type { LoadedConfig } from '../../src/serve/source/index.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/index.js';
 import { Slots, silentLogger } from '../../src/util/index.js';
 import { configDir } from '../config/fixtures.js';
 import { FakeClock, settle } from '../helpers/clock.js';
 
-const request: RunContext = { signal: new AbortController().signal, trigger: 'request' };
+/** A fresh run's context, as the scheduler makes it (a lease it follows aborts only this run). */
+const request = (trigger: RunTrigger = 'request'): RunContext =>
+  runContext(new AbortController(), trigger).ctx;
 
 describe('SettleRetries', () => {
   test('100 ms, doubling, six times; then no more', async () => {
@@ -318,20 +320,20 @@ describe('JobLeases: runs under the lease', () => {
     const c = coordinator();
     const { l, requested } = leases(c);
     await c.publish([ITEM(KEY)]);
-    await l.run(KEY, request, async (claimed) => {
+    await l.run(KEY, request(), async (claimed) => {
       const work = await claimed.take();
       assert.ok(work, 'the queued work is taken');
       await c.publish([ITEM(KEY)]);
       await claimed.done(work);
     });
     assert.deepEqual(requested, [KEY], 'one more run for what arrived meanwhile');
-    await l.run(KEY, request, async (claimed) => {
+    await l.run(KEY, request(), async (claimed) => {
       const work = await claimed.take();
       assert.ok(work, 'the work that arrived is still queued');
       await claimed.done(work);
     });
     assert.deepEqual(requested, [KEY], 'nothing arrived this time: no follow-up');
-    await l.run(KEY, request, async (claimed) => {
+    await l.run(KEY, request(), async (claimed) => {
       assert.equal(await claimed.take(), null, 'the queue is empty');
       await claimed.done(null);
     });
@@ -343,7 +345,7 @@ describe('JobLeases: runs under the lease', () => {
     const lease: Lease = { key: KEY, token: '1', acquiredAt: new Date(0), signal: controller.signal };
     const c = coordinator({ claim: async () => lease, ack: async () => false });
     const { l, requested } = leases(c);
-    await l.run(KEY, request, async (claimed) => {
+    await l.run(KEY, request(), async (claimed) => {
       assert.equal(claimed.signal.aborted, false);
       controller.abort(new Error('lease lost'));
       assert.equal(claimed.signal.aborted, true, "the run's signal ends with the lease");
@@ -360,7 +362,7 @@ describe('JobLeases: runs under the lease', () => {
     });
     const { l, requested } = leases(c);
     await c.publish([ITEM(KEY)]);
-    await l.run(KEY, request, async (claimed) => {
+    await l.run(KEY, request(), async (claimed) => {
       await claimed.done(await claimed.take());
     });
     assert.deepEqual(requested, [KEY]);
@@ -370,15 +372,15 @@ describe('JobLeases: runs under the lease', () => {
     let ran = 0;
     const notMine = leases(coordinator({ owns: () => false }));
     assert.equal(notMine.l.admit(KEY), false);
-    await notMine.l.run(KEY, { ...request, trigger: 'interval' }, async () => void ran++);
+    await notMine.l.run(KEY, request('interval'), async () => void ran++);
     assert.equal(ran, 0, 'not the owner: the interval run does nothing');
     assert.equal(notMine.l.skipped(KEY), 'not-owner');
-    await notMine.l.run(KEY, request, async () => void ran++);
+    await notMine.l.run(KEY, request(), async () => void ran++);
     assert.equal(ran, 1, 'a request runs on any replica');
     assert.equal(notMine.l.skipped(KEY), null, 'and clears the skip');
 
     const held = leases(coordinator({ claim: async () => null }));
-    await held.l.run(KEY, request, async () => void ran++);
+    await held.l.run(KEY, request(), async () => void ran++);
     assert.equal(ran, 1, 'another holds the lease: nothing runs');
     assert.equal(held.l.skipped(KEY), 'held');
 
@@ -390,7 +392,7 @@ describe('JobLeases: runs under the lease', () => {
       }),
     );
     await assert.rejects(
-      down.l.run(KEY, request, async () => void ran++),
+      down.l.run(KEY, request(), async () => void ran++),
       /cannot claim ImageUpdateAutomation\/apps\/front: the database is unreachable \(connection refused\)/,
     );
     assert.equal(ran, 1);
@@ -400,7 +402,7 @@ describe('JobLeases: runs under the lease', () => {
     const c = coordinator();
     const { l } = leases(c);
     await assert.rejects(
-      l.run(KEY, request, async () => {
+      l.run(KEY, request(), async () => {
         throw new Error('boom');
       }),
       /boom/,
@@ -483,7 +485,7 @@ describe('AutomationJobs: a failed pass', () => {
     const automation = config.automations.get('apps/front')!;
     const spec = jobs.spec(automation, config, new Map([['apps/front', ['apps/web']]]));
     await c.publish([{ ...ITEM(spec.key), events: 2 }]);
-    await assert.rejects(spec.run(request), (err: Error) => {
+    await assert.rejects(spec.run(request()), (err: Error) => {
       assert.match(err.message, /127\.0\.0\.1:1|fleet/, 'the pass failed on the clone');
       return true;
     });

@@ -4,6 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { Scheduler, type JobSpec, type RunContext } from '../../src/serve/index.js';
 import { FakeClock, settle } from '../helpers/clock.js';
 
@@ -180,6 +181,39 @@ describe('scheduler', () => {
     await clock.advance(5_000);
     assert.equal(aborted, true);
     assert.match(s.status('slow')!.lastError ?? '', /timed out after 5s/);
+  });
+
+  test('a followed signal aborts the run; a run that ends leaves no listener on it', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    // One signal followed by every run, as the local coordinator's leases share one (issue 27).
+    const shared = new AbortController();
+    const p = probe();
+    p.hold = true;
+    const seen: AbortSignal[] = [];
+    const spec = (key: string): JobSpec => ({
+      ...job(clock, key, p),
+      run: async (ctx) => {
+        ctx.follow(shared.signal);
+        seen.push(ctx.signal);
+        await job(clock, key, p).run(ctx);
+      },
+    });
+    s.set(Array.from({ length: 20 }, (_, i) => spec(`j${i}`)));
+    await clock.advance(0);
+    assert.equal(seen.length, 20);
+    assert.equal(getEventListeners(shared.signal, 'abort').length, 20, 'one listener per run in progress');
+    p.release.splice(0, 10).forEach((r) => r());
+    await settle();
+    assert.equal(getEventListeners(shared.signal, 'abort').length, 10, "ended runs' listeners are gone");
+    shared.abort(new Error('the daemon is stopping'));
+    assert.deepEqual(
+      seen.map((sig) => sig.aborted),
+      [...Array<boolean>(10).fill(false), ...Array<boolean>(10).fill(true)],
+      'only the runs still going are aborted',
+    );
+    p.release.splice(0).forEach((r) => r());
+    await settle();
   });
 
   test('set: added jobs start, removed ones stop, changed ones get a new schedule', async () => {

@@ -77,9 +77,10 @@ export class JobLeases {
     metrics.claims.inc({ outcome: 'granted' });
     this.#skipped.delete(key);
     const held = lease;
+    ctx.follow(held.signal);
     try {
       await fn({
-        signal: AbortSignal.any([ctx.signal, held.signal]),
+        signal: ctx.signal,
         lease: held,
         take: () => coordinator.take(held),
         done: (work) => this.#ack(key, held, work),
