@@ -1,13 +1,14 @@
 /**
  * A fast reader for the plain YAML that Flux objects are written in: block mappings and
- * sequences, single-line plain and quoted scalars, comments, `---` between documents. It reads
- * values only (no nodes, no positions) and gives up — returns null — on anything else (anchors,
- * tags, flow collections, block scalars, escapes, multi-line scalars, tabs, CR, a BOM, duplicate
- * keys, odd keys), so the caller parses that file with the yaml library as before. Where it does
- * answer, the answer is the yaml library's (YAML 1.2 core schema, `toJS`): the tests compare the
- * two over every fixture. The yaml Document API costs ~0.3 s of CPU for 1,000 objects in a
- * fresh process; this costs a tenth of it, and positions are read (by the library) only when a
- * problem needs a line.
+ * sequences, single-line plain and quoted scalars, single-line flow collections (`sourceRef:
+ * {kind: GitRepository, name: fleet}`), comments, `---` between documents. It reads values only
+ * (no nodes, no positions) and gives up — returns null — on anything else (anchors, tags, flow
+ * collections over more than a line, block scalars, escapes, multi-line scalars, tabs, CR, a
+ * BOM, duplicate keys, odd keys), so the caller parses that file with the yaml library as before.
+ * Where it does answer, the answer is the yaml library's (YAML 1.2 core schema, `toJS`): the
+ * tests compare the two over every fixture. The yaml Document API costs ~0.3 s of CPU for 1,000
+ * objects in a fresh process; this costs a tenth of it, and positions are read (by the library)
+ * only when a problem needs a line.
  */
 
 export interface FastDoc {
@@ -37,9 +38,105 @@ const GIVE_UP = Symbol('give up');
 
 class GiveUp extends Error {}
 
+/** A plain scalar's value under the core schema, or GIVE_UP for the forms left to the library. */
+function plainValue(plain: string): unknown {
+  if (NULL.test(plain)) return null;
+  if (BOOL.test(plain)) return plain[0] === 't' || plain[0] === 'T';
+  if (EXOTIC.test(plain)) return GIVE_UP;
+  if (INT.test(plain)) return Number(plain);
+  if (FLOAT.test(plain)) return parseFloat(plain);
+  return plain;
+}
+
+const FLOW_DEPTH = 8;
+
+/**
+ * A flow collection that opens at `text[at]` and closes on the same line (`{kind: GitRepository,
+ * name: fleet}`, `[a, b]`, nested), as `[value, index after it]`, or GIVE_UP. Entries are plain
+ * keys, and plain scalars without `#`, quotes or a `:` the library could read as a separator,
+ * simple quoted scalars, or nested collections; anything else (empty entries, a trailing comma,
+ * `? `, a pair in a sequence, a key with no value, a line break) goes to the library.
+ */
+function flow(text: string, at: number, depth: number): [unknown, number] | typeof GIVE_UP {
+  if (depth > FLOW_DEPTH) return GIVE_UP;
+  const map = text[at] === '{';
+  const close = map ? '}' : ']';
+  const out: unknown = map ? {} : [];
+  let i = at + 1;
+  const spaces = (): void => {
+    while (text[i] === ' ') i++;
+  };
+  spaces();
+  if (text[i] === close) return [out, i + 1];
+  for (;;) {
+    if (map) {
+      const colon = text.indexOf(': ', i);
+      if (colon < 0) return GIVE_UP;
+      const key = text.slice(i, colon);
+      if (!KEY.test(key) || plainValue(key) !== key || key === '__proto__') return GIVE_UP;
+      if (Object.hasOwn(out as object, key)) return GIVE_UP;
+      i = colon + 2;
+      spaces();
+      const v = flowValue(text, i, close, depth);
+      if (v === GIVE_UP) return GIVE_UP;
+      (out as Record<string, unknown>)[key] = v[0];
+      i = v[1];
+    } else {
+      const v = flowValue(text, i, close, depth);
+      if (v === GIVE_UP) return GIVE_UP;
+      (out as unknown[]).push(v[0]);
+      i = v[1];
+    }
+    spaces();
+    if (text[i] === close) return [out, i + 1];
+    if (text[i] !== ',') return GIVE_UP;
+    i++;
+    spaces();
+    // A trailing comma, or an empty entry: the library's to judge.
+    if (text[i] === close || text[i] === ',') return GIVE_UP;
+  }
+}
+
+/** One value inside a flow collection starting at `text[at]`, up to (not past) what ends it. */
+function flowValue(
+  text: string,
+  at: number,
+  close: string,
+  depth: number,
+): [unknown, number] | typeof GIVE_UP {
+  const c = text[at];
+  if (c === '{' || c === '[') return flow(text, at, depth + 1);
+  if (c === '"' || c === "'") {
+    const end = text.indexOf(c, at + 1);
+    if (end < 0) return GIVE_UP;
+    const body = text.slice(at + 1, end);
+    if (c === '"' && body.includes('\\')) return GIVE_UP;
+    if (c === "'" && text[end + 1] === "'") return GIVE_UP;
+    const next = text[end + 1];
+    if (next !== ' ' && next !== ',' && next !== close) return GIVE_UP;
+    return [body, end + 1];
+  }
+  let end = at;
+  while (end < text.length && !',[]{}'.includes(text[end]!)) end++;
+  const plain = text.slice(at, end).trimEnd();
+  if (plain === '' || INDICATOR.test(plain) || /[#"']/.test(plain)) return GIVE_UP;
+  // `a: b` inside a value, or a `:` right before what ends it, is a pair or a key to the library.
+  if (/:(?: |$)/.test(plain) || (text[end] !== undefined && text[at + plain.length - 1] === ':'))
+    return GIVE_UP;
+  // A space before the end that is not trailing: `a b` is one scalar to YAML, kept as such.
+  const v = plainValue(plain);
+  return v === GIVE_UP ? GIVE_UP : [v, at + plain.length];
+}
+
 /** The value of one single-line scalar (after `key: ` or `- `), or GIVE_UP. */
 function scalar(text: string): unknown {
   const c = text[0];
+  if (c === '{' || c === '[') {
+    const v = flow(text, 0, 0);
+    if (v === GIVE_UP) return GIVE_UP;
+    const after = text.slice(v[1]);
+    return after.trim() === '' || /^[ ]+#/.test(after) ? v[0] : GIVE_UP;
+  }
   if (c === '"' || c === "'") {
     const close = text.indexOf(c, 1);
     if (close < 0) return GIVE_UP;
@@ -50,18 +147,12 @@ function scalar(text: string): unknown {
     if (after.trim() !== '' && !/^[ ]+#/.test(after)) return GIVE_UP;
     return body;
   }
-  if (text === '[]' || text === '{}' || /^(?:\[\]|\{\})[ ]+#/.test(text)) return text[0] === '[' ? [] : {};
   if (INDICATOR.test(text)) return GIVE_UP;
   const hash = text.indexOf(' #');
   const plain = (hash < 0 ? text : text.slice(0, hash)).trimEnd();
   if (plain.includes(': ') || plain.endsWith(':') || plain.includes('"') || plain.includes("'"))
     return GIVE_UP;
-  if (NULL.test(plain)) return null;
-  if (BOOL.test(plain)) return plain[0] === 't' || plain[0] === 'T';
-  if (EXOTIC.test(plain)) return GIVE_UP;
-  if (INT.test(plain)) return Number(plain);
-  if (FLOAT.test(plain)) return parseFloat(plain);
-  return plain;
+  return plainValue(plain);
 }
 
 /** Reads every document of `text`, or returns null when any of it is beyond this reader. */

@@ -64,8 +64,22 @@ test('fast YAML reader: anything beyond plain block YAML goes to the library', (
   for (const text of [
     'a: &x 1\nb: *x\n', // anchors, aliases
     'a: !!str 1\n', // tags
-    'a: [1, 2]\n', // flow
-    'a: {b: 1}\n',
+    'a: [1,\n  2]\n', // flow over more than a line
+    'a: {b: 1,\n  c: 2}\n',
+    'a: [1, 2,]\n', // a trailing comma, an empty entry, a pair in a sequence, a key alone
+    'a: [1, , 2]\n',
+    'a: [b: 1]\n',
+    'a: {b}\n',
+    'a: {b: }\n',
+    'a: {? b : 1}\n',
+    'a: {b: 1, b: 2}\n', // a duplicate key (the library reports it)
+    'a: {"b": 1}\n',
+    'a: {true: 1}\n',
+    'a: {b: c # d}\n',
+    'a: {b: &x 1}\n',
+    'a: {b: !!str 1}\n',
+    'a: {b: 1} c\n',
+    'a: [b, "c\\n"]\n',
     'a: |\n  text\n', // block scalars
     'a: >-\n  text\n',
     'a: "x\\ny"\n', // escapes
@@ -193,6 +207,41 @@ test('fast YAML reader: generated block documents agree with the library (fixed 
       )
       .map((entries) => entries.flat()),
   );
+  // Single-line flow collections (`ref: {branch: main}`), nested, with some spacing the reader
+  // gives up on and some it reads.
+  const flowScalar = fc.oneof(
+    { arbitrary: plain.filter((s) => !/[,[\]{}]/.test(s) || s === '[]' || s === '{}'), weight: 10 },
+    { arbitrary: fc.constantFrom('a b', 'http://x:5000/a', 'b:c', 'b:', ':b', '-1', ''), weight: 2 },
+    { arbitrary: odd, weight: 1 },
+  );
+  const flowText: fc.Memo<string> = fc.memo((depth) => {
+    const value =
+      depth <= 1 ? flowScalar : fc.oneof({ arbitrary: flowScalar, weight: 3 }, flowText(depth - 1));
+    const sp = fc.constantFrom('', ' ', '  ');
+    const seq = fc
+      .tuple(fc.array(value, { maxLength: 3 }), sp, fc.constantFrom(', ', ',', ' , '))
+      .map(([items, pad, comma]) => `[${pad}${items.join(comma)}${pad}]`);
+    const map = fc
+      .tuple(fc.array(fc.tuple(keys, value), { maxLength: 3 }), sp, fc.constantFrom(', ', ',', ' , '))
+      .map(([entries, pad, comma]) => `{${pad}${entries.map(([k, v]) => `${k}: ${v}`).join(comma)}${pad}}`);
+    return fc.oneof(seq, map);
+  });
+  let flowAccepted = 0;
+  let flowRuns = 0;
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(keys, flowText(3), fc.constantFrom('', '  # note')), { minLength: 1, maxLength: 4 }),
+      (entries) => {
+        flowRuns++;
+        if (assertSame(`spec:\n${entries.map(([k, f, c]) => `  ${k}: ${f}${c}`).join('\n')}\n`))
+          flowAccepted++;
+        assertSame(`items:\n${entries.map(([, f]) => `- ${f}`).join('\n')}\n`);
+      },
+    ),
+    { seed: 2026, numRuns: 1500 },
+  );
+  assert.ok(flowAccepted > flowRuns / 10, `${flowAccepted} of ${flowRuns} flow documents accepted`);
+
   let accepted = 0;
   let runs = 0;
   fc.assert(
