@@ -58,6 +58,21 @@ test('fast YAML reader: the same values and document lines as the yaml library o
     gitObjects().replaceAll('{{GIT_URL}}', 'https://git.example/fleet.git'),
   ].join('---\n');
   assert.ok(assertSame(objects), 'the objects of the tests and the bench take the fast path');
+  // Flux's documented ImageRepository, and the flow style many repositories write refs in.
+  const documented = [
+    'apiVersion: image.toolkit.fluxcd.io/v1',
+    'kind: ImageRepository',
+    'metadata: {name: podinfo, namespace: flux-system}',
+    'spec:',
+    '  image: ghcr.io/stefanprodan/podinfo',
+    '  interval: 5m',
+    '  secretRef: {name: regcred}',
+    '  exclusionList:',
+    '    - "^.*\\\\.sig$"',
+    '  accessFrom: {namespaceSelectors: [{matchLabels: {kubernetes.io/metadata.name: apps}}]}',
+    '',
+  ].join('\n');
+  assert.ok(assertSame(documented), 'escapes and single-line flow collections take the fast path');
 });
 
 test('fast YAML reader: anything beyond plain block YAML goes to the library', () => {
@@ -79,11 +94,14 @@ test('fast YAML reader: anything beyond plain block YAML goes to the library', (
     'a: {b: &x 1}\n',
     'a: {b: !!str 1}\n',
     'a: {b: 1} c\n',
-    'a: [b, "c\\n"]\n',
+    'a: [b, "c\\q"]\n',
     'a: |\n  text\n', // block scalars
     'a: >-\n  text\n',
-    'a: "x\\ny"\n', // escapes
-    "a: 'it''s'\n",
+    'a: "x\\qy"\n', // an escape YAML does not have, or one cut short
+    'a: "x\\x4"\n',
+    'a: "x\\ud800"\n',
+    'a: "x\\\n  y"\n',
+    "a: 'it's'\n",
     'a: one\n  two\n', // multi-line plain scalar
     'a: 1\na: 2\n', // duplicate key (the library reports it)
     'a:\tb\n',
@@ -139,6 +157,13 @@ test('fast YAML reader: generated block documents agree with the library (fixed 
     'a#b',
     'a # comment',
     '">=1.0.0"',
+    '"^.*\\\\.sig$"',
+    '"tab\\there \\"q\\" \\/ \\\\"',
+    '"\\x41\\u00e9\\U0001F600\\N\\_\\L\\P\\0\\a\\e\\ "',
+    "'it''s'",
+    "''''",
+    '"\\q"',
+    '"a\\"',
     "'^v(?P<v>.*)'",
     '"$v"',
     'http://x:5000/a',
