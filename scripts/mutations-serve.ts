@@ -311,8 +311,8 @@ const scheduler: Mutation[] = [
   {
     area: 'scheduler',
     file: SCHED,
-    find: '      }, spec.timeout);\n      await spec.run(',
-    replace: '      }, spec.timeout * 1000);\n      await spec.run(',
+    find: '      }, spec.timeout);\n      const run = runContext(',
+    replace: '      }, spec.timeout * 1000);\n      const run = runContext(',
     description: 'the run timeout read as seconds',
     tests: SCHEDULER_TESTS,
   },
@@ -456,8 +456,8 @@ const daemon: Mutation[] = [
   {
     area: 'daemon',
     file: JOB_LEASES,
-    find: 'signal: AbortSignal.any([ctx.signal, held.signal]),',
-    replace: 'signal: ctx.signal,',
+    find: '    ctx.follow(held.signal);\n',
+    replace: '',
     description: 'a lost lease does not stop the run holding it',
     tests: JOB_TESTS,
   },
