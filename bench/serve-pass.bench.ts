@@ -53,6 +53,8 @@ const AB = (process.env.BENCH_AB ?? '')
     return { name, dir, nodeArgs: words(nodeArgs), serveArgs: words(serveArgs) };
   });
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const AB_WEBHOOKS = Number(process.env.BENCH_AB_WEBHOOKS ?? 0);
+const AB_WARM = Number(process.env.BENCH_AB_WARM ?? 5);
 const TARGET_WEBHOOK_CPU_MS = 50;
 
 const loadavg = async (): Promise<string> =>
@@ -202,51 +204,19 @@ try {
     return c.self + c.children;
   };
 
-  if (AB.length > 0) {
-    // A/B: the builds alternated (ABBA…) on the same world, the daemon's first pass only.
-    const results = new Map<string, { oneShot: number[]; daemon: number[] }>();
-    for (const { name } of AB) results.set(name, { oneShot: [], daemon: [] });
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? AB : [...AB].reverse();
-      for (const { name, dir, nodeArgs, serveArgs } of order) {
-        const entry = join(ROOT, dir, 'cli', 'main.js');
-        const r = results.get(name)!;
-        r.oneShot.push(await oneShot(entry, name));
-        r.daemon.push(await daemonFirst(entry, name, nodeArgs, serveArgs));
-        await serve!.stop();
-        serve = undefined;
-      }
-    }
-    for (const [name, r] of results)
-      console.log(
-        `  ${name}: daemon ${r.daemon.join(' ')} ms; one-shot ${r.oneShot.join(' ')} ms; daemon / one-shot ${r.daemon.map((d, i) => (d / r.oneShot[i]!).toFixed(2)).join(' ')} (median daemon ${median(r.daemon)}, one-shot ${median(r.oneShot)})`,
-      );
-    console.log(`  load ${await loadavg()} at the end`);
-  } else await single();
+  /** Pushed tags of the changed image so far: every webhook names a newer one, across builds. */
+  let changed = 0;
 
-  async function single(): Promise<void> {
-    // BENCH_ENTRY=DIR: a CLI built before (e.g. bench/out/base) instead of building this tree.
-    const out = process.env.BENCH_ENTRY
-      ? join(ROOT, process.env.BENCH_ENTRY)
-      : join(ROOT, 'bench', 'out', 'dist');
-    if (!process.env.BENCH_ENTRY) await buildCli(out);
-    const entry = join(out, 'cli', 'main.js');
-    const oneShotCpu = await oneShot(entry, '');
-    const daemonCpu = await daemonFirst(entry, '');
-    const sv = serve!;
+  /**
+   * `changes` webhook-triggered passes (one new tag of the first image among N unchanged each);
+   * the daemon's CPU around each, and git's (its children), ms a pass.
+   */
+  async function webhooks(
+    sv: NonNullable<typeof serve>,
+    name: string,
+    changes: number,
+  ): Promise<{ self: number[]; git: number[] }> {
     const passes = (): LogRecord[] => sv.records().filter((r) => r.msg === 'pass');
-    const m = await sv.metrics();
-    console.log(
-      `  daemon's first pass: ${metricValue(m, 'pawl_scans_total')} scans, ${metricValue(m, 'pawl_automation_runs_total')} automation passes`,
-    );
-    console.log(`  daemon / one-shot CPU: ${(daemonCpu / oneShotCpu).toFixed(2)} (target ≤ 1)`);
-    await new Promise((r) => setTimeout(r, 2000));
-    const idle0 = await cpu(sv.child.pid!);
-    await new Promise((r) => setTimeout(r, 2000));
-    const idle1 = await cpu(sv.child.pid!);
-    console.log(`  daemon idle: ${(idle1.self - idle0.self) / 2} ms CPU a second`);
-
-    // One changed image among N unchanged: webhook-triggered passes.
     const selfs: number[] = [];
     const gits: number[] = [];
     const walls: number[] = [];
@@ -254,8 +224,8 @@ try {
     const loadHooks = await loadavg();
     let gitLines = 0;
     const gitPerPass: number[] = [];
-    for (let k = 1; k <= CHANGES; k++) {
-      const tag = `1.5.${k}`;
+    for (let k = 1; k <= changes; k++) {
+      const tag = `1.5.${++changed}`;
       await pushTags(registry.url, 'bench/app-0', [tag]);
       const before = await remoteHead();
       const count = passes().length;
@@ -271,7 +241,7 @@ try {
         body: JSON.stringify({
           events: [
             {
-              id: `bench-${k}`,
+              id: `bench-${changed}`,
               timestamp: new Date().toISOString(),
               action: 'push',
               target: {
@@ -307,14 +277,74 @@ try {
     }
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     console.log(
-      `  webhook pass, 1 changed of ${N} (${CHANGES} passes): webhook → pass logged median ${Math.round(median(walls))} ms, max ${Math.round(Math.max(...walls))} ms`,
+      `  ${name} webhook pass, 1 changed of ${N} (${changes} passes): webhook → pass logged median ${Math.round(median(walls))} ms, max ${Math.round(Math.max(...walls))} ms`,
     );
     console.log(
-      `    daemon CPU a pass: mean ${(sum(selfs) / CHANGES).toFixed(0)} ms (each ${selfs.join(' ')}; target ≤ ${TARGET_WEBHOOK_CPU_MS} beyond requests and git); git CPU a pass: mean ${(sum(gits) / CHANGES).toFixed(0)} ms`,
+      `    daemon CPU a pass: mean ${(sum(selfs) / changes).toFixed(0)} ms, median ${median(selfs)} (each ${selfs.join(' ')}; target ≤ ${TARGET_WEBHOOK_CPU_MS} beyond requests and git); git CPU a pass: mean ${(sum(gits) / changes).toFixed(0)} ms`,
     );
     console.log(`    the pass's own ms (its record): ${passMs.join(' ')}`);
     if (GIT_LOG) console.log(`    git processes a pass: ${gitPerPass.join(' ')}`);
     console.log(`    load ${loadHooks} → ${await loadavg()}`);
+    return { self: selfs, git: gits };
+  }
+
+  if (AB.length > 0) {
+    // A/B: the builds alternated (ABBA…) on the same world: the daemon's first pass, and with
+    // BENCH_AB_WEBHOOKS=K its K webhook passes after it (the first BENCH_AB_WARM of them, default
+    // 5, left out of the figure: the optimizer is still compiling the pass).
+    const results = new Map<string, { oneShot: number[]; daemon: number[]; hook: number[]; git: number[] }>();
+    for (const { name } of AB) results.set(name, { oneShot: [], daemon: [], hook: [], git: [] });
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? AB : [...AB].reverse();
+      for (const { name, dir, nodeArgs, serveArgs } of order) {
+        const entry = join(ROOT, dir, 'cli', 'main.js');
+        const r = results.get(name)!;
+        if (!AB_WEBHOOKS) r.oneShot.push(await oneShot(entry, name));
+        r.daemon.push(await daemonFirst(entry, name, nodeArgs, serveArgs));
+        if (AB_WEBHOOKS) {
+          const w = await webhooks(serve!, name, AB_WEBHOOKS);
+          r.hook.push(...w.self.slice(AB_WARM));
+          r.git.push(...w.git.slice(AB_WARM));
+        }
+        await serve!.stop();
+        serve = undefined;
+      }
+    }
+    const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+    for (const [name, r] of results)
+      if (AB_WEBHOOKS)
+        console.log(
+          `  ${name}: webhook pass, daemon CPU mean ${mean(r.hook).toFixed(1)} ms, median ${median(r.hook)} (${r.hook.length} passes after the first ${AB_WARM} of each daemon); git CPU mean ${mean(r.git).toFixed(1)} ms; daemon's first pass ${r.daemon.join(' ')} ms`,
+        );
+      else
+        console.log(
+          `  ${name}: daemon ${r.daemon.join(' ')} ms; one-shot ${r.oneShot.join(' ')} ms; daemon / one-shot ${r.daemon.map((d, i) => (d / r.oneShot[i]!).toFixed(2)).join(' ')} (median daemon ${median(r.daemon)}, one-shot ${median(r.oneShot)})`,
+        );
+    console.log(`  load ${await loadavg()} at the end`);
+  } else await single();
+
+  async function single(): Promise<void> {
+    // BENCH_ENTRY=DIR: a CLI built before (e.g. bench/out/base) instead of building this tree.
+    const out = process.env.BENCH_ENTRY
+      ? join(ROOT, process.env.BENCH_ENTRY)
+      : join(ROOT, 'bench', 'out', 'dist');
+    if (!process.env.BENCH_ENTRY) await buildCli(out);
+    const entry = join(out, 'cli', 'main.js');
+    const oneShotCpu = await oneShot(entry, '');
+    const daemonCpu = await daemonFirst(entry, '');
+    const sv = serve!;
+    const m = await sv.metrics();
+    console.log(
+      `  daemon's first pass: ${metricValue(m, 'pawl_scans_total')} scans, ${metricValue(m, 'pawl_automation_runs_total')} automation passes`,
+    );
+    console.log(`  daemon / one-shot CPU: ${(daemonCpu / oneShotCpu).toFixed(2)} (target ≤ 1)`);
+    await new Promise((r) => setTimeout(r, 2000));
+    const idle0 = await cpu(sv.child.pid!);
+    await new Promise((r) => setTimeout(r, 2000));
+    const idle1 = await cpu(sv.child.pid!);
+    console.log(`  daemon idle: ${(idle1.self - idle0.self) / 2} ms CPU a second`);
+
+    await webhooks(sv, '', CHANGES);
     const warnings = sv.records().filter((r) => r.level >= 40);
     for (const w of warnings.slice(0, 5)) console.log(`  warning: ${w.msg} ${String(w.error ?? '')}`);
   }
