@@ -1175,9 +1175,9 @@ const passCounts: Mutation[] = [
   {
     area: 'pass-counts',
     file: 'src/run/automation.ts',
-    find: '  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);\n',
+    find: '  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, { ...opts, head: w.head });\n',
     replace:
-      "  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);\n  for (const f of plan.files) await w.git(['rev-parse', 'HEAD', '--', f.file]).catch(() => undefined);\n",
+      "  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, { ...opts, head: w.head });\n  for (const f of plan.files) await w.git(['rev-parse', 'HEAD', '--', f.file]).catch(() => undefined);\n",
     description: 'a git process per marked file in every pass',
     tests: PASS_COUNT_TESTS,
   },

@@ -760,10 +760,41 @@ const gitPass: Mutation[] = [
   },
 ];
 
+const KNOWN_TESTS = ['test/git/known.test.ts', 'test/run/pass-counts.test.ts'];
+
+/** What a process knows of its own last commit (src/git/known.ts) must be what git would say. */
+const knownCommit: Mutation[] = [
+  {
+    area: 'known-commit',
+    file: 'src/git/known.ts',
+    find: "return k && commit !== '' && k.commit === commit ? k : undefined;",
+    replace: 'return k;',
+    description: "another commit's facts taken for HEAD's (a person's newer commit answered from memory)",
+    tests: KNOWN_TESTS,
+  },
+  {
+    area: 'known-commit',
+    file: FAST,
+    find: 'previous: valueOnLine(l.before, l.setter)',
+    replace: 'previous: valueOnLine(text, l.setter)',
+    description: "pawl's own change remembered with the new value as the previous one",
+    tests: KNOWN_TESTS,
+  },
+  {
+    area: 'known-commit',
+    file: 'src/git/known.ts',
+    find: 'if (!title || block.length === 0) return null;',
+    replace: 'if (block.length === 0) return null;',
+    description: 'a message without a title read as trailers (git reads none there)',
+    tests: KNOWN_TESTS,
+  },
+];
+
 export const MUTATIONS: Mutation[] = [
   ...cloud,
   ...kustomize,
   ...fastCommit,
+  ...knownCommit,
   ...apply,
   ...gitPass,
   ...SERVE_MUTATIONS,

@@ -15,7 +15,7 @@ import { baseEnv, GitError, redact } from './exec.js';
 import { ensureAskpass, makeTempDir, shellQuote } from './auth.js';
 import { TRAILER_AUTOMATION } from '../guard/index.js';
 import type { Workspace } from './workspace.js';
-import { commitFast } from './fast-commit.js';
+import { commitFast, type OwnLine } from './fast-commit.js';
 
 const execFileP = promisify(execFile);
 
@@ -42,6 +42,11 @@ export interface CommitOptions {
   signingKeyType?: 'gpg' | 'ssh';
   /** Commit only these paths (relative to the repository root); default: every change. */
   files?: string[];
+  /**
+   * The marked lines this commit rewrites, when it is the pass's only commit (fast-commit.ts):
+   * while HEAD stays at it, their history is known without `git log -L`.
+   */
+  lines?: readonly OwnLine[];
   /** Author and committer date; default now. */
   date?: Date;
   /** State directory, for temporary key files (default: the OS temp dir). */
@@ -239,6 +244,7 @@ export async function commit(ws: Workspace, opts: CommitOptions): Promise<string
       committer: { name: ident(opts.committer ?? opts.author), email: (opts.committer ?? opts.author).email },
       date: opts.date ?? new Date(),
       message: () => finalMessage(ws, opts),
+      ...(opts.lines ? { lines: opts.lines } : {}),
     });
     // commitFast moved HEAD to `made` itself (a compare-and-swap from the known HEAD).
     if (made !== undefined) return made === null ? null : ws.updateHead(made);

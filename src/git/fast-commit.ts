@@ -14,6 +14,9 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseTrailerLines } from '../guard/index.js';
+import { valueOnLine } from './history.js';
+import { knownAt, learnAt, plainTrailers, subjectOf, type KnownCommit } from './known.js';
 import type { Workspace } from './workspace.js';
 
 export interface FastIdentity {
@@ -27,6 +30,21 @@ export interface FastCommitInput {
   date: Date;
   /** The final message, trailers included (asked for only when there is something to commit). */
   message: () => Promise<string>;
+  /**
+   * The marked lines this commit rewrites, when it is the pass's only commit: their last change
+   * is then this commit, known without `log -L` while HEAD stays at it (known.ts).
+   */
+  lines?: readonly OwnLine[];
+}
+
+/** A marked line pawl rewrites in place. */
+export interface OwnLine {
+  file: string;
+  /** 1-based; pawl's edits never add or remove lines. */
+  line: number;
+  setter: string;
+  /** The line's text before the commit, CR stripped. */
+  before: string;
 }
 
 /** The characters git trims from both ends of a name or email (ident.c, `crud`). */
@@ -124,25 +142,40 @@ export async function commitFast(
   if (identPart(input.committer.name) === '' || identPart(input.committer.email) === '') return undefined;
   // A workspace is a clone pawl made: its git directory is `.git` inside it (openWorkspace checks).
   if (existsSync(join(ws.dir, '.git', 'info', 'attributes'))) return undefined;
-  const listed = (
-    await ws.git([
-      'ls-files',
-      '--stage',
-      '-z',
-      '--',
-      ':(top,glob)**/.gitattributes',
-      ...files.map((f) => `:(top,literal)${f}`),
-    ])
-  ).stdout;
-  const index = new Map<string, { mode: string; id: string }>();
-  for (const entry of listed.split('\0')) {
-    if (entry === '') continue;
-    const tab = entry.indexOf('\t');
-    const [mode, id, stage] = entry.slice(0, tab).split(' ');
-    const path = entry.slice(tab + 1);
-    if (path === '.gitattributes' || path.endsWith('/.gitattributes')) return undefined;
-    if (stage !== '0' || (mode !== '100644' && mode !== '100755')) return undefined;
-    index.set(path, { mode, id: id! });
+  // The tree's entries of these files, and whether it has a .gitattributes anywhere: known when
+  // HEAD is a commit whose tree this process learned (its own last commit, usually); else the
+  // index says, which right after the checkout is HEAD's tree.
+  const head = ws.head;
+  const known = head ? knownAt(ws.dir, head) : undefined;
+  let index: ReadonlyMap<string, { mode: string; id: string }>;
+  if (known?.noAttributes && files.every((f) => known.entries.has(f))) index = known.entries;
+  else {
+    const listed = (
+      await ws.git([
+        'ls-files',
+        '--stage',
+        '-z',
+        '--',
+        ':(top,glob)**/.gitattributes',
+        ...files.map((f) => `:(top,literal)${f}`),
+      ])
+    ).stdout;
+    const fromIndex = new Map<string, { mode: string; id: string }>();
+    for (const entry of listed.split('\0')) {
+      if (entry === '') continue;
+      const tab = entry.indexOf('\t');
+      const [mode, id, stage] = entry.slice(0, tab).split(' ');
+      const path = entry.slice(tab + 1);
+      if (path === '.gitattributes' || path.endsWith('/.gitattributes')) return undefined;
+      if (stage !== '0' || (mode !== '100644' && mode !== '100755')) return undefined;
+      fromIndex.set(path, { mode, id: id! });
+    }
+    index = fromIndex;
+    if (head) {
+      const k = learnAt(ws.dir, head);
+      k.noAttributes = true;
+      for (const [path, e] of fromIndex) k.entries.set(path, e);
+    }
   }
   const changed: StagedFile[] = [];
   for (const path of [...new Set(files)].sort()) {
@@ -162,8 +195,9 @@ export async function commitFast(
   // The workspace knows its HEAD (pawl is its only writer); were it stale, the update-ref below
   // refuses, because HEAD is no longer `parent`.
   const parent = ws.head || (await ws.git(['rev-parse', '--verify', 'HEAD^{commit}'])).stdout.trim();
+  const finalMessage = await input.message();
   const imported = await ws.git(['fast-import', '--quiet', '--done', '--date-format=raw', '--force'], {
-    input: fastImportStream(TEMP_REF, parent, { ...input, message: await input.message() }, changed),
+    input: fastImportStream(TEMP_REF, parent, { ...input, message: finalMessage }, changed),
   });
   const made = imported.stdout.trim();
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(made))
@@ -180,5 +214,64 @@ export async function commitFast(
       .map((f) => `${f.mode} ${blobId(f.content, parent.length)}\t${quotePath(f.path)}\n`)
       .join(''),
   });
+  remember(
+    ws.dir,
+    head ? knownAt(ws.dir, head) : undefined,
+    made,
+    parent,
+    index,
+    changed,
+    input,
+    finalMessage,
+  );
   return made;
+}
+
+/**
+ * The facts of the commit just made: its parent's entries with the changed files replaced, the
+ * parent's known lines of the files it leaves alone, and for the lines it rewrote, itself as
+ * their last change — as `git log` would print it (author and committer as fast-import stored
+ * them, the subject and trailers of the message), or nothing when the trailers need git.
+ */
+function remember(
+  dir: string,
+  parentKnown: KnownCommit | undefined,
+  made: string,
+  parent: string,
+  index: ReadonlyMap<string, { mode: string; id: string }>,
+  changed: readonly StagedFile[],
+  input: FastCommitInput,
+  message: string,
+): void {
+  const carried = parentKnown?.noAttributes ? parentKnown : undefined;
+  const next = learnAt(dir, made);
+  next.noAttributes = true;
+  for (const [path, e] of carried?.entries ?? []) next.entries.set(path, e);
+  for (const [path, e] of index) next.entries.set(path, e);
+  const paths = new Set<string>();
+  for (const f of changed) {
+    paths.add(f.path);
+    next.entries.set(f.path, { mode: f.mode, id: blobId(f.content, parent.length) });
+  }
+  for (const [file, lines] of carried?.lines ?? []) if (!paths.has(file)) next.lines.set(file, lines);
+  const trailers = input.lines?.length ? plainTrailers(message) : null;
+  if (trailers === null) return;
+  const when = new Date(Math.floor(input.date.getTime() / 1000) * 1000);
+  const meta = {
+    commit: made,
+    parent,
+    author: { name: identPart(input.author.name), email: identPart(input.author.email) },
+    authorTime: when,
+    time: when,
+    subject: subjectOf(message),
+    trailers: parseTrailerLines(trailers),
+  };
+  const texts = new Map(changed.map((f) => [f.path, f.content.toString('utf8').split('\n')]));
+  for (const l of input.lines ?? []) {
+    const text = texts.get(l.file)?.[l.line - 1]?.replace(/\r$/, '');
+    if (text === undefined || text === l.before) continue;
+    let m = next.lines.get(l.file);
+    if (!m) next.lines.set(l.file, (m = new Map()));
+    m.set(l.line, { text, setter: l.setter, change: { ...meta, previous: valueOnLine(l.before, l.setter) } });
+  }
 }

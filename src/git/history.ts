@@ -10,6 +10,7 @@ import { findMarkers } from '../write/index.js';
 import { parseTrailerLines, TRAILER_RELEASE, type LineChange, type MarkerField } from '../guard/index.js';
 import { blameHistory } from './blame.js';
 import { git, GitError, gitStream } from './exec.js';
+import { knownAt, learnAt } from './known.js';
 import { catFiles, stripPrefix, treeBlobs } from './objects.js';
 
 export type { LineChange };
@@ -48,6 +49,12 @@ export interface HistoryOptions {
    * would refuse the batch and blame would answer file by file, as for a dirty checkout.
    */
   checkedOut?: boolean;
+  /**
+   * The commit `rev` is (with `checkedOut`): lines whose last change this process knows at that
+   * commit (known.ts: pawl's own last commit rewrote them) are answered without git, and what git
+   * answers is kept for the next pass at the same commit.
+   */
+  head?: string;
 }
 
 /** file → line → its last change; null for a line git cannot attribute (file not committed). */
@@ -65,8 +72,71 @@ export async function lineHistory(
   opts: HistoryOptions = {},
 ): Promise<HistoryMap> {
   const rev = opts.rev ?? 'HEAD';
+  if (opts.method === 'blame')
+    return blameHistory(
+      cwd,
+      requests.filter((r) => r.lines.length > 0),
+      opts,
+    );
+  const head = opts.checkedOut === true ? opts.head : undefined;
+  const known =
+    head === undefined ? new Map<string, Map<number, LineChange>>() : fromKnown(cwd, head, requests);
+  const wanted: HistoryRequest[] = [];
+  for (const r of requests) {
+    const k = known.get(r.file);
+    const lines = k ? r.lines.filter((l) => !k.has(l.line)) : r.lines;
+    if (lines.length > 0) wanted.push(lines === r.lines ? r : { ...r, lines });
+  }
+  const out = await asked(cwd, rev, wanted, opts);
+  for (const [file, lines] of known) {
+    let m = out.get(file);
+    if (!m) out.set(file, (m = new Map()));
+    for (const [line, c] of lines) m.set(line, c);
+  }
+  return out;
+}
+
+/** The requested lines whose last change is known at `head` and whose text at HEAD is the known one. */
+function fromKnown(
+  cwd: string,
+  head: string,
+  requests: readonly HistoryRequest[],
+): Map<string, Map<number, LineChange>> {
+  const out = new Map<string, Map<number, LineChange>>();
+  const k = knownAt(cwd, head);
+  if (!k) return out;
+  for (const r of requests) {
+    const lines = k.lines.get(r.file);
+    if (!lines || r.text === undefined) continue;
+    let rows: string[] | undefined;
+    for (const l of r.lines) {
+      const kl = lines.get(l.line);
+      if (!kl || kl.setter !== l.setter) continue;
+      rows ??= r.text.split('\n');
+      if (rows[l.line - 1]?.replace(/\r$/, '') !== kl.text) continue;
+      let m = out.get(r.file);
+      if (!m) out.set(r.file, (m = new Map()));
+      m.set(l.line, {
+        ...kl.change,
+        file: r.file,
+        line: l.line,
+        setter: l.setter,
+        field: l.field,
+        value: l.value,
+      });
+    }
+  }
+  return out;
+}
+
+/** `lineHistory` of the lines not known already: git's answer. */
+async function asked(
+  cwd: string,
+  rev: string,
+  requests: readonly HistoryRequest[],
+  opts: HistoryOptions,
+): Promise<HistoryMap> {
   const wanted = requests.filter((r) => r.lines.length > 0);
-  if (opts.method === 'blame') return blameHistory(cwd, wanted, opts);
   // One ls-tree says which files the revision has (line-log refuses a batch naming a missing one).
   const inHand = opts.checkedOut === true && wanted.every((r) => r.text !== undefined);
   const blobs = inHand
@@ -116,11 +186,18 @@ export async function lineHistory(
     }
   }
   const unresolved = new Set<string>();
+  const learnt = opts.checkedOut === true && opts.head ? learnAt(cwd, opts.head) : undefined;
   for (const g of ranges) {
     let m = out.get(g.file);
     if (!m) out.set(g.file, (m = new Map()));
     if (g.change === undefined) unresolved.add(g.file);
     else m.set(g.marked.line, g.change);
+    if (learnt && g.change) {
+      const { file: _f, line: _l, setter: _s, field: _d, value: _v, ...change } = g.change;
+      let k = learnt.lines.get(g.file);
+      if (!k) learnt.lines.set(g.file, (k = new Map()));
+      k.set(g.marked.line, { text: g.text, setter: g.marked.setter, change });
+    }
   }
   for (const r of wanted)
     if (unresolved.has(r.file))

@@ -18,6 +18,8 @@ export {
 export { withWorkspace, type WithWorkspaceOptions } from './workspace-lock.js';
 export { selectSemverTag, chooseRef } from './refs.js';
 export { commit, PAWL_AUTOMATION_TRAILER, type CommitOptions, type Identity } from './commit.js';
+export type { OwnLine } from './fast-commit.js';
+export { forgetKnown } from './known.js';
 export {
   push,
   pushWithRetry,

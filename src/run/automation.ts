@@ -24,6 +24,7 @@ import {
   GitError,
   type PushResult,
   type PushWithRetryResult,
+  type OwnLine,
 } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
@@ -263,7 +264,7 @@ async function attemptOnce(
   outcomes: ReadonlyMap<string, PolicyOutcome>,
 ): Promise<string | null> {
   const { automation, report, opts } = p;
-  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, opts);
+  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, { ...opts, head: w.head });
   p.plan = plan;
   noteWarnings(p, plan);
   if (plan.errors.length > 0) {
@@ -320,7 +321,7 @@ async function writeAndCommit(
     const changes = await writeEdits(w, plan, group, automation.spec.update.path, needObjects, written);
     written.push(...group);
     p.changes.push(...changes);
-    if (!opts.dryRun) sha = (await commitEdits(p, w, group, changes)) ?? sha;
+    if (!opts.dryRun) sha = (await commitEdits(p, w, group, changes, groups.length === 1)) ?? sha;
   }
   // What a pull request proposes: the whole pass's changes under the automation's template.
   if (groups.length > 1) p.message = automationMessage(automation, p.changes);
@@ -397,6 +398,8 @@ async function commitEdits(
   w: Workspace,
   edits: readonly Edit[],
   changes: readonly TemplateChange[],
+  /** The pass's only commit: the lines it rewrites are named, for their history (git/known.ts). */
+  only: boolean,
 ): Promise<string | null> {
   const { automation, deps, opts, report } = p;
   const spec = automation.spec.git.commit;
@@ -417,8 +420,28 @@ async function commitEdits(
     stateDir: deps.stateDir,
     date: deps.now(),
     files: [...new Set(edits.map((e) => e.plan.marker.file))],
+    ...(only ? { lines: ownLines(p.plan, edits) } : {}),
     ...(signingKey && spec.signingKey ? { signingKey, signingKeyType: spec.signingKey.type } : {}),
   });
+}
+
+/** The marked lines the edits rewrite, with their text before (the scanned checkout's). */
+function ownLines(plan: TreePlan | null, edits: readonly Edit[]): OwnLine[] {
+  const scanned = new Map(plan?.files.map((f) => [f.file, f.text]));
+  const texts = new Map<string, string[]>();
+  const out: OwnLine[] = [];
+  for (const e of edits) {
+    const { file, line, setter } = e.plan.marker;
+    let rows = texts.get(file);
+    if (!rows) {
+      const text = scanned.get(file);
+      if (text === undefined) continue;
+      texts.set(file, (rows = text.split('\n')));
+    }
+    const before = rows[line - 1];
+    if (before !== undefined) out.push({ file, line, setter, before: before.replace(/\r$/, '') });
+  }
+  return out;
 }
 
 /** A person committed to the branch: leave it, and propose from a branch beside it. */

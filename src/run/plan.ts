@@ -43,6 +43,8 @@ export interface TreePlan {
 export interface PlanOptions {
   /** Policies that may be released now (`pawl release`): their pins are ignored. */
   release?: ReadonlySet<string>;
+  /** The commit the checkout is at: history this process knows there is not asked again (git/known.ts). */
+  head?: string;
 }
 
 /**
@@ -100,7 +102,7 @@ export async function planTree(
         })),
       })),
       // Both callers plan a workspace pawl has just checked out and cleaned.
-      { checkedOut: true },
+      { checkedOut: true, ...(opts.head ? { head: opts.head } : {}) },
     );
     for (const p of needHistory) {
       const change = history.get(p.marker.file)?.get(p.marker.line) ?? null;

@@ -62,6 +62,8 @@ interface Counts {
   git: string[];
   /** Daemon mode: the policies evaluated in the counted pass (not taken from the cache). */
   evaluated?: number;
+  /** `again`: the git processes of a second webhook pass, which starts at the counted pass's own commit. */
+  gitAgain?: string[];
 }
 
 /** Store calls by method while `on()` is true; everything else passes through unchanged. */
@@ -96,8 +98,8 @@ function counting(
  * `unchanged` images up to date plus one, `changed`, that gets a new tag: a warm-up pass scans
  * everything (nothing to write), then the counted pass rescans `changed` alone, as a webhook does.
  */
-async function countPass(unchanged: number, mode: 'cli' | 'daemon' = 'cli'): Promise<Counts> {
-  const w = `w${unchanged}${mode === 'daemon' ? 'd' : ''}`;
+async function countPass(unchanged: number, mode: 'cli' | 'daemon' = 'cli', again = false): Promise<Counts> {
+  const w = `w${unchanged}${mode === 'daemon' ? 'd' : ''}${again ? 'a' : ''}`;
   const images = Array.from({ length: unchanged + 1 }, (_, i) => `${w}/app-${i}`);
   await Promise.all(
     images.map(async (image, i) => {
@@ -175,15 +177,32 @@ async function countPass(unchanged: number, mode: 'cli' | 'daemon' = 'cli'): Pro
       report.repositories.filter((r) => r.scanned).map((r) => r.name),
       ['flux-system/app-0'],
     );
+    // The pass's own git processes (the git server's live elsewhere), by subcommand.
+    const subcommands = (ls: string[]): string[] =>
+      ls
+        .filter((l) => l.startsWith(stateDir))
+        .map((l) => l.slice(l.indexOf(' :: ') + 4).split(' ')[0]!)
+        .map((sub) => (sub.startsWith('--git-dir=') ? 'config' : sub === '-c' ? 'log' : sub));
+    let gitAgain: string[] | undefined;
+    if (again) {
+      // The next webhook of the same image: the remote is at the commit the pass above pushed.
+      await pushImage(registry.url, images[0]!, '1.3.0', { created: new Date(Date.UTC(2024, 2, 1)) });
+      const from = (await readFile(gitLog, 'utf8')).split('\n').length - 1;
+      const next = await runPass(deps, { rescan: new Map([['flux-system/app-0', Date.now()]]) });
+      const [nr] = next.automations;
+      assert.equal(nr?.result, 'pushed', nr?.error ?? '');
+      assert.deepEqual(
+        nr.changes.map((c) => [c.policy, c.new.slice(c.new.lastIndexOf(':') + 1)]),
+        [['flux-system/app-0', '1.3.0']],
+      );
+      gitAgain = subcommands((await readFile(gitLog, 'utf8')).split('\n').slice(from, -1));
+    }
     return {
       store: calls,
       rows,
       ...(outcomes ? { evaluated: unchanged + 1 - (outcomes.counts.reused - reusedBefore) } : {}),
-      // The pass's own git processes (the git server's live elsewhere), by subcommand.
-      git: lines
-        .filter((l) => l.startsWith(stateDir))
-        .map((l) => l.slice(l.indexOf(' :: ') + 4).split(' ')[0]!)
-        .map((sub) => (sub.startsWith('--git-dir=') ? 'config' : sub === '-c' ? 'log' : sub)),
+      git: subcommands(lines),
+      ...(gitAgain ? { gitAgain } : {}),
     };
   } finally {
     await raw.close();
@@ -211,6 +230,23 @@ test('a webhook pass makes as many store calls and git processes among 100 uncha
     'update-ref',
     'update-index',
     'push', // HEAD is the one update-ref set: no rev-parse before it
+  ]);
+});
+
+test("a daemon's next webhook pass, at its own last commit, asks git neither the tree's entries nor the line's history", async () => {
+  const counts = await countPass(10, 'daemon', true);
+  // The remote is at the commit the last pass made and pushed: the changed file's entry and the
+  // marked line's last change (that commit) are known to the process (src/git/known.ts), so no
+  // ls-files and no log -L. A remote that moved checks out another commit, and git is asked
+  // (test/git/known.test.ts).
+  assert.deepEqual(counts.gitAgain, [
+    'fetch',
+    'checkout',
+    'clean',
+    'fast-import',
+    'update-ref',
+    'update-index',
+    'push',
   ]);
 });
 
