@@ -282,7 +282,8 @@ try {
   /**
    * BENCH_LAB=1: set up a guarded and an unguarded world, print how to run passes on them by
    * hand (with --cpu-prof, --trace-gc, strace…) and keep the registry and git server up until
-   * interrupted. Not a measurement.
+   * interrupted (SIGINT or SIGTERM; then the worlds, the registry and the git server are
+   * removed as at the end of a run). Not a measurement.
    */
   async function lab(): Promise<never> {
     for (const variant of ['guarded', 'unguarded'] as const) {
@@ -300,7 +301,15 @@ try {
       );
     }
     console.log('\nready (Ctrl-C to stop)');
-    return new Promise<never>(() => undefined);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await git.close();
+    await proxy.stop();
+    await registry.stop();
+    await rm(work, { recursive: true, force: true });
+    process.exit(0);
   }
 
   type Row = { wallMs: number; cpuMs: number; rssMb: number; requests: Counts };
