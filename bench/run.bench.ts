@@ -309,6 +309,7 @@ try {
     await proxy.stop();
     await registry.stop();
     await rm(work, { recursive: true, force: true });
+    await rm(join(tmpdir(), `pawl-bench-code-cache-${process.pid}`), { recursive: true, force: true });
     process.exit(0);
   }
 
@@ -698,4 +699,6 @@ try {
   await proxy.stop();
   await registry.stop();
   await rm(work, { recursive: true, force: true });
+  // The code cache every CLI process of this run shared (timedCli).
+  await rm(join(tmpdir(), `pawl-bench-code-cache-${process.pid}`), { recursive: true, force: true });
 }
