@@ -790,11 +790,43 @@ const knownCommit: Mutation[] = [
   },
 ];
 
+const PINS = 'src/guard/pins.ts';
+const PIN_TESTS = ['test/guard/pins.test.ts'];
+
+/** A person's rollback holds until a newer release or `pawl release` (SPEC §4, docs/guard.md). */
+const pins: Mutation[] = [
+  {
+    area: 'pins',
+    file: PINS,
+    find: 'return Math.floor(firstSeen.getTime() / 1000) > Math.floor(pinned.getTime() / 1000);',
+    replace: 'return firstSeen.getTime() > pinned.getTime();',
+    description: "a tag first seen in the pin's second, before it, lifts the rollback made after it",
+    tests: PIN_TESTS,
+  },
+  {
+    area: 'pins',
+    file: PINS,
+    find: '    !input.candidateInitial &&\n',
+    replace: '',
+    description: 'tags of the first scan of an empty state lift pins (deleting the state undoes rollbacks)',
+    tests: PIN_TESTS,
+  },
+  {
+    area: 'pins',
+    file: PINS,
+    find: 'const rollback = policy !== null && isRollbackOf(h.trailers, policy);',
+    replace: 'const rollback = false;',
+    description: 'a pawl rollback between values that cannot be ordered is not a pin',
+    tests: PIN_TESTS,
+  },
+];
+
 export const MUTATIONS: Mutation[] = [
   ...cloud,
   ...kustomize,
   ...fastCommit,
   ...knownCommit,
+  ...pins,
   ...apply,
   ...gitPass,
   ...SERVE_MUTATIONS,

@@ -103,7 +103,7 @@ export function pinStatus(input: PinInput): PinStatus {
     c !== null &&
     !input.candidateInitial &&
     input.candidateFirstSeen !== null &&
-    input.candidateFirstSeen.getTime() > h.time.getTime()
+    seenAfter(input.candidateFirstSeen, h.time)
   ) {
     return {
       state: 'lifted',
@@ -118,6 +118,16 @@ export function pinStatus(input: PinInput): PinStatus {
         ? `${c} has no known first-seen time (seen in the first scan of an empty state), so it cannot lift the pin`
         : `${c} was first seen ${input.candidateFirstSeen.toISOString()}, before the pin`;
   return { state: 'pinned', pin, detail: `Pinned at ${h.value} (from ${h.previous}) by ${by}; ${waiting}.` };
+}
+
+/**
+ * A tag first seen after the pinning commit, in whole seconds: git keeps a commit's time to the
+ * second, so a tag first seen at 12:00:00.400 and a rollback committed at 12:00:00.900 (stored
+ * as 12:00:00) cannot be told apart, and the pin holds. Read in milliseconds, that tag would lift
+ * the rollback made after it.
+ */
+function seenAfter(firstSeen: Date, pinned: Date): boolean {
+  return Math.floor(firstSeen.getTime() / 1000) > Math.floor(pinned.getTime() / 1000);
 }
 
 /** `ns:name[:field]` → `ns/name`. */

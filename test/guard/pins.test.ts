@@ -140,6 +140,17 @@ describe('pins', () => {
     );
   });
 
+  test("a tag first seen within the pin's second does not lift it: git keeps a commit's time to the second", () => {
+    // The rollback was committed at 12:00:00.900, which git stores as 12:00:00; the tag was
+    // first seen at 12:00:00.400, before it.
+    const seen = (iso: string) =>
+      pinStatus(input(change('1.1.0', '1.0.0'), { candidate: '1.2.0', candidateFirstSeen: new Date(iso) }))
+        .state;
+    assert.equal(seen('2026-11-10T12:00:00.400Z'), 'pinned');
+    assert.equal(seen('2026-11-10T12:00:00.999Z'), 'pinned');
+    assert.equal(seen('2026-11-10T12:00:01.000Z'), 'lifted');
+  });
+
   test('tags of the very first scan of an empty state never lift a pin (state deleted → pins stay pinned)', () => {
     const s = pinStatus(
       input(change('1.1.0', '1.0.0'), {
