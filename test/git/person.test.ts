@@ -1,7 +1,7 @@
 /** Who asks for a rollback, found the way `git commit` finds an author (src/git/person.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findPerson, parseIdentity } from '../../src/git/index.js';
@@ -17,8 +17,9 @@ test('parseIdentity reads `Name <email>` and nothing else', () => {
     assert.equal(parseIdentity(bad), null, bad);
 });
 
-test('findPerson: --author, then GIT_AUTHOR_NAME/EMAIL, then git config, else nobody', async () => {
+test('findPerson: --author, then GIT_AUTHOR_NAME/EMAIL, then git config, else nobody', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'pawl-person-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
   const env = {
     PATH: process.env.PATH,
     HOME: home,

@@ -208,10 +208,12 @@ describe('push', () => {
     assert.equal(result.attempts, 2);
   });
 
-  test('two writers of the same change from the same fetch (two replicas): one commit lands, the other finds it done', async () => {
+  test('two writers of the same change from the same fetch (two replicas): one commit lands, the other finds it done', async (t) => {
     const { name, ws } = await setup();
+    const otherState = await tempDir();
+    t.after(() => otherState.cleanup());
     const other = await openWorkspace({
-      stateDir: (await tempDir()).dir,
+      stateDir: otherState.dir,
       repo: gitRepository(server.cloneUrl(name), { name }),
       secret: creds,
       log: silentLogger,

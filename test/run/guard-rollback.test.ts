@@ -135,7 +135,10 @@ describe('who rolled back and why', () => {
     w = await world();
     home = await mkdtemp(join(tmpdir(), 'pawl-home-'));
   });
-  after(() => w?.close());
+  after(async () => {
+    await w?.close();
+    if (home) await rm(home, { recursive: true, force: true });
+  });
   const isolated = (extra: Record<string, string> = {}) => ({
     env: { HOME: home, GIT_CONFIG_GLOBAL: join(home, '.gitconfig'), GIT_CONFIG_NOSYSTEM: '1', ...extra },
   });

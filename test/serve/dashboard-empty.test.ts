@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -43,10 +43,11 @@ describe('the dashboard’s attention list on an empty and on a broken configura
   let browser: Browser;
   let page: Page;
   let configDir: string;
+  let base: string | undefined;
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run scripts/install-deps.sh`);
-    const base = await mkdtemp(join(tmpdir(), 'pawl-empty-'));
+    base = await mkdtemp(join(tmpdir(), 'pawl-empty-'));
     const webDir = await buildWeb(join(base, 'web'));
     configDir = join(base, 'config');
     await mkdir(configDir);
@@ -63,6 +64,7 @@ describe('the dashboard’s attention list on an empty and on a broken configura
   after(async () => {
     await browser?.close();
     await serve?.stop();
+    if (base) await rm(base, { recursive: true, force: true });
   });
 
   test('nothing configured: says so and names where pawl looked, not in green', async () => {

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,12 +179,17 @@ describe('the dashboard in a browser, on real state', () => {
   let page: Page;
   let base: string;
   let shots: string;
+  let webBase: string | undefined;
+  let tempShots: string | undefined;
   const requests: string[] = [];
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run scripts/install-deps.sh`);
-    const webDir = await buildWeb(join(await mkdtemp(join(tmpdir(), 'pawl-web-')), 'web'));
-    shots = process.env.PAWL_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), 'pawl-shots-')));
+    webBase = await mkdtemp(join(tmpdir(), 'pawl-web-'));
+    const webDir = await buildWeb(join(webBase, 'web'));
+    // Screenshots asked for (PAWL_SCREENSHOT_DIR) are kept; the temporary ones are removed.
+    if (!process.env.PAWL_SCREENSHOT_DIR) tempShots = await mkdtemp(join(tmpdir(), 'pawl-shots-'));
+    shots = process.env.PAWL_SCREENSHOT_DIR ?? tempShots!;
     await mkdir(shots, { recursive: true });
     w = await story();
     serve = await startServe({ configDir: w.configDir, stateDir: w.stateDir, env: { PAWL_WEB_DIR: webDir } });
@@ -214,6 +219,7 @@ describe('the dashboard in a browser, on real state', () => {
     await browser?.close();
     await serve?.stop();
     await w?.close();
+    for (const dir of [webBase, tempShots]) if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const row = (file: string) => page.locator(`tr[data-marker^="apps/${file}:"]`);
