@@ -400,8 +400,13 @@ describe('the dashboard in a browser, on real state', () => {
       await page
         .locator('tr[data-repository="flux-system/api"] [data-tags="2"]')
         .waitFor({ timeout: 60_000 });
+      // The upgrade is shown until the next pass (2 s later) finds the line up to date; with
+      // the overview's reads slowed to 1.5 s, the page may see only the second. Either is the
+      // new tag, arrived without a reload.
       await page
-        .locator('tr[data-marker^="apps/api.yaml:"][data-state="upgrade"]')
+        .locator('tr[data-marker^="apps/api.yaml:"]:is([data-state="upgrade"], [data-state="up-to-date"])', {
+          hasText: '1.1.0',
+        })
         .waitFor({ timeout: 60_000 });
     } catch (err) {
       // A failure here has been seen only under load: say what the daemon did meanwhile.
@@ -412,6 +417,10 @@ describe('the dashboard in a browser, on real state', () => {
         )
         .slice(-60)
         .map((r) => JSON.stringify(r).slice(0, 400));
+      const explain = await fetch(`${base}/api/v1/policies/flux-system/api/explain`)
+        .then((r) => r.text())
+        .catch((e: unknown) => String(e));
+      lines.push(`explain flux-system/api: ${explain.slice(0, 4000)}`);
       throw new Error(
         `${String(err)}\nthe daemon's last records about the fleet and org/api:\n${lines.join('\n')}`,
       );
