@@ -9,13 +9,13 @@ import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit, PAWL_AUTOMATION_TRAILER, type CommitOptions } from '../../src/git/commit.js';
 import { ConfigError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/log.js';
-import { gitRepository, secret, tempDir } from './fixtures.js';
+import { gitRepository, gitSuite, secret, tempDir, type TempDir } from './fixtures.js';
 
 const author = { name: 'Flux Bot', email: 'fluxbot@example.com' };
 
 describe('commit', () => {
   let server: GitServer;
-  let state: { dir: string; cleanup: () => Promise<void> };
+  let state: TempDir;
   let scratch: { dir: string; cleanup: () => Promise<void> };
   let n = 0;
 
@@ -174,7 +174,7 @@ describe('commit', () => {
 
 describe('commit through fast-import is the commit git makes', () => {
   let server: GitServer;
-  let state: { dir: string; cleanup: () => Promise<void> };
+  let state: TempDir;
   let n = 0;
   const fixed = { GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z' };
   const initial = {
@@ -223,14 +223,7 @@ describe('commit through fast-import is the commit git makes', () => {
     return { fast, slow, ws: a, other: b };
   }
 
-  before(async () => {
-    server = await startGitServer();
-    state = await tempDir();
-  });
-  after(async () => {
-    await server.close();
-    await state.cleanup();
-  });
+  gitSuite((s, t) => ((server = s), (state = t)));
 
   const cases: { name: string; edits: Record<string, string>; opts: Omit<CommitOptions, 'files'> }[] = [
     {

@@ -4,16 +4,16 @@
  * executable bit, a file not tracked yet, a nested .gitattributes), and a HEAD moved by someone
  * else while the commit was being written. Each is checked in the commit git recorded.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startGitServer, type GitServer } from '../helpers/git-server.js';
+import type { GitServer } from '../helpers/git-server.js';
 import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit } from '../../src/git/commit.js';
 import { blobId, commitFast, identPart, quotePath } from '../../src/git/fast-commit.js';
 import { silentLogger } from '../../src/util/log.js';
-import { gitRepository, tempDir } from './fixtures.js';
+import { gitRepository, gitSuite, type TempDir } from './fixtures.js';
 
 const author = { name: 'Flux Bot', email: 'fluxbot@example.com' };
 const setupEnv = {
@@ -68,7 +68,7 @@ describe("fast-import's inputs, as git writes them", () => {
 
 describe('fast-import commits only what git would commit', () => {
   let server: GitServer;
-  let state: { dir: string; cleanup: () => Promise<void> };
+  let state: TempDir;
   let n = 0;
 
   async function workspace(files: Record<string, string> = {}): Promise<Workspace> {
@@ -95,14 +95,7 @@ describe('fast-import commits only what git would commit', () => {
     await ws.updateHead();
   };
 
-  before(async () => {
-    server = await startGitServer();
-    state = await tempDir();
-  });
-  after(async () => {
-    await server.close();
-    await state.cleanup();
-  });
+  gitSuite((s, t) => ((server = s), (state = t)));
 
   test('a tracked symlink pointed elsewhere is committed as a symlink (120000) to its new target', async () => {
     const ws = await workspace();

@@ -1,10 +1,12 @@
 /** Config objects and loggers for the git tests. */
+import { after, before } from 'node:test';
 import { Writable } from 'node:stream';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { GitRef, GitRepository, Secret } from '../../src/config/types.js';
+import { startGitServer, type GitServer } from '../helpers/git-server.js';
 
 export function gitRepository(
   url: string,
@@ -58,4 +60,24 @@ export async function tempDir(
 ): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export type TempDir = Awaited<ReturnType<typeof tempDir>>;
+
+/**
+ * A suite's git server and state directory: started before its tests, handed to `use`, closed
+ * and removed after them.
+ */
+export function gitSuite(use: (server: GitServer, state: TempDir) => void): void {
+  let server: GitServer | undefined;
+  let state: TempDir | undefined;
+  before(async () => {
+    server = await startGitServer();
+    state = await tempDir();
+    use(server, state);
+  });
+  after(async () => {
+    await server?.close();
+    await state?.cleanup();
+  });
 }

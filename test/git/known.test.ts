@@ -5,18 +5,18 @@
  * not answered from memory; and a remote moved by a person (a hand-committed newer tag, the
  * ratchet's case) is another commit, whose history git is asked for.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startGitServer, type GitServer } from '../helpers/git-server.js';
+import type { GitServer } from '../helpers/git-server.js';
 import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit } from '../../src/git/commit.js';
 import { lineHistory, type MarkedLine } from '../../src/git/history.js';
 import { knownAt, plainTrailers, subjectOf } from '../../src/git/known.js';
 import { findMarkers } from '../../src/write/setters/markers.js';
 import { silentLogger } from '../../src/util/log.js';
-import { gitRepository, tempDir } from './fixtures.js';
+import { gitRepository, gitSuite, type TempDir } from './fixtures.js';
 
 const FILE = 'apps/app.yaml';
 const deploy = (tag: string) =>
@@ -48,17 +48,10 @@ describe('subjects and trailers as git prints them', () => {
 
 describe("the last change of a line pawl's own commit rewrote", () => {
   let server: GitServer;
-  let state: { dir: string; cleanup: () => Promise<void> };
+  let state: TempDir;
   let n = 0;
 
-  before(async () => {
-    server = await startGitServer();
-    state = await tempDir();
-  });
-  after(async () => {
-    await server.close();
-    await state.cleanup();
-  });
+  gitSuite((s, t) => ((server = s), (state = t)));
 
   async function workspace(): Promise<{ ws: Workspace; name: string }> {
     const name = `k${++n}`;
