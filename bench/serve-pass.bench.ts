@@ -42,13 +42,14 @@ const GIT_LOG = process.env.BENCH_GIT_LOG;
 /**
  * BENCH_AB=NAME=DIR[=NODE_ARGS[=SERVE_ARGS]],…: built CLIs (directories under the repository, e.g.
  * bench/out/base) compared, alternated ABBA… for BENCH_ROUNDS rounds; NODE_ARGS and SERVE_ARGS
- * (words joined by `+`) are given to the daemon of that entry only.
+ * (words joined by `+`) are given to the daemon of that entry only; a flag's own `=` before a
+ * digit stays in the flag (`--max-semi-space-size=8`).
  */
 const AB = (process.env.BENCH_AB ?? '')
   .split(',')
   .filter(Boolean)
   .map((p) => {
-    const [name = '', dir = '', nodeArgs = '', serveArgs = ''] = p.split('=');
+    const [name = '', dir = '', nodeArgs = '', serveArgs = ''] = p.split(/=(?!\d)/);
     const words = (w: string) => w.split('+').filter(Boolean);
     return { name, dir, nodeArgs: words(nodeArgs), serveArgs: words(serveArgs) };
   });
@@ -56,6 +57,14 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const AB_WEBHOOKS = Number(process.env.BENCH_AB_WEBHOOKS ?? 0);
 const AB_WARM = Number(process.env.BENCH_AB_WARM ?? 5);
 const TARGET_WEBHOOK_CPU_MS = 50;
+
+/** The daemon's resident memory now and at its peak (VmRSS/VmHWM), MB. */
+const rssOf = async (pid: number): Promise<string> => {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const mb = (key: string) =>
+    Math.round(Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024);
+  return `${mb('VmRSS')}/${mb('VmHWM')}`;
+};
 
 const loadavg = async (): Promise<string> =>
   (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
@@ -292,8 +301,11 @@ try {
     // A/B: the builds alternated (ABBA…) on the same world: the daemon's first pass, and with
     // BENCH_AB_WEBHOOKS=K its K webhook passes after it (the first BENCH_AB_WARM of them, default
     // 5, left out of the figure: the optimizer is still compiling the pass).
-    const results = new Map<string, { oneShot: number[]; daemon: number[]; hook: number[]; git: number[] }>();
-    for (const { name } of AB) results.set(name, { oneShot: [], daemon: [], hook: [], git: [] });
+    const results = new Map<
+      string,
+      { oneShot: number[]; daemon: number[]; hook: number[]; git: number[]; rss: string[] }
+    >();
+    for (const { name } of AB) results.set(name, { oneShot: [], daemon: [], hook: [], git: [], rss: [] });
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? AB : [...AB].reverse();
       for (const { name, dir, nodeArgs, serveArgs } of order) {
@@ -306,6 +318,7 @@ try {
           r.hook.push(...w.self.slice(AB_WARM));
           r.git.push(...w.git.slice(AB_WARM));
         }
+        r.rss.push(await rssOf(serve!.child.pid!));
         await serve!.stop();
         serve = undefined;
       }
@@ -314,7 +327,7 @@ try {
     for (const [name, r] of results)
       if (AB_WEBHOOKS)
         console.log(
-          `  ${name}: webhook pass, daemon CPU mean ${mean(r.hook).toFixed(1)} ms, median ${median(r.hook)} (${r.hook.length} passes after the first ${AB_WARM} of each daemon); git CPU mean ${mean(r.git).toFixed(1)} ms; daemon's first pass ${r.daemon.join(' ')} ms`,
+          `  ${name}: webhook pass, daemon CPU mean ${mean(r.hook).toFixed(1)} ms, median ${median(r.hook)} (${r.hook.length} passes after the first ${AB_WARM} of each daemon); git CPU mean ${mean(r.git).toFixed(1)} ms; daemon's first pass ${r.daemon.join(' ')} ms; RSS now/peak ${r.rss.join(' ')} MB`,
         );
       else
         console.log(

@@ -790,6 +790,37 @@ const knownCommit: Mutation[] = [
   },
 ];
 
+const WORKSPACE = 'src/git/workspace.ts';
+const LEFT_CLEAN_TESTS = ['test/git/left-clean.test.ts'];
+
+/** A checkout is skipped only for a workspace exactly as the last pass left it (src/git/known.ts). */
+const leftClean: Mutation[] = [
+  {
+    area: 'left-clean',
+    file: WORKSPACE,
+    find: '      remote === left.commit &&\n',
+    replace: '',
+    description: "a remote that moved (a person's commit) taken for the commit the pass left",
+    tests: LEFT_CLEAN_TESTS,
+  },
+  {
+    area: 'left-clean',
+    file: WORKSPACE,
+    find: '    now !== null &&\n    now.ino === then.ino &&',
+    replace: '    true ||',
+    description: 'an index another git command rewrote taken for the one the pass left',
+    tests: LEFT_CLEAN_TESTS,
+  },
+  {
+    area: 'left-clean',
+    file: 'src/git/known.ts',
+    find: '  leftClean.delete(dir);\n  return left;',
+    replace: '  return left;',
+    description: 'the fact kept past the checkout that took it (a failed pass after it trusted)',
+    tests: LEFT_CLEAN_TESTS,
+  },
+];
+
 const PINS = 'src/guard/pins.ts';
 const PIN_TESTS = ['test/guard/pins.test.ts'];
 
@@ -826,6 +857,7 @@ export const MUTATIONS: Mutation[] = [
   ...kustomize,
   ...fastCommit,
   ...knownCommit,
+  ...leftClean,
   ...pins,
   ...apply,
   ...gitPass,

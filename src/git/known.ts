@@ -9,6 +9,9 @@
  * Every fact is keyed by the commit id, which names its content, so a fact is never stale: a
  * remote that moved (a person's commit, a hand-committed newer tag) checks out another commit,
  * and git is asked again. One commit a workspace is kept, the newest learned.
+ *
+ * Apart from those, how the process's last pass left each workspace (`LeftClean`): when the
+ * remote is still at that commit, the next pass needs no `checkout` and no `clean` either.
  */
 import type { LineChange } from '../guard/index.js';
 
@@ -36,6 +39,36 @@ export interface KnownCommit {
 
 const byWorkspace = new Map<string, KnownCommit>();
 
+/**
+ * A workspace as a pass of this process left it: HEAD on `branch` at `commit`, and the index
+ * and the working tree exactly that commit's tree, nothing untracked (the pass committed every
+ * file it wrote, or wrote none). `index` is `.git/index` as it was then: any git command that
+ * writes the index (a checkout, a reset, another process's pass) renames a new file into place,
+ * so a different inode, size or time means someone else has been there.
+ */
+export interface LeftClean {
+  branch: string;
+  commit: string;
+  index: { ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint };
+}
+
+const leftClean = new Map<string, LeftClean>();
+
+/** Records how a pass left the workspace `dir` (see LeftClean). */
+export function noteLeftClean(dir: string, left: LeftClean): void {
+  leftClean.set(dir, left);
+}
+
+/**
+ * How the last pass left `dir`, once: the next checkout takes it, so a pass that does not end
+ * by noting it again (a failure, a dry run, a pull request's branches) leaves nothing behind.
+ */
+export function takeLeftClean(dir: string): LeftClean | undefined {
+  const left = leftClean.get(dir);
+  leftClean.delete(dir);
+  return left;
+}
+
 /** What is known of `commit` in the workspace `dir`, if it is the one commit kept there. */
 export function knownAt(dir: string, commit: string): KnownCommit | undefined {
   const k = byWorkspace.get(dir);
@@ -53,8 +86,13 @@ export function learnAt(dir: string, commit: string): KnownCommit {
 
 /** Forget the workspace `dir` (tests; a workspace removed and cloned again keeps its commits' facts). */
 export function forgetKnown(dir?: string): void {
-  if (dir === undefined) byWorkspace.clear();
-  else byWorkspace.delete(dir);
+  if (dir === undefined) {
+    byWorkspace.clear();
+    leftClean.clear();
+  } else {
+    byWorkspace.delete(dir);
+    leftClean.delete(dir);
+  }
 }
 
 /**

@@ -9,7 +9,7 @@
  * the workspace as it was, so the next run can use it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { GitRef, GitRepository, Secret } from '../config/index.js';
 import { type Logger, RuntimeError } from '../util/index.js';
@@ -17,6 +17,7 @@ import { git, GitError, type GitOptions, type GitResult } from './exec.js';
 import { credentialsInUrl, prepareAuth, redactUrl, transportOf, withoutUrlCredentials } from './auth.js';
 import { chooseRef, selectSemverTag } from './refs.js';
 import { exists, healthy, sweepLeftovers } from './repair.js';
+import { noteLeftClean, takeLeftClean, type LeftClean } from './known.js';
 
 /** The ref actually checked out, after defaults and semver resolution. */
 export type ResolvedRef =
@@ -64,6 +65,13 @@ export interface Workspace {
    * to (an `update-ref` with the old value checked), taken as it is instead of asking git again.
    */
   updateHead(movedTo?: string): Promise<string>;
+  /**
+   * Says that HEAD's commit on `branch` is exactly what the working tree and the index hold,
+   * nothing untracked: the caller committed every file it wrote, or wrote none. The next
+   * checkout of that branch in this process, with the remote still at that commit and the index
+   * untouched since, then runs neither `checkout` nor `clean`. Does nothing when detached.
+   */
+  leaveClean(): Promise<void>;
 }
 
 export interface OpenWorkspaceOptions {
@@ -224,6 +232,16 @@ class GitWorkspace implements Workspace {
   }
 
   private async checkoutBranch(branch: string): Promise<void> {
+    const left = takeLeftClean(this.dir);
+    if (left && left.branch === branch && (await this.stillAsLeft(left))) {
+      // The last pass here left this branch clean at the commit the remote is still at: the
+      // checkout and the clean below would change nothing (two git processes a webhook pass).
+      this.ref = { kind: 'branch', branch };
+      this.branch = branch;
+      this.base = left.commit;
+      this.head = left.commit;
+      return;
+    }
     const remote = `refs/remotes/origin/${branch}^{commit}`;
     // --force -B resets the branch, the index and the tracked files to the fetched head in one
     // step. Git resolves the remote ref itself, and the branch's ref file then names the commit it
@@ -244,6 +262,33 @@ class GitWorkspace implements Workspace {
     this.branch = branch;
     this.base = sha;
     this.head = sha;
+  }
+
+  /**
+   * Is the workspace still as `left` says, with the remote at its commit? Read from the files
+   * git keeps (loose refs, HEAD, the index's stat): anything not plain enough says no, and the
+   * checkout runs.
+   */
+  private async stillAsLeft(left: LeftClean): Promise<boolean> {
+    const gitDir = join(this.dir, '.git');
+    const [remote, local, head, index] = await Promise.all([
+      looseRef(gitDir, `refs/remotes/origin/${left.branch}`),
+      looseRef(gitDir, `refs/heads/${left.branch}`),
+      readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => null),
+      indexStat(gitDir),
+    ]);
+    return (
+      remote === left.commit &&
+      local === left.commit &&
+      head === `ref: refs/heads/${left.branch}\n` &&
+      sameIndex(index, left.index)
+    );
+  }
+
+  async leaveClean(): Promise<void> {
+    if (this.branch === null || this.head === '') return;
+    const index = await indexStat(join(this.dir, '.git'));
+    if (index) noteLeftClean(this.dir, { branch: this.branch, commit: this.head, index });
   }
 
   private async defaultBranch(): Promise<string> {
@@ -351,6 +396,21 @@ async function looseRef(gitDir: string, ref: string): Promise<string | null> {
   const text = await readFile(join(gitDir, ref), 'utf8').catch(() => null);
   const m = text === null ? null : /^([0-9a-f]{40}|[0-9a-f]{64})\n?$/.exec(text);
   return m ? m[1]! : null;
+}
+
+async function indexStat(gitDir: string): Promise<LeftClean['index'] | null> {
+  const st = await stat(join(gitDir, 'index'), { bigint: true }).catch(() => null);
+  return st && { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+}
+
+function sameIndex(now: LeftClean['index'] | null, then: LeftClean['index']): boolean {
+  return (
+    now !== null &&
+    now.ino === then.ino &&
+    now.size === then.size &&
+    now.mtimeNs === then.mtimeNs &&
+    now.ctimeNs === then.ctimeNs
+  );
 }
 
 async function runRemote(

@@ -244,6 +244,9 @@ async function passIn(p: Pass, ws: Workspace, outcomes: ReadonlyMap<string, Poli
   await settle(p, ws, result);
   const held = p.step?.action === 'hold';
   if (prSpec && !result.rejected && !held) await pullRequest(p, ws, prSpec, note);
+  // Every file this pass wrote is in its commit, or it wrote none; a pull request's branches and
+  // a held batch's reset leave the workspace otherwise, so they say nothing.
+  else if (!prSpec && !result.rejected && !held) await ws.leaveClean();
   p.batchWrite = batchWrite(p.step, report.result);
 }
 
