@@ -20,23 +20,30 @@ export interface Edit {
 /** Every marker's decision, once: the report's rows and the store's records are projections of it. */
 export function summarise(plan: TreePlan, edits: readonly Edit[]): MarkerDecision[] {
   const writing = new Map(edits.map((e) => [e.plan, e.value]));
+  // Whole literals, not a shared part spread into each: a daemon decides every marker of the
+  // configuration each pass, and spreading made each decision several objects.
   return plan.plans.map((p): MarkerDecision => {
     const value = writing.get(p);
-    const where = { file: p.marker.file, line: p.marker.line, setter: p.marker.setter, policy: p.policy };
-    const { decision } = p;
+    const { decision, marker } = p;
     return value !== undefined
       ? {
-          ...where,
+          file: marker.file,
+          line: marker.line,
+          setter: marker.setter,
+          policy: p.policy,
           action: 'write',
-          current: p.marker.value,
+          current: marker.value,
           candidate: value,
           reason: decision.action === 'write' ? decision.reason : 'rollback',
           detail: '',
         }
       : {
-          ...where,
+          file: marker.file,
+          line: marker.line,
+          setter: marker.setter,
+          policy: p.policy,
           action: 'keep',
-          current: p.marker.value,
+          current: marker.value,
           candidate: p.outcome.candidate?.tag ?? null,
           reason: decision.action === 'keep' ? decision.reason : 'up-to-date',
           detail: decision.detail,

@@ -53,15 +53,26 @@ export function markerMistakes(
   const out: MarkerMistake[] = [];
   const ns = automation.metadata.namespace;
   for (const f of files) {
-    const lines = f.text.split('\n');
-    lines.forEach((text, i) => {
-      const t = text.indexOf(MARKER_TOKEN);
-      if (t < 0) return;
-      const hash = commentStart(text, t);
-      if (hash < 0) return;
-      const message = mistake(text.slice(hash + 1).trimEnd(), ns, policies, applied);
-      if (message) out.push({ file: f.file, line: i + 1, message });
-    });
+    // From one token to the next, the lines between counted rather than split out: a daemon
+    // reads every marked file of the configuration each pass.
+    const text = f.text;
+    let line = 1;
+    let counted = 0;
+    for (let at = text.indexOf(MARKER_TOKEN); at >= 0;) {
+      const start = text.lastIndexOf('\n', at) + 1;
+      let end = text.indexOf('\n', at);
+      if (end < 0) end = text.length;
+      for (let nl = text.indexOf('\n', counted); nl >= 0 && nl < start; nl = text.indexOf('\n', nl + 1))
+        line++;
+      counted = start;
+      const lineText = text.slice(start, end);
+      const hash = commentStart(lineText, at - start);
+      if (hash >= 0) {
+        const message = mistake(lineText.slice(hash + 1).trimEnd(), ns, policies, applied);
+        if (message) out.push({ file: f.file, line, message });
+      }
+      at = text.indexOf(MARKER_TOKEN, end);
+    }
   }
   return out;
 }

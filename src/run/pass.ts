@@ -118,26 +118,32 @@ export interface PassOptions {
   interrupted?: ReadonlySet<number>;
 }
 
-const byName = <T extends { metadata: { namespace: string; name: string } }>(a: T, b: T) =>
-  refKey(a.metadata) < refKey(b.metadata) ? -1 : refKey(a.metadata) > refKey(b.metadata) ? 1 : 0;
+/** Sorted by `namespace/name`, each key made once (a comparator making them made ~20,000 strings a pass at 500). */
+function byName<T extends { metadata: { namespace: string; name: string } }>(objects: readonly T[]): T[] {
+  const keyed = objects.map((o) => ({ key: refKey(o.metadata), o }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map((k) => k.o);
+}
 
 export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<RunReport> {
   const now = deps.now ?? (() => new Date());
   const { config, store, log } = deps;
-  const automations = (
-    opts.automations ?? [...config.automations.values()].filter((a) => !a.spec.suspend)
-  ).sort(byName);
+  const automations = byName(
+    opts.automations ?? [...config.automations.values()].filter((a) => !a.spec.suspend),
+  );
 
   // What the automations need, and everything when no automation is given.
   const policies = new Map<string, ImagePolicy>();
   const wanted = opts.automations
     ? automations.flatMap((a) => selectPolicies(config, a))
     : [...config.imagePolicies.values()];
-  for (const p of wanted.sort(byName)) policies.set(refKey(p.metadata), p);
+  for (const p of byName(wanted)) policies.set(refKey(p.metadata), p);
   const repoKeys = new Set([...policies.values()].map((p) => refKey(p.spec.imageRepositoryRef)));
-  const repos = [...config.imageRepositories.values()]
-    .filter((r) => opts.automations === undefined || repoKeys.has(refKey(r.metadata)))
-    .sort(byName);
+  const repos = byName(
+    [...config.imageRepositories.values()].filter(
+      (r) => opts.automations === undefined || repoKeys.has(refKey(r.metadata)),
+    ),
+  );
 
   const runId = await store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
   const cache = deps.outcomes;

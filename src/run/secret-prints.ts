@@ -45,10 +45,15 @@ export async function writePrints(
   scanned: readonly ImageRepository[],
   config: Config,
 ): Promise<void> {
-  const next = { ...before };
-  for (const r of scanned) next[refKey(r.metadata)] = secretPrint(config, r);
-  // Most passes change no print: the file is written only when one did.
-  if (scanned.every((r) => before[refKey(r.metadata)] === next[refKey(r.metadata)])) return;
+  // Most passes change no print: the file is written (and the record copied) only when one did.
+  const changed = new Map<string, string>();
+  for (const r of scanned) {
+    const key = refKey(r.metadata);
+    const print = secretPrint(config, r);
+    if (before[key] !== print) changed.set(key, print);
+  }
+  if (changed.size === 0) return;
+  const next = { ...before, ...Object.fromEntries(changed) };
   await mkdir(stateDir, { recursive: true });
   const tmp = join(stateDir, `${FILE}.${process.pid}.tmp`);
   await writeFile(tmp, JSON.stringify(next, null, 1) + '\n', { mode: 0o600 });

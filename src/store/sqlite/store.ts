@@ -71,16 +71,28 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     });
   }
 
+  /**
+   * Each query's statement, prepared once: better-sqlite3 keeps none, and a pass asks the same
+   * few dozen queries each time. Plain statements only (never plucked or made raw here).
+   */
+  readonly #statements = new Map<string, Database.Statement>();
+
+  #prepared(sql: string): Database.Statement {
+    let st = this.#statements.get(sql);
+    if (!st) this.#statements.set(sql, (st = this.#db.prepare(sql)));
+    return st;
+  }
+
   #get<R>(sql: string, ...params: unknown[]): R | undefined {
-    return this.#db.prepare(sql).get(...params) as R | undefined;
+    return this.#prepared(sql).get(...params) as R | undefined;
   }
 
   #all<R>(sql: string, ...params: unknown[]): R[] {
-    return this.#db.prepare(sql).all(...params) as R[];
+    return this.#prepared(sql).all(...params) as R[];
   }
 
   #run(sql: string, ...params: unknown[]): number {
-    return Number(this.#db.prepare(sql).run(...params).lastInsertRowid);
+    return Number(this.#prepared(sql).run(...params).lastInsertRowid);
   }
 
   async flush(): Promise<void> {
