@@ -331,7 +331,7 @@ try {
         );
       else
         console.log(
-          `  ${name}: daemon ${r.daemon.join(' ')} ms; one-shot ${r.oneShot.join(' ')} ms; daemon / one-shot ${r.daemon.map((d, i) => (d / r.oneShot[i]!).toFixed(2)).join(' ')} (median daemon ${median(r.daemon)}, one-shot ${median(r.oneShot)})`,
+          `  ${name}: daemon ${r.daemon.join(' ')} ms; one-shot ${r.oneShot.join(' ')} ms; daemon / one-shot ${r.daemon.map((d, i) => (d / r.oneShot[i]!).toFixed(2)).join(' ')} (median daemon ${median(r.daemon)}, one-shot ${median(r.oneShot)}); daemon RSS now/peak ${r.rss.join(' ')} MB`,
         );
     console.log(`  load ${await loadavg()} at the end`);
   } else await single();
