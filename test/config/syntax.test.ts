@@ -16,6 +16,9 @@ describe('parseDuration (Go syntax)', () => {
     ['0', 0],
     ['2h45m', 9_900_000],
     ['1000us', 1],
+    // Go accepts both micro signs: U+00B5 and U+03BC.
+    ['2000\u00b5s', 2],
+    ['3000\u03bcs', 3],
   ] as const) {
     test(`${text} = ${ms} ms`, () => assert.equal(parseDuration(text), ms));
   }
