@@ -299,6 +299,8 @@ export class KubeBridge {
 
   #passed(e: PassEvent): void {
     const { config } = this.opts.config();
+    // By name, once: a lookup a policy in the report's list was quadratic in the policies.
+    const reported = new Map(e.report.policies.map((x) => [x.name, x]));
     for (const ar of e.report.automations) {
       const automation = config.automations.get(ar.name);
       if (!automation) continue;
@@ -306,7 +308,7 @@ export class KubeBridge {
       const refs: Record<string, ImageRef> = {};
       for (const p of policies) {
         const pname = refKey(p.metadata);
-        const pr = e.report.policies.find((x) => x.name === pname);
+        const pr = reported.get(pname);
         const repoKey = refKey(p.spec.imageRepositoryRef);
         const image = config.imageRepositories.get(repoKey)?.spec.image;
         if (pr?.candidate && image) refs[p.metadata.name] = { name: image, tag: pr.candidate };
