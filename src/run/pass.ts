@@ -116,6 +116,8 @@ export interface PassOptions {
   rescan?: ReadonlyMap<string, number>;
   /** Scans (ids) a dead process left running: their repositories are due now. */
   interrupted?: ReadonlySet<number>;
+  /** Told the pass's run id once the store has begun it (its result is the report). */
+  onRun?: (runId: number) => void;
 }
 
 /** Sorted by `namespace/name`, each key made once (a comparator making them made ~20,000 strings a pass at 500). */
@@ -146,6 +148,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   );
 
   const runId = await store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
+  opts.onRun?.(runId);
   const cache = deps.outcomes;
   const book = new FactsBook({
     config,

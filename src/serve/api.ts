@@ -10,7 +10,7 @@ import { explain } from '../run/index.js';
 import { errorMessage, formatProblem } from '../util/index.js';
 import { tagsView } from '../scan/index.js';
 import { automationJob, repositoryJob } from './jobs/index.js';
-import type { PassEvent } from './events.js';
+import type { LastPass } from './events.js';
 import type { JobStatus } from './scheduler.js';
 import type { AdminView, DaemonView } from './view.js';
 import type { ReconcileKind } from './reconcile.js';
@@ -275,6 +275,17 @@ const automationRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => 
     const name = `${req.params.namespace}/${req.params.name}`;
     if (!daemon.current.config.automations.has(name)) return notFound(reply, `ImageUpdateAutomation ${name}`);
     const last = daemon.lastPass.get(name);
+    // The whole report is the run's result in the store (the daemon keeps less of it: LastPass).
+    let report: unknown = null;
+    if (last) {
+      try {
+        report = (await daemon.store.getRun(last.runId))?.result ?? null;
+      } catch (err) {
+        return reply.code(500).send({ error: `reading the last pass's report: ${errorMessage(err)}` });
+      }
+      // Not there (the store was replaced under the daemon): what the daemon kept of it.
+      report ??= last.report;
+    }
     return {
       name,
       job: jobView(daemon.job(automationJob(name)), daemon),
@@ -282,7 +293,7 @@ const automationRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => 
         ? {
             ...passWhen(last),
             dryRun: last.dryRun,
-            report: last.report,
+            report,
           }
         : null,
     };
@@ -290,7 +301,7 @@ const automationRoutes: FastifyPluginAsync<Routes> = async (app, { daemon }) => 
 };
 
 /** When a pass ran and why, first in both of the automations' views of it. */
-function passWhen(last: PassEvent) {
+function passWhen(last: LastPass) {
   return {
     startedAt: last.startedAt.toISOString(),
     endedAt: last.endedAt.toISOString(),

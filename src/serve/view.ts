@@ -6,7 +6,7 @@
 import type { Store } from '../store/index.js';
 import type { CommandSpeller, Logger } from '../util/index.js';
 import type { Coordinator } from './cluster/index.js';
-import type { PassEvent, ServeEvents } from './events.js';
+import type { LastPass, ServeEvents } from './events.js';
 import type { SkipReason } from './jobs/index.js';
 import type { ServeMetrics } from './metrics.js';
 import type { JobStatus } from './scheduler.js';
@@ -53,7 +53,7 @@ export interface DaemonView {
   readonly current: LoadedConfig;
   readonly lastReload: ReloadOutcome;
   /** Last pass of each automation. */
-  readonly lastPass: ReadonlyMap<string, PassEvent>;
+  readonly lastPass: ReadonlyMap<string, LastPass>;
   readonly coordinator: CoordinatorView;
   /** The scheduler's view of one job, or every job. */
   job(key: string): JobStatus | null;

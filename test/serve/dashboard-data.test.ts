@@ -357,6 +357,7 @@ test('overview: a marker that points nowhere is in Needs attention, with its fil
           endedAt: at,
           dryRun: false,
           report,
+          runId: 1,
         },
       ],
     ]),

@@ -54,8 +54,23 @@ describe('pawl serve end to end', () => {
     );
 
     const { json } = await serve.adminGet<{
-      lastPass: { report: { automations: { result: string; commit: string }[] } };
+      lastPass: {
+        report: {
+          repositories: { name: string }[];
+          policies: { name: string; candidate: string | null }[];
+          automations: { result: string; commit: string }[];
+        };
+      };
     }>('/api/v1/automations/flux-system/fleet');
+    // The rows of every repository and policy are read back from the run the store keeps.
+    assert.deepEqual(
+      json.lastPass.report.repositories.map((r) => r.name),
+      ['flux-system/app'],
+    );
+    assert.deepEqual(
+      json.lastPass.report.policies.map((p) => p.name),
+      ['flux-system/app'],
+    );
     // The registry re-sends a notification it thinks timed out (a loaded machine), and a request
     // during a pass earns one follow-up: the last pass may then be a later, up-to-date one. The
     // metric above says there was exactly one push either way.

@@ -2,7 +2,7 @@
 import type { Config } from '../../config/index.js';
 import type { Store } from '../../store/index.js';
 import type { Problem } from '../../util/index.js';
-import type { PassEvent } from '../events.js';
+import type { LastPass } from '../events.js';
 import type { MarkerState } from './json.js';
 
 /** The JSON's shapes live apart, where web/ can read them (json.ts). */
@@ -77,7 +77,7 @@ export interface DashboardSource {
   config: Config;
   store: DashboardStore;
   dryRun: boolean;
-  lastPass: ReadonlyMap<string, PassEvent>;
+  lastPass: ReadonlyMap<string, LastPass>;
   repositoriesOf: ReadonlyMap<string, string[]>;
   /**
    * The configuration's problems: the errors of the running one (objects skipped), or — when

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { refKey, selectPolicies, type Config, type ImageUpdateAutomation } from '../../config/index.js';
 import { OutcomeCache, runPass, type RunReport, type ScanPort } from '../../run/index.js';
 import type { Slots } from '../../util/index.js';
-import type { PassEvent } from '../events.js';
+import { lastPassOf, type LastPass, type PassEvent } from '../events.js';
 import type { JobSpec, RunContext } from '../scheduler.js';
 import type { Claimed } from './leases.js';
 import { automationJob, type JobContext } from './types.js';
@@ -30,7 +30,7 @@ export interface AutomationJobContext extends JobContext {
 export class AutomationJobs {
   readonly #pending = new Map<string, Pending>();
   /** Last pass of each automation, for the API and the dashboard. */
-  readonly #lastPass = new Map<string, PassEvent>();
+  readonly #lastPass = new Map<string, LastPass>();
   readonly #wakes: BatchWakes;
   /**
    * The policies' outcomes of earlier passes (run/outcome-cache.ts): a pass for one changed
@@ -42,7 +42,7 @@ export class AutomationJobs {
     this.#wakes = new BatchWakes(ctx.clock, (name) => void ctx.runs.request(automationJob(name)));
   }
 
-  get lastPass(): ReadonlyMap<string, PassEvent> {
+  get lastPass(): ReadonlyMap<string, LastPass> {
     return this.#lastPass;
   }
 
@@ -98,6 +98,7 @@ export class AutomationJobs {
     this.#pending.delete(name);
     const started = performance.now();
     const startedAt = new Date(ctx.clock.now());
+    let runId = -1;
     const report = await runPass(
       {
         config,
@@ -113,6 +114,7 @@ export class AutomationJobs {
         automations: [automation],
         signal,
         interrupted: ctx.interrupted,
+        onRun: (id) => (runId = id),
         ...(ctx.dryRun ? { dryRun: true } : {}),
         ...(pending ? { rescan: new Map([...pending.repositories].map((r) => [r, takenAt])) } : {}),
       },
@@ -130,7 +132,7 @@ export class AutomationJobs {
     // A failed pass is retried by the scheduler; one that held its writes is woken at the batch's end.
     if (ar?.result !== 'failed' && !ctx.dryRun) this.#wakes.at(name, ar?.batch?.writesAt);
     await this.#observe(event, started, pending);
-    this.#lastPass.set(name, event);
+    this.#lastPass.set(name, lastPassOf(event, runId));
     if (ar && ar.result !== 'failed') await claimed.done(work);
     if (pending && ar && ar.result !== 'failed') {
       const unlisted = await unlistedTags(ctx.store, pending.tags);
