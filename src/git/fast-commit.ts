@@ -16,7 +16,7 @@ import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseTrailerLines } from '../guard/index.js';
 import { valueOnLine } from './history.js';
-import { knownAt, learnAt, plainTrailers, subjectOf, type KnownCommit } from './known.js';
+import { knownAt, knownChange, learnAt, plainTrailers, subjectOf, type KnownCommit } from './known.js';
 import type { Workspace } from './workspace.js';
 
 export interface FastIdentity {
@@ -272,6 +272,10 @@ function remember(
     if (text === undefined || text === l.before) continue;
     let m = next.lines.get(l.file);
     if (!m) next.lines.set(l.file, (m = new Map()));
-    m.set(l.line, { text, setter: l.setter, change: { ...meta, previous: valueOnLine(l.before, l.setter) } });
+    m.set(l.line, {
+      text,
+      setter: l.setter,
+      change: knownChange({ ...meta, previous: valueOnLine(l.before, l.setter) }),
+    });
   }
 }

@@ -10,7 +10,7 @@ import { findMarkers } from '../write/index.js';
 import { parseTrailerLines, TRAILER_RELEASE, type LineChange, type MarkerField } from '../guard/index.js';
 import { blameHistory } from './blame.js';
 import { git, GitError, gitStream } from './exec.js';
-import { knownAt, learnAt } from './known.js';
+import { knownAt, knownChange, learnAt } from './known.js';
 import { catFiles, stripPrefix, treeBlobs } from './objects.js';
 
 export type { LineChange };
@@ -193,10 +193,9 @@ async function asked(
     if (g.change === undefined) unresolved.add(g.file);
     else m.set(g.marked.line, g.change);
     if (learnt && g.change) {
-      const { file: _f, line: _l, setter: _s, field: _d, value: _v, ...change } = g.change;
       let k = learnt.lines.get(g.file);
       if (!k) learnt.lines.set(g.file, (k = new Map()));
-      k.set(g.marked.line, { text: g.text, setter: g.marked.setter, change });
+      k.set(g.marked.line, { text: g.text, setter: g.marked.setter, change: knownChange(g.change) });
     }
   }
   for (const r of wanted)
@@ -262,6 +261,19 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
       string,
     ];
     const diff = f.slice(8).join('\0');
+    // One commit's facts, shared by the lines it changed: a daemon keeps them (known.ts), and the
+    // first pass over a tree of 10,000 marked lines met them all in one commit (issue 27).
+    let meta: Omit<LineChange, 'file' | 'line' | 'setter' | 'field' | 'value' | 'previous'> | undefined;
+    const commitMeta = () =>
+      (meta ??= {
+        commit,
+        parent: parents.split(' ')[0] || null,
+        author: { name: an, email: ae },
+        authorTime: new Date(Number(at) * 1000),
+        time: new Date(Number(ct) * 1000),
+        subject,
+        trailers: parseTrailerLines(trailerText),
+      });
     for (const fd of parseLineLogDiff(diff)) {
       const rs = byFile.get(fd.path);
       if (!rs) continue;
@@ -275,6 +287,7 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
           const rank = addedSame.indexOf(plus);
           // No removed line with this setter: the marked line is new in this commit.
           const before = sameSetter[rank >= 0 && sameSetter.length === addedSame.length ? rank : 0];
+          const m = commitMeta();
           g.change = {
             file: g.file,
             line: g.marked.line,
@@ -282,13 +295,13 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
             field: g.marked.field,
             value: g.marked.value,
             previous: before === undefined ? null : valueOnLine(before, setter),
-            commit,
-            parent: parents.split(' ')[0] || null,
-            author: { name: an, email: ae },
-            authorTime: new Date(Number(at) * 1000),
-            time: new Date(Number(ct) * 1000),
-            subject,
-            trailers: parseTrailerLines(trailerText),
+            commit: m.commit,
+            parent: m.parent,
+            author: m.author,
+            authorTime: m.authorTime,
+            time: m.time,
+            subject: m.subject,
+            trailers: m.trailers,
           };
           open--;
         });

@@ -37,6 +37,23 @@ export interface KnownCommit {
   readonly lines: Map<string, Map<number, KnownLine>>;
 }
 
+/**
+ * A change as a KnownLine keeps it: the same fields in the same order for every line, so all
+ * share one hidden class (an object rest made each its own: ~280 bytes a line, issue 27).
+ */
+export function knownChange(c: KnownLine['change']): KnownLine['change'] {
+  return {
+    previous: c.previous,
+    commit: c.commit,
+    parent: c.parent,
+    author: c.author,
+    authorTime: c.authorTime,
+    time: c.time,
+    subject: c.subject,
+    trailers: c.trailers,
+  };
+}
+
 const byWorkspace = new Map<string, KnownCommit>();
 
 /**
