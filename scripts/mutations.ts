@@ -821,6 +821,28 @@ const leftClean: Mutation[] = [
   },
 ];
 
+const CARRIED_TESTS = ['test/store/result.test.ts'];
+
+/** A carried row is found by a hash of its key and taken only when it is equal (src/store/carry.ts, result.ts). */
+const carriedHash: Mutation[] = [
+  {
+    area: 'carried-hash',
+    file: 'src/store/carry.ts',
+    find: 'p > last && same(base.decisions[p]!, d)',
+    replace: 'p > last',
+    description: "a decision carried from the base's row its hash found, unequal",
+    tests: CARRIED_TESTS,
+  },
+  {
+    area: 'carried-hash',
+    file: 'src/store/result.ts',
+    find: 'p > last && sameAt(base, p, e)',
+    replace: 'p > last',
+    description: "a result's entry carried from the base's entry its name's hash found, unequal",
+    tests: CARRIED_TESTS,
+  },
+];
+
 const PINS = 'src/guard/pins.ts';
 const PIN_TESTS = ['test/guard/pins.test.ts'];
 
@@ -858,6 +880,7 @@ export const MUTATIONS: Mutation[] = [
   ...fastCommit,
   ...knownCommit,
   ...leftClean,
+  ...carriedHash,
   ...pins,
   ...apply,
   ...gitPass,

@@ -17,7 +17,7 @@
  * are "the same marker": only the writer compares, and it carries only what reads back equal.
  */
 import type { Decision, DecisionRecord, RunKind } from '../records/index.js';
-import { RuntimeError } from '../util/index.js';
+import { RuntimeError, smallHash } from '../util/index.js';
 import {
   ADVICE,
   beyondLimit,
@@ -35,7 +35,13 @@ import type { DecisionFilter, RunRecord, StoreWrite } from './types.js';
 
 export { carryLimit };
 
-const keyOf = (d: Decision): string => `${d.automation}\n${d.file}\n${d.line}\n${d.setter}\n${d.policy}`;
+/**
+ * Which marker a decision is about, as a small integer (smallHash): a base keeps one for each
+ * of its decisions, and the text of five fields was ~1 KB a decision of a daemon's heap at
+ * 10,000 markers (issue 27). A position found by it is used only when `same` says every field
+ * is equal, so two markers that share one cost a row written as the run's own.
+ */
+const keyOf = (d: Decision): number => smallHash(d.automation, d.file, d.line, d.setter, d.policy);
 const same = (a: Decision, b: Decision): boolean => DECISION_FIELDS.every((k) => a[k] === b[k]);
 
 /**
@@ -66,7 +72,7 @@ const NONE: DecisionColumns = { base: null, first: null, count: null, excluded: 
 interface Base {
   run: number;
   decisions: readonly Decision[];
-  positions: Map<string, number>;
+  positions: Map<number, number>;
   /** Its result's lists (result.ts), for a carried run's result. */
   lists: Map<string, KeptList>;
 }
@@ -130,7 +136,7 @@ export class DecisionCarrier {
   written(plan: DecisionPlan, batch: StoreWrite): void {
     if (plan.carried || !plan.whole) return;
     const ds = batch.decisions!.decisions;
-    const positions = new Map<string, number>();
+    const positions = new Map<number, number>();
     ds.forEach((d, i) => {
       const k = keyOf(d);
       if (!positions.has(k)) positions.set(k, i);

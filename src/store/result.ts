@@ -12,7 +12,7 @@
  */
 import { hash } from 'node:crypto';
 import type { Decision } from '../records/index.js';
-import { RuntimeError } from '../util/index.js';
+import { RuntimeError, smallHash } from '../util/index.js';
 
 const FROM_DECISIONS = '$decisions';
 
@@ -80,14 +80,16 @@ export const CARRIED_LISTS = ['repositories', 'policies'] as const;
 
 /**
  * A base's list as the writer keeps it: the digest of each entry's JSON, one after another, and
- * the position of each name. Digests, not the JSON: a daemon keeps a base for every automation,
- * and at 10,000 images ten automations' bases held 200,000 entries' JSON, ~180 bytes each; a
- * digest is 32 (issue 27). An entry is carried only when its JSON's digest is the one its
- * base's had, so reading it back from the base gives the same JSON.
+ * the position of each name, by its smallHash. Digests and small integers, not the JSON and the
+ * names: a daemon keeps a base for every automation, and at 10,000 images ten automations'
+ * bases held 200,000 entries' JSON, ~180 bytes each, and their names; a digest is 32 bytes
+ * (issue 27). An entry is carried only when its JSON's digest is the one at its position in the
+ * base, so reading it back from the base gives the same JSON; two names sharing a hash cost an
+ * entry stored as the run's own.
  */
 export interface KeptList {
   digests: Buffer;
-  positions: Map<string, number>;
+  positions: Map<number, number>;
 }
 
 const DIGEST_BYTES = 32;
@@ -104,10 +106,11 @@ export function keptLists(result: unknown): Map<string, KeptList> {
   for (const k of CARRIED_LISTS) {
     const list = result[k];
     if (!Array.isArray(list) || !list.every((e) => isObj(e) && typeof e.name === 'string')) continue;
-    const positions = new Map<string, number>();
+    const positions = new Map<number, number>();
     const digests = Buffer.allocUnsafeSlow(list.length * DIGEST_BYTES);
     (list as Obj[]).forEach((e, i) => {
-      if (!positions.has(e.name as string)) positions.set(e.name as string, i);
+      const k = smallHash(e.name as string);
+      if (!positions.has(k)) positions.set(k, i);
       digestOf(e).copy(digests, i * DIGEST_BYTES);
     });
     out.set(k, { digests, positions });
@@ -133,7 +136,7 @@ function carryList(list: unknown, base: KeptList | undefined): StoredList | null
   let last = -1;
   for (let pos = 0; pos < list.length; pos++) {
     const e: unknown = list[pos];
-    const p = isObj(e) && typeof e.name === 'string' ? base.positions.get(e.name) : undefined;
+    const p = isObj(e) && typeof e.name === 'string' ? base.positions.get(smallHash(e.name)) : undefined;
     if (p !== undefined && p > last && sameAt(base, p, e)) {
       carried.add(p);
       last = p;

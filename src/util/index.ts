@@ -8,3 +8,4 @@ export * from './heap.js';
 export * from './cron.js';
 export * from './command.js';
 export * from './code-cache-hook.js';
+export * from './hash.js';

@@ -4,7 +4,12 @@
  */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
+import type { Decision } from '../../src/records/index.js';
+import { DecisionCarrier } from '../../src/store/carry.js';
+import type { StoreWrite } from '../../src/store/index.js';
 import { keptLists, resultFromStore, resultToStore } from '../../src/store/result.js';
+import { smallHash } from '../../src/util/index.js';
+import { marker, reportOf } from './carried.js';
 
 const policies = (n: number, at = -1, changed: Record<string, unknown> = {}) =>
   Array.from({ length: n }, (_, i) => ({
@@ -49,4 +54,69 @@ test('carried: the entries whose JSON is the base’s; a changed value or key or
     );
     assert.equal(JSON.stringify(back), JSON.stringify(result), what);
   }
+});
+
+/** Two values of `make(i)` whose smallHash of `key` is the same (a birthday search over 30 bits). */
+function collision<T>(make: (i: number) => T, key: (t: T) => number): [T, T] {
+  const seen = new Map<number, T>();
+  for (let i = 0; ; i++) {
+    const t = make(i);
+    const k = key(t);
+    const other = seen.get(k);
+    if (other !== undefined) return [other, t];
+    seen.set(k, t);
+  }
+}
+
+test('smallHash: 30 bits, parts apart', () => {
+  for (const parts of [['a'], ['ab', 'c'], ['a', 'bc'], ['x', 1], ['x', '1', '']])
+    assert.ok(smallHash(...parts) >= 0 && smallHash(...parts) < 2 ** 30);
+  assert.notEqual(smallHash('ab', 'c'), smallHash('a', 'bc'));
+  assert.equal(smallHash('x', 1), smallHash('x', '1'));
+});
+
+test('two names sharing a hash: each entry still reads back as itself', () => {
+  const [a, b] = collision(
+    (i) => `flux-system/app-${i}`,
+    (n) => smallHash(n),
+  );
+  const list = [a, b, 'flux-system/zz'].map((name) => ({ name, candidate: '1.0.0' }));
+  const base = keptLists({ repositories: [], policies: list });
+  // a changed; b did not, but its hash finds a's place, whose digest is not b's: b is stored
+  // as the run's own (the cost of a collision), not read back as a.
+  const next = [{ ...list[0]!, candidate: '1.1.0' }, { ...list[1]! }, { ...list[2]! }];
+  const result = { repositories: [], policies: next };
+  const stored = resultToStore(result, [], base) as { policies: { own: [number, unknown][] } };
+  assert.deepEqual(
+    stored.policies.own.map(([pos]) => pos),
+    [0, 1],
+  );
+  const back = resultFromStore(
+    JSON.parse(JSON.stringify(stored)),
+    [],
+    { repositories: [], policies: list },
+    'run 2',
+  );
+  assert.equal(JSON.stringify(back), JSON.stringify(result));
+});
+
+test('two markers sharing a hash: neither is carried as the other', () => {
+  const [x, y] = collision(
+    (i) => marker('apps/fleet', i),
+    (d) => smallHash(d.automation, d.file, d.line, d.setter, d.policy),
+  );
+  const carrier = new DecisionCarrier();
+  const batch = (runId: number, ds: Decision[]): StoreWrite => ({
+    decisions: { runId, decisions: ds },
+    finishRun: { runId, result: reportOf(ds), endedAt: new Date(0) },
+  });
+  const others = Array.from({ length: 40 }, (_, i) => marker('apps/fleet', 1_000_000 + i));
+  const first = batch(1, [x, y, ...others]);
+  carrier.written(carrier.plan(first, false), first);
+  // x moved to version 2; y did not, but its hash finds x's place, whose decision is not y's:
+  // y is written as the run's own, never carried as x.
+  const x2 = marker('apps/fleet', Number(/app-(\d+)/.exec(x.file)![1]), 2);
+  const p2 = carrier.plan(batch(2, [x2, y, ...others]), false);
+  assert.equal(p2.carried, true);
+  assert.deepEqual(p2.carried ? p2.own.map((o) => o.decision) : null, [x2, y]);
 });
