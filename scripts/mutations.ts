@@ -841,6 +841,14 @@ const carriedHash: Mutation[] = [
     description: "a result's entry carried from the base's entry its name's hash found, unequal",
     tests: CARRIED_TESTS,
   },
+  {
+    area: 'carried-hash',
+    file: 'src/store/carry.ts',
+    find: 'this.#baseResults.set(baseId, new WeakRef(result));',
+    replace: 'this.#baseResults.set(baseId, { deref: () => result } as WeakRef<object>);',
+    description: "a base's result held for as long as the reader lives",
+    tests: CARRIED_TESTS,
+  },
 ];
 
 const PINS = 'src/guard/pins.ts';

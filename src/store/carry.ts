@@ -198,7 +198,12 @@ const BASES_KEPT = 16;
  */
 export class CarriedReader {
   readonly #bases = new Map<number, DecisionRow[]>();
-  readonly #baseResults = new Map<number, unknown>();
+  /**
+   * Bases' results, held weakly. Each is a row of every repository and policy (~2 MB at 10,000
+   * images), and the API and the dashboard read runs often: held strongly, ten of them put back
+   * what the daemon no longer keeps of its last passes (issue 27). One collected is read again.
+   */
+  readonly #baseResults = new Map<number, WeakRef<object>>();
 
   constructor(private readonly src: CarriedSource) {}
 
@@ -265,11 +270,14 @@ export class CarriedReader {
   }
 
   async #baseResult(baseId: number): Promise<unknown> {
-    if (this.#baseResults.has(baseId)) return this.#baseResults.get(baseId);
+    const kept = this.#baseResults.get(baseId)?.deref();
+    if (kept !== undefined) return kept;
     const result = parseJson<unknown>(await this.src.result(baseId), null);
+    if (typeof result !== 'object' || result === null) return result;
+    this.#baseResults.delete(baseId);
     if (this.#baseResults.size >= BASES_KEPT)
       this.#baseResults.delete(this.#baseResults.keys().next().value!);
-    this.#baseResults.set(baseId, result);
+    this.#baseResults.set(baseId, new WeakRef(result));
     return result;
   }
 

@@ -4,8 +4,10 @@
  */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Decision } from '../../src/records/index.js';
-import { DecisionCarrier } from '../../src/store/carry.js';
+import { CarriedReader, DecisionCarrier } from '../../src/store/carry.js';
 import type { StoreWrite } from '../../src/store/index.js';
 import { keptLists, resultFromStore, resultToStore } from '../../src/store/result.js';
 import { smallHash } from '../../src/util/index.js';
@@ -119,4 +121,49 @@ test('two markers sharing a hash: neither is carried as the other', () => {
   const p2 = carrier.plan(batch(2, [x2, y, ...others]), false);
   assert.equal(p2.carried, true);
   assert.deepEqual(p2.carried ? p2.own.map((o) => o.decision) : null, [x2, y]);
+});
+
+test('a base result is held weakly: read again once collected, never while someone holds it', async () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const list = Array.from({ length: 50 }, (_, i) => ({ name: `flux-system/app-${i}`, candidate: '1.0.0' }));
+  const baseResult = { repositories: [], policies: list };
+  const next = list.map((e, i) => (i === 3 ? { ...e, candidate: '1.1.0' } : e));
+  const stored = JSON.stringify(
+    resultToStore({ repositories: [], policies: next }, [], keptLists(baseResult)),
+  );
+  let reads = 0;
+  const reader = new CarriedReader({
+    rows: () => Promise.resolve([]),
+    run: () => Promise.resolve(null),
+    carriedRuns: () => Promise.resolve([]),
+    rowsOfRuns: () => Promise.resolve([]),
+    result: () => {
+      reads++;
+      return Promise.resolve(JSON.stringify(baseResult));
+    },
+  });
+  const row = {
+    id: 2,
+    at: 0,
+    kind: 'run' as const,
+    ended_at: 0,
+    result: stored,
+    decisions_base: 1,
+    decisions_first: null,
+    decisions_count: null,
+    decisions_excluded: null,
+  };
+  const read = async () => {
+    const r = await reader.run(row);
+    assert.equal(JSON.stringify(r.result), JSON.stringify({ repositories: [], policies: next }));
+  };
+  await read();
+  await read();
+  assert.equal(reads, 1, 'kept while it lives');
+  // WeakRef targets live at least to the end of the job that made them.
+  await new Promise((r) => setImmediate(r));
+  gc();
+  await read();
+  assert.equal(reads, 2, 'read again once collected');
 });
