@@ -287,7 +287,6 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
           const rank = addedSame.indexOf(plus);
           // No removed line with this setter: the marked line is new in this commit.
           const before = sameSetter[rank >= 0 && sameSetter.length === addedSame.length ? rank : 0];
-          const m = commitMeta();
           g.change = {
             file: g.file,
             line: g.marked.line,
@@ -295,13 +294,7 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
             field: g.marked.field,
             value: g.marked.value,
             previous: before === undefined ? null : valueOnLine(before, setter),
-            commit: m.commit,
-            parent: m.parent,
-            author: m.author,
-            authorTime: m.authorTime,
-            time: m.time,
-            subject: m.subject,
-            trailers: m.trailers,
+            ...commitMeta(),
           };
           open--;
         });
