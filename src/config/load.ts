@@ -6,6 +6,7 @@ import { findUnread, readInputs, type Wanted } from './inputs.js';
 import { kubectlKustomize, type KustomizeBuild } from './kustomize.js';
 import { findSecret, secretObject, whereLooked, type SecretSources } from './secrets.js';
 import { fieldWarnings, issueMessage } from './issues.js';
+import { ownString, ownStrings, type StringPool } from './own.js';
 import { GIT_API_VERSIONS, gitRepositorySchema } from './schema/gitrepository.js';
 import { imagePolicySchema } from './schema/imagepolicy.js';
 import { IMAGE_API_VERSIONS, imageRepositorySchema } from './schema/imagerepository.js';
@@ -156,7 +157,7 @@ export async function loadConfig(paths: string[], opts: LoadOptions = {}): Promi
   const invalid = new Set<string>();
   /** `ns/name` of SOPS-encrypted Secrets, which pawl cannot read. */
   const encrypted = new Set<string>();
-  const sink: Sink = { config, problems, loaded, invalid, encrypted };
+  const sink: Sink = { config, problems, loaded, invalid, encrypted, strings: new Map() };
 
   for (const { file, text, mapDoc, oversized } of inputs) {
     for (const o of oversized) oversizedDocument(o, file, !!mapDoc, limits, sink);
@@ -244,7 +245,14 @@ export async function loadObjects(objects: readonly unknown[], opts: LoadOptions
   const problems: Problem[] = [];
   const loaded: Loaded[] = [];
   const limits: SizeLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const sink: Sink = { config, problems, loaded, invalid: new Set(), encrypted: new Set() };
+  const sink: Sink = {
+    config,
+    problems,
+    loaded,
+    invalid: new Set(),
+    encrypted: new Set(),
+    strings: new Map(),
+  };
   for (const value of objects) {
     const meta = (value as { metadata?: { namespace?: unknown; name?: unknown } } | null)?.metadata;
     const file = `${typeof meta?.namespace === 'string' ? meta.namespace : 'default'}/${typeof meta?.name === 'string' ? meta.name : '?'}`;
@@ -318,6 +326,8 @@ interface Sink {
   loaded: Loaded[];
   invalid: Set<string>;
   encrypted: Set<string>;
+  /** The load's strings: what a kept object holds is copied once (own.ts). */
+  strings: StringPool;
 }
 
 function loadDocument(doc: SourceDoc, sink: Sink): void {
@@ -382,6 +392,9 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
     return;
   }
 
+  // Before the schema sees them: what it keeps, and what the semver and regexp caches keep, is
+  // then the load's own copy, not a slice of the file.
+  ownStrings(sink.strings, raw);
   for (const w of fieldWarnings(info.schema, raw, kind)) problem(w.path, w.message, 'warning');
   const parsed = info.schema.safeParse(raw);
   const entry: Loaded = { kind: kind as Kind, namespace: ns, name, raw, doc };
@@ -391,9 +404,15 @@ function loadDocument(doc: SourceDoc, sink: Sink): void {
     sink.invalid.add(`${kind}/${ns}/${name}`);
     return;
   }
-  const source = { file: doc.file, line: doc.line, ...(doc.via ? { via: doc.via } : {}) };
-  const obj = { ...(parsed.data as object), source } as PawlObject;
-  const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+  const obj = parsed.data as PawlObject;
+  // Added to the schema's own object rather than spread into a new one: a spread at this
+  // call site, which sees every kind, gave each object a hidden class of its own (~250 bytes).
+  obj.source = {
+    file: ownString(sink.strings, doc.file),
+    line: doc.line,
+    ...(doc.via ? { via: ownString(sink.strings, doc.via) } : {}),
+  };
+  const key = ownString(sink.strings, `${obj.metadata.namespace}/${obj.metadata.name}`);
   const map = sink.config[CONFIG_MAPS[kind as Kind]] as Map<string, PawlObject>;
   const first = map.get(key);
   if (first) {

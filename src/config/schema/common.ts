@@ -50,11 +50,21 @@ const metadataShape = {
   selfLink: tolerated,
 };
 
+/**
+ * Most objects have no labels or no annotations: they share one frozen empty record rather than
+ * each keeping two empty objects of its own (80,000 of them at 10,000 images).
+ */
+const NONE: Record<string, string> = Object.freeze({});
+const orNone = (r: Record<string, string>): Record<string, string> => {
+  for (const _ in r) return r;
+  return NONE;
+};
+
 export const metadata = z.object(metadataShape).transform((m) => ({
   name: m.name,
   namespace: m.namespace,
-  labels: m.labels,
-  annotations: m.annotations,
+  labels: orNone(m.labels),
+  annotations: orNone(m.annotations),
 }));
 
 /** Go duration in milliseconds; `positive` rejects 0 and negatives. */
