@@ -8,6 +8,8 @@
  * configuration went from 22.6 to ~12 MB (docs/performance.md).
  */
 
+import { copyString } from '../util/index.js';
+
 /** Equal strings of one load, copied once. */
 export type StringPool = Map<string, string>;
 
@@ -15,9 +17,7 @@ export type StringPool = Map<string, string>;
 export function ownString(pool: StringPool, s: string): string {
   let own = pool.get(s);
   if (own === undefined) {
-    // Decoding UTF-8 makes a new sequential string: neither a slice of the file's text nor a
-    // concatenation still holding its parts.
-    own = Buffer.from(s, 'utf8').toString('utf8');
+    own = copyString(s);
     pool.set(own, own);
   }
   return own;

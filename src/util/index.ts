@@ -9,3 +9,4 @@ export * from './cron.js';
 export * from './command.js';
 export * from './code-cache-hook.js';
 export * from './hash.js';
+export * from './strings.js';
