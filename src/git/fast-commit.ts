@@ -16,7 +16,8 @@ import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseTrailerLines } from '../guard/index.js';
 import { valueOnLine } from './history.js';
-import { knownAt, knownChange, learnAt, plainTrailers, subjectOf, type KnownCommit } from './known.js';
+import { copyString } from '../util/index.js';
+import { knownAt, knownLine, learnAt, plainTrailers, subjectOf, type KnownCommit } from './known.js';
 import type { Workspace } from './workspace.js';
 
 export interface FastIdentity {
@@ -174,7 +175,9 @@ export async function commitFast(
     if (head) {
       const k = learnAt(ws.dir, head);
       k.noAttributes = true;
-      for (const [path, e] of fromIndex) k.entries.set(path, e);
+      // Copies: the paths and ids are slices of ls-files' output, which would be kept whole.
+      for (const [path, e] of fromIndex)
+        k.entries.set(copyString(path), { mode: copyString(e.mode), id: copyString(e.id) });
     }
   }
   const changed: StagedFile[] = [];
@@ -272,10 +275,6 @@ function remember(
     if (text === undefined || text === l.before) continue;
     let m = next.lines.get(l.file);
     if (!m) next.lines.set(l.file, (m = new Map()));
-    m.set(l.line, {
-      text,
-      setter: l.setter,
-      change: knownChange({ ...meta, previous: valueOnLine(l.before, l.setter) }),
-    });
+    m.set(l.line, knownLine(text, l.setter, { ...meta, previous: valueOnLine(l.before, l.setter) }));
   }
 }

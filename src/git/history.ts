@@ -10,7 +10,8 @@ import { findMarkers } from '../write/index.js';
 import { parseTrailerLines, TRAILER_RELEASE, type LineChange, type MarkerField } from '../guard/index.js';
 import { blameHistory } from './blame.js';
 import { git, GitError, gitStream } from './exec.js';
-import { knownAt, knownChange, learnAt } from './known.js';
+import { copyString } from '../util/index.js';
+import { knownAt, knownLine, learnAt } from './known.js';
 import { catFiles, stripPrefix, treeBlobs } from './objects.js';
 
 export type { LineChange };
@@ -195,7 +196,7 @@ async function asked(
     if (learnt && g.change) {
       let k = learnt.lines.get(g.file);
       if (!k) learnt.lines.set(g.file, (k = new Map()));
-      k.set(g.marked.line, { text: g.text, setter: g.marked.setter, change: knownChange(g.change) });
+      k.set(g.marked.line, knownLine(g.text, g.marked.setter, g.change));
     }
   }
   for (const r of wanted)
@@ -264,15 +265,16 @@ async function lineLog(cwd: string, rev: string, ranges: LogRange[]): Promise<vo
     // One commit's facts, shared by the lines it changed: a daemon keeps them (known.ts), and the
     // first pass over a tree of 10,000 marked lines met them all in one commit (issue 27).
     let meta: Omit<LineChange, 'file' | 'line' | 'setter' | 'field' | 'value' | 'previous'> | undefined;
+    // Its strings are copies, not slices of git's output, which holds every file's diff.
     const commitMeta = () =>
       (meta ??= {
-        commit,
-        parent: parents.split(' ')[0] || null,
-        author: { name: an, email: ae },
+        commit: copyString(commit),
+        parent: parents === '' ? null : copyString(parents.split(' ')[0]!),
+        author: { name: copyString(an), email: copyString(ae) },
         authorTime: new Date(Number(at) * 1000),
         time: new Date(Number(ct) * 1000),
-        subject,
-        trailers: parseTrailerLines(trailerText),
+        subject: copyString(subject),
+        trailers: parseTrailerLines(copyString(trailerText)),
       });
     for (const fd of parseLineLogDiff(diff)) {
       const rs = byFile.get(fd.path);

@@ -14,6 +14,7 @@
  * remote is still at that commit, the next pass needs no `checkout` and no `clean` either.
  */
 import type { LineChange } from '../guard/index.js';
+import { copyString } from '../util/index.js';
 
 /** A marked line's last change at the commit, less what the asking request supplies. */
 export interface KnownLine {
@@ -40,18 +41,26 @@ export interface KnownCommit {
 /**
  * A change as a KnownLine keeps it: the same fields in the same order for every line, so all
  * share one hidden class (an object rest made each its own: ~280 bytes a line, issue 27).
+ * The line's own strings are copies: a slice of the file or of `git log`'s output would keep
+ * all of it for as long as the commit is known. Author and trailers are the commit's, shared by
+ * its lines.
  */
-export function knownChange(c: KnownLine['change']): KnownLine['change'] {
+function knownChange(c: KnownLine['change']): KnownLine['change'] {
   return {
-    previous: c.previous,
-    commit: c.commit,
-    parent: c.parent,
+    previous: c.previous === null ? null : copyString(c.previous),
+    commit: copyString(c.commit),
+    parent: c.parent === null ? null : copyString(c.parent),
     author: c.author,
     authorTime: c.authorTime,
     time: c.time,
     subject: c.subject,
     trailers: c.trailers,
   };
+}
+
+/** A marked line's last change as known.ts keeps it (see knownChange). */
+export function knownLine(text: string, setter: string, change: KnownLine['change']): KnownLine {
+  return { text: copyString(text), setter: copyString(setter), change: knownChange(change) };
 }
 
 const byWorkspace = new Map<string, KnownCommit>();

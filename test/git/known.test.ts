@@ -9,6 +9,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { GitServer } from '../helpers/git-server.js';
 import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit } from '../../src/git/commit.js';
@@ -142,5 +144,52 @@ describe("the last change of a line pawl's own commit rewrote", () => {
     assert.equal(h.commit, ws.head);
     assert.equal(h.previous, 'ghcr.io/org/app:1.1.0');
     assert.equal(h.value, 'ghcr.io/org/app:1.3.0');
+  });
+
+  test("what is known at a commit keeps neither the file nor git's output", async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { ws } = await workspace();
+    // The marked line, then 6 MB of other lines in the same file.
+    const big = (tag: string) => deploy(tag) + `    # ${'x'.repeat(100)}\n`.repeat(60_000);
+    await writeFile(join(ws.dir, FILE), big('1.0.0'));
+    const first = await commit(ws, { message: 'Grow\n', author, files: [FILE] });
+    assert.ok(first);
+    const kept = async (step: () => Promise<unknown>): Promise<number> => {
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      await step();
+      // V8 keeps the last regular expression match's input; another match lets go of it.
+      /x/.exec('x');
+      gc();
+      return process.memoryUsage().heapUsed - before;
+    };
+    // Once without learning (no head given): what the first call compiles is not counted.
+    await history(ws);
+    // git's answer, learnt at the commit (history.ts).
+    const learnt = await kept(() => history(ws, first));
+    assert.equal(knownAt(ws.dir, first)?.lines.get(FILE)?.size, 1);
+    // pawl's own commit, remembered as it is made (fast-commit.ts).
+    let second = '';
+    const remembered = await kept(async () => {
+      const text = await readFile(join(ws.dir, FILE), 'utf8');
+      const line = marked(text)[0]!;
+      await writeFile(join(ws.dir, FILE), big('1.1.0'));
+      second =
+        (await commit(ws, {
+          message: 'Update\n',
+          author,
+          trailers: { 'Pawl-Updated': 'apps/app' },
+          automation: 'apps/fleet',
+          files: [FILE],
+          lines: [
+            { file: FILE, line: line.line, setter: line.setter, before: text.split('\n')[line.line - 1]! },
+          ],
+        })) ?? '';
+    });
+    assert.equal(knownAt(ws.dir, second)?.lines.get(FILE)?.size, 1);
+    const MB = 1024 * 1024;
+    assert.ok(learnt < MB, `learning git's answer kept ${(learnt / MB).toFixed(1)} MB`);
+    assert.ok(remembered < MB, `remembering pawl's commit kept ${(remembered / MB).toFixed(1)} MB`);
   });
 });
