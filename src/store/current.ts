@@ -25,22 +25,34 @@ export interface CurrentReads {
   tags(lists: readonly CurrentList[]): Promise<Map<string, string[]>>;
 }
 
-const keyOf = (l: CurrentList): string => `${l.image}\n${l.list}\n${l.checksum ?? ''}`;
+/** A repository's kept list: where it was read from, and its tags in code-unit order. */
+interface Kept {
+  image: string;
+  list: number;
+  checksum: string | null;
+  tags: readonly string[];
+}
+
+// The fields compared one by one, not joined into a key: the joined string, a concatenation of
+// four, was ~280 bytes a repository (issue 27).
+const same = (k: Kept | undefined, l: CurrentList): boolean =>
+  k !== undefined && k.list === l.list && k.checksum === l.checksum && k.image === l.image;
 
 export class CurrentTagsCache {
-  readonly #byRepo = new Map<string, { key: string; tags: readonly string[] }>();
+  readonly #byRepo = new Map<string, Kept>();
   constructor(private readonly reads: CurrentReads) {}
 
   async of(repositories: readonly string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>(repositories.map((r) => [r, []]));
     if (repositories.length === 0) return out;
     const lists = await this.reads.lists(repositories);
-    const stale = lists.filter((l) => this.#byRepo.get(l.repository)?.key !== keyOf(l));
+    const stale = lists.filter((l) => !same(this.#byRepo.get(l.repository), l));
     const read = stale.length > 0 ? await this.reads.tags(stale) : new Map<string, string[]>();
     for (const l of stale) {
       const tags = read.get(l.repository) ?? [];
       // Code-unit order, as the checksum defines it: not the database's collation.
-      this.#byRepo.set(l.repository, { key: keyOf(l), tags: sortTags(tags) });
+      const { image, list, checksum } = l;
+      this.#byRepo.set(l.repository, { image, list, checksum, tags: sortTags(tags) });
     }
     // A copy each: callers own what they are given.
     for (const l of lists) out.set(l.repository, this.#byRepo.get(l.repository)!.tags.slice());
