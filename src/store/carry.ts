@@ -28,6 +28,7 @@ import {
   resultFromStore,
   resultToStore,
 } from './result.js';
+import { FirstPositions } from './positions.js';
 import type { KeptList } from './result.js';
 import type { DecisionRow, RunRow } from './rows.js';
 import { DECISION_FIELDS, parseJson, toDecision, toRun } from './rows.js';
@@ -72,7 +73,7 @@ const NONE: DecisionColumns = { base: null, first: null, count: null, excluded: 
 interface Base {
   run: number;
   decisions: readonly Decision[];
-  positions: Map<number, number>;
+  positions: FirstPositions;
   /** Its result's lists (result.ts), for a carried run's result. */
   lists: Map<string, KeptList>;
 }
@@ -136,15 +137,10 @@ export class DecisionCarrier {
   written(plan: DecisionPlan, batch: StoreWrite): void {
     if (plan.carried || !plan.whole) return;
     const ds = batch.decisions!.decisions;
-    const positions = new Map<number, number>();
-    ds.forEach((d, i) => {
-      const k = keyOf(d);
-      if (!positions.has(k)) positions.set(k, i);
-    });
     this.#bases.set(lineageOf(ds), {
       run: batch.decisions!.runId,
       decisions: [...ds],
-      positions,
+      positions: new FirstPositions(ds.length, (i) => keyOf(ds[i]!)),
       lists: keptLists(batch.finishRun!.result),
     });
   }

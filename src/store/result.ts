@@ -13,6 +13,7 @@
 import { hash } from 'node:crypto';
 import type { Decision } from '../records/index.js';
 import { RuntimeError, smallHash } from '../util/index.js';
+import { FirstPositions } from './positions.js';
 
 const FROM_DECISIONS = '$decisions';
 
@@ -89,7 +90,7 @@ export const CARRIED_LISTS = ['repositories', 'policies'] as const;
  */
 export interface KeptList {
   digests: Buffer;
-  positions: Map<number, number>;
+  positions: FirstPositions;
 }
 
 const DIGEST_BYTES = 32;
@@ -106,14 +107,13 @@ export function keptLists(result: unknown): Map<string, KeptList> {
   for (const k of CARRIED_LISTS) {
     const list = result[k];
     if (!Array.isArray(list) || !list.every((e) => isObj(e) && typeof e.name === 'string')) continue;
-    const positions = new Map<number, number>();
-    const digests = Buffer.allocUnsafeSlow(list.length * DIGEST_BYTES);
-    (list as Obj[]).forEach((e, i) => {
-      const k = smallHash(e.name as string);
-      if (!positions.has(k)) positions.set(k, i);
-      digestOf(e).copy(digests, i * DIGEST_BYTES);
+    const named = list as Obj[];
+    const digests = Buffer.allocUnsafeSlow(named.length * DIGEST_BYTES);
+    named.forEach((e, i) => digestOf(e).copy(digests, i * DIGEST_BYTES));
+    out.set(k, {
+      digests,
+      positions: new FirstPositions(named.length, (i) => smallHash(named[i]!.name as string)),
     });
-    out.set(k, { digests, positions });
   }
   return out;
 }
