@@ -81,6 +81,8 @@ const ENTRIES = (process.env.BENCH_SCALE_ENTRIES ?? '')
     return { name, entry: join(ROOT, dir, 'cli', 'main.js') };
   });
 const SNAPSHOT_DIR = process.env.BENCH_SCALE_SNAPSHOT;
+/** BENCH_SCALE_NODE_ARGS: node flags for every daemon, space-separated (heap flags: the daemon's own are then not set). */
+const NODE_ARGS = (process.env.BENCH_SCALE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** How long a round may take before the case fails (BENCH_SCALE_ROUND_MINUTES; a loaded machine needs more). */
 const ROUND_MINUTES = Number(process.env.BENCH_SCALE_ROUND_MINUTES ?? 8);
 const TARGET_RSS_MB = 300;
@@ -369,6 +371,7 @@ async function daemon(
     entry,
     nodeArgs: [
       ...PROFILE,
+      ...NODE_ARGS,
       ...(SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : []),
     ],
     args: ['--log-level', 'warn', '--start-spread', '1s'],
