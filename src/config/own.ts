@@ -29,7 +29,8 @@ export function ownString(pool: StringPool, s: string): string {
  * as it is. A YAML alias can make a value hold itself: each object is walked once.
  */
 export function ownStrings(pool: StringPool, value: unknown, seen = new Set<object>()): void {
-  if (value === null || typeof value !== 'object' || seen.has(value)) return;
+  // A frozen object (a caller's, not the parser's) cannot take the copies: it keeps its own.
+  if (value === null || typeof value !== 'object' || seen.has(value) || Object.isFrozen(value)) return;
   seen.add(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

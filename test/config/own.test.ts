@@ -39,6 +39,14 @@ test('ownStrings: every string of plain objects and arrays becomes the pool copy
   assert.equal(pool.size, 2);
 });
 
+test('ownStrings: a frozen object is left as it is, and what it holds is walked no further', () => {
+  const pool = new Map<string, string>();
+  const frozen = Object.freeze({ image: 'ghcr.io/example/app', inner: { tag: 'release-candidate' } });
+  assert.doesNotThrow(() => ownStrings(pool, { frozen, list: Object.freeze(['flux-system-long']) }));
+  assert.deepEqual(frozen, { image: 'ghcr.io/example/app', inner: { tag: 'release-candidate' } });
+  assert.equal(pool.size, 0);
+});
+
 test('ownStrings: a value that holds itself (a YAML alias) is walked once', () => {
   const pool = new Map<string, string>();
   const spec: Record<string, unknown> = { image: 'ghcr.io/example/app' };
