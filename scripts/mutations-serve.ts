@@ -944,7 +944,7 @@ const postgresStore: Mutation[] = [
   {
     area: 'postgres-store',
     file: 'src/store/current.ts',
-    find: 'this.#byRepo.get(l.repository)?.key !== keyOf(l)',
+    find: '!same(this.#byRepo.get(l.repository), l)',
     replace: '!this.#byRepo.has(l.repository)',
     description: 'current tags kept past a change of list',
     tests: PG_TESTS,
