@@ -1246,7 +1246,38 @@ const incrementalPass: Mutation[] = [
   },
 ];
 
+const SERIES = 'src/serve/series.ts';
+const SERIES_TESTS = ['test/serve/series.test.ts'];
+
+const metricSeries: Mutation[] = [
+  {
+    area: 'metric-series',
+    file: SERIES,
+    find: '  return /[\\\\\\n"]/.test(value)',
+    replace: '  return /[\\\\\\n]/.test(value)',
+    description: 'a double quote in a label value left unescaped',
+    tests: SERIES_TESTS,
+  },
+  {
+    area: 'metric-series',
+    file: SERIES,
+    find: '    else this.#series.set(key, was + by);',
+    replace: '    else this.#series.set(key, by);',
+    description: 'a counter set to its last increment instead of adding it',
+    tests: SERIES_TESTS,
+  },
+  {
+    area: 'metric-series',
+    file: SERIES,
+    find: "  if (!Number.isFinite(v)) return v < 0 ? '-Inf' : '+Inf';",
+    replace: "  if (!Number.isFinite(v)) return v < 0 ? '-Inf' : 'Inf';",
+    description: 'positive infinity spelt otherwise than prom-client',
+    tests: SERIES_TESTS,
+  },
+];
+
 export const SERVE_MUTATIONS: Mutation[] = [
+  ...metricSeries,
   ...passCounts,
   ...incrementalPass,
   ...receivers,

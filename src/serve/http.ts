@@ -171,8 +171,8 @@ export function adminApp(daemon: AdminView, dashboard?: DashboardSetup, attach?:
           ),
   );
   app.get('/metrics', async (_req, reply) => {
-    const text = await daemon.metrics.registry.metrics();
-    return reply.header('content-type', daemon.metrics.registry.contentType).send(text);
+    const text = await daemon.metrics.text();
+    return reply.header('content-type', daemon.metrics.contentType).send(text);
   });
   registerApi(app, daemon);
   return app;

@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RunReport } from '../run/index.js';
 import type { ScanReport } from '../scan/index.js';
 import type { Coordinator } from './cluster/index.js';
+import { ObjectFamily } from './series.js';
 
 export type WebhookResult =
   | 'accepted'
@@ -31,85 +32,109 @@ export type WebhookResult =
 
 export class ServeMetrics {
   readonly registry = new Registry();
-  readonly scans: Counter<'repository' | 'outcome'>;
+  readonly scans: ObjectFamily<'repository' | 'outcome'>;
   readonly registryRequests: Counter<'registry' | 'status'>;
-  readonly tags: Gauge<'repository'>;
-  readonly anomalies: Counter<'repository' | 'kind'>;
-  readonly selections: Counter<'policy' | 'outcome'>;
-  readonly updates: Counter<'automation' | 'result'>;
+  readonly tags: ObjectFamily<'repository'>;
+  readonly anomalies: ObjectFamily<'repository' | 'kind'>;
+  readonly selections: ObjectFamily<'policy' | 'outcome'>;
+  readonly updates: ObjectFamily<'automation' | 'result'>;
   readonly decisions: Counter<'reason'>;
-  readonly staleEpisodes: Counter<'policy'>;
-  readonly pins: Gauge<'automation'>;
+  readonly staleEpisodes: ObjectFamily<'policy'>;
+  readonly pins: ObjectFamily<'automation'>;
   readonly webhooks: Counter<'receiver' | 'result'>;
   readonly webhookUploads: Gauge;
   readonly webhookInFlight: Gauge;
   readonly passDuration: Histogram<'kind' | 'outcome'>;
   readonly webhookToPush: Histogram;
-  readonly passFailures: Gauge<'job'>;
+  readonly passFailures: ObjectFamily<'job'>;
   readonly reloads: Counter<'outcome'>;
   readonly configErrors: Gauge;
   readonly alerts: Counter<'provider' | 'outcome'>;
   readonly claims: Counter<'outcome'>;
   readonly leasesLost: Counter;
   #coordinator: Coordinator | null = null;
+  /** The per-object families (series.ts), rendered after prom-client's own. */
+  readonly #families: { render(): string }[] = [];
+
+  #family<L extends string>(
+    name: string,
+    help: string,
+    type: 'counter' | 'gauge',
+    labelNames: readonly L[],
+  ): ObjectFamily<L> {
+    const f = new ObjectFamily(name, help, type, labelNames);
+    this.#families.push(f);
+    return f;
+  }
+
+  /** The scrape: prom-client's metrics, then the per-object families (the text format). */
+  async text(): Promise<string> {
+    const own = await this.registry.metrics();
+    return `${own}\n${this.#families.map((f) => f.render()).join('\n\n')}\n`;
+  }
+
+  /** The scrape's content type. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'pawl_' });
-    this.scans = new Counter({
-      name: 'pawl_scans_total',
-      help: 'Scans of ImageRepositories by outcome (ok, failed).',
-      labelNames: ['repository', 'outcome'],
-      registers,
-    });
+    this.scans = this.#family(
+      'pawl_scans_total',
+      'Scans of ImageRepositories by outcome (ok, failed).',
+      'counter',
+      ['repository', 'outcome'],
+    );
     this.registryRequests = new Counter({
       name: 'pawl_registry_requests_total',
       help: 'HTTP requests to registries by host and status code ("error" when no answer).',
       labelNames: ['registry', 'status'],
       registers,
     });
-    this.tags = new Gauge({
-      name: 'pawl_repository_tags',
-      help: 'Tags of the last good scan, after exclusionList.',
-      labelNames: ['repository'],
-      registers,
-    });
-    this.anomalies = new Counter({
-      name: 'pawl_scan_anomalies_total',
-      help: 'Scan anomalies (stale or shrunken tag lists) by kind.',
-      labelNames: ['repository', 'kind'],
-      registers,
-    });
-    this.selections = new Counter({
-      name: 'pawl_selections_total',
-      help: 'Policy evaluations by outcome (candidate, none).',
-      labelNames: ['policy', 'outcome'],
-      registers,
-    });
-    this.updates = new Counter({
-      name: 'pawl_automation_runs_total',
-      help: 'Automation passes by result (pushed, up-to-date, dry-run, failed).',
-      labelNames: ['automation', 'result'],
-      registers,
-    });
+    this.tags = this.#family(
+      'pawl_repository_tags',
+      'Tags of the last good scan, after exclusionList.',
+      'gauge',
+      ['repository'],
+    );
+    this.anomalies = this.#family(
+      'pawl_scan_anomalies_total',
+      'Scan anomalies (stale or shrunken tag lists) by kind.',
+      'counter',
+      ['repository', 'kind'],
+    );
+    this.selections = this.#family(
+      'pawl_selections_total',
+      'Policy evaluations by outcome (candidate, none).',
+      'counter',
+      ['policy', 'outcome'],
+    );
+    this.updates = this.#family(
+      'pawl_automation_runs_total',
+      'Automation passes by result (pushed, up-to-date, dry-run, failed).',
+      'counter',
+      ['automation', 'result'],
+    );
     this.decisions = new Counter({
       name: 'pawl_guard_decisions_total',
       help: 'Per-marker guard decisions by reason code (upgrade, up-to-date, downgrade-blocked, pinned, ...).',
       labelNames: ['reason'],
       registers,
     });
-    this.staleEpisodes = new Counter({
-      name: 'pawl_stale_list_episodes_total',
-      help: 'Scans whose selection went backwards while the high-water mark still existed (stale tag lists).',
-      labelNames: ['policy'],
-      registers,
-    });
-    this.pins = new Gauge({
-      name: 'pawl_pinned_markers',
-      help: 'Markers kept because a person pinned them, as of the last pass of each automation.',
-      labelNames: ['automation'],
-      registers,
-    });
+    this.staleEpisodes = this.#family(
+      'pawl_stale_list_episodes_total',
+      'Scans whose selection went backwards while the high-water mark still existed (stale tag lists).',
+      'counter',
+      ['policy'],
+    );
+    this.pins = this.#family(
+      'pawl_pinned_markers',
+      'Markers kept because a person pinned them, as of the last pass of each automation.',
+      'gauge',
+      ['automation'],
+    );
     this.webhooks = new Counter({
       name: 'pawl_webhook_requests_total',
       help: 'Webhook requests by receiver and result.',
@@ -139,12 +164,12 @@ export class ServeMetrics {
       buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 30],
       registers,
     });
-    this.passFailures = new Gauge({
-      name: 'pawl_job_failures',
-      help: 'Failures in a row of each scheduled job (0 when its last run succeeded).',
-      labelNames: ['job'],
-      registers,
-    });
+    this.passFailures = this.#family(
+      'pawl_job_failures',
+      'Failures in a row of each scheduled job (0 when its last run succeeded).',
+      'gauge',
+      ['job'],
+    );
     this.reloads = new Counter({
       name: 'pawl_config_reloads_total',
       help: 'Configuration reloads by outcome (applied, refused).',

@@ -1,0 +1,95 @@
+/**
+ * The per-object metric families (src/serve/series.ts) render what prom-client rendered for the
+ * same operations, byte for byte, and the daemon's scrape holds every family once.
+ */
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { ObjectFamily } from '../../src/serve/series.js';
+import { ServeMetrics } from '../../src/serve/metrics.js';
+import { metricValue } from '../helpers/serve.js';
+
+const HARD = ['flux-system/app-0', 'a"quoted"', 'back\\slash', 'new\nline', 'ünïcödé', ''];
+
+test('a counter family renders exactly what prom-client renders for the same increments and removals', async () => {
+  const registry = new Registry();
+  const theirs = new Counter({
+    name: 'pawl_scans_total',
+    help: 'Scans by outcome\\with a backslash\nand a newline.',
+    labelNames: ['repository', 'outcome'],
+    registers: [registry],
+  });
+  const ours = new ObjectFamily(
+    'pawl_scans_total',
+    'Scans by outcome\\with a backslash\nand a newline.',
+    'counter',
+    ['repository', 'outcome'] as const,
+  );
+  const ops: [string, string, number][] = [];
+  for (const [i, repository] of HARD.entries())
+    for (const outcome of ['ok', 'failed']) ops.push([repository, outcome, i + 1]);
+  ops.push([HARD[0]!, 'ok', 2.5], [HARD[1]!, 'failed', 7]);
+  for (const [repository, outcome, by] of ops) {
+    theirs.inc({ repository, outcome }, by);
+    ours.inc({ repository, outcome }, by);
+  }
+  theirs.remove({ repository: HARD[2]!, outcome: 'ok' });
+  ours.remove({ repository: HARD[2]!, outcome: 'ok' });
+  assert.equal(`${ours.render()}\n`, await registry.metrics());
+});
+
+test('a gauge family renders exactly what prom-client renders, values set, reset and odd', async () => {
+  const registry = new Registry();
+  const theirs = new Gauge({
+    name: 'pawl_repository_tags',
+    help: 'Tags.',
+    labelNames: ['repository'],
+    registers: [registry],
+  });
+  const ours = new ObjectFamily('pawl_repository_tags', 'Tags.', 'gauge', ['repository'] as const);
+  const values = [10, 0, -3, 1.25, 1e21, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
+  for (const [i, repository] of [...HARD, 'x', 'y'].entries()) {
+    theirs.set({ repository }, values[i % values.length]!);
+    ours.set({ repository }, values[i % values.length]!);
+  }
+  theirs.set({ repository: HARD[0]! }, 42);
+  ours.set({ repository: HARD[0]! }, 42);
+  assert.equal(`${ours.render()}\n`, await registry.metrics());
+});
+
+test('a family with no series still says what it is', async () => {
+  const registry = new Registry();
+  new Counter({ name: 'pawl_x_total', help: 'X.', labelNames: ['policy'], registers: [registry] });
+  const ours = new ObjectFamily('pawl_x_total', 'X.', 'counter', ['policy'] as const);
+  assert.equal(`${ours.render()}\n`, await registry.metrics());
+});
+
+test("the daemon's scrape holds each metric once, per-object families and prom-client's alike", async () => {
+  const m = new ServeMetrics();
+  m.observeScan({ name: 'flux-system/app', scanned: true, tags: 12, anomalies: [], error: null } as never);
+  m.observeScan({ name: 'flux-system/app', scanned: true, tags: 13, anomalies: [], error: null } as never);
+  m.passFailures.set({ job: 'repositories/flux-system/app' }, 0);
+  m.reloads.inc({ outcome: 'applied' });
+  const text = await m.text();
+  assert.ok(text.endsWith('\n') && !text.endsWith('\n\n'));
+  const types = [...text.matchAll(/^# TYPE (\S+) /gm)].map((x) => x[1]!);
+  assert.equal(new Set(types).size, types.length, 'a metric named twice');
+  for (const name of [
+    'pawl_scans_total',
+    'pawl_repository_tags',
+    'pawl_selections_total',
+    'pawl_automation_runs_total',
+    'pawl_job_failures',
+    'pawl_config_reloads_total',
+    'pawl_process_cpu_seconds_total',
+  ])
+    assert.ok(types.includes(name), name);
+  assert.equal(metricValue(text, 'pawl_scans_total', { repository: 'flux-system/app', outcome: 'ok' }), 2);
+  assert.equal(metricValue(text, 'pawl_repository_tags', { repository: 'flux-system/app' }), 13);
+  assert.equal(metricValue(text, 'pawl_config_reloads_total', { outcome: 'applied' }), 1);
+  // Families are separated by one blank line, as prom-client separates its own.
+  assert.doesNotMatch(text, /\n\n\n/);
+  assert.match(text, /\n\n# HELP pawl_scans_total /);
+  m.forget('repository', 'flux-system/app');
+  assert.doesNotMatch(await m.text(), /^pawl_repository_tags\{/m);
+});
