@@ -1276,7 +1276,43 @@ const metricSeries: Mutation[] = [
   },
 ];
 
+const newestArrival: Mutation[] = [
+  {
+    area: 'newest-arrival',
+    file: 'src/serve/jobs/automation.ts',
+    find: '    const since = scanSince(pending, takenAt);',
+    replace: '    const since = takenAt;',
+    description: 'each pass behind the pass slots asks for a scan newer than the one before it',
+    tests: ['test/serve/shared-scan.test.ts'],
+  },
+  {
+    area: 'newest-arrival',
+    file: 'src/serve/jobs/work.ts',
+    find: '  p.lastAt = null;\n',
+    replace: '',
+    description: "a settle retry takes its last pass's scan again (the pushed tag never seen)",
+    tests: ['test/serve/jobs.test.ts'],
+  },
+  {
+    area: 'newest-arrival',
+    file: 'src/serve/cluster/work.ts',
+    find: '    ...(a !== undefined && b !== undefined ? { lastAt: Math.max(a, b) } : {}),',
+    replace: '    ...(a !== undefined && b !== undefined ? { lastAt: Math.min(a, b) } : {}),',
+    description: 'the earliest arrival taken for the newest (a scan between two webhooks would do)',
+    tests: ['test/serve/jobs.test.ts'],
+  },
+  {
+    area: 'newest-arrival',
+    file: 'src/serve/cluster/work.ts',
+    find: '    ...(a !== undefined && b !== undefined ? { lastAt: Math.max(a, b) } : {}),',
+    replace: '    ...(a !== undefined || b !== undefined ? { lastAt: Math.max(a ?? 0, b ?? 0) } : {}),',
+    description: 'an arrival not known (work read back after a restart) taken as known',
+    tests: ['test/serve/jobs.test.ts'],
+  },
+];
+
 export const SERVE_MUTATIONS: Mutation[] = [
+  ...newestArrival,
   ...metricSeries,
   ...passCounts,
   ...incrementalPass,

@@ -81,7 +81,9 @@ export async function reconcile(
     const next = deps.scheduler.next(key);
     // As a webhook: its repositories rescanned first (a tag pushed a moment ago is seen).
     const repositories = kind === 'repository' ? [name] : (repositoriesOf.get(name) ?? []);
-    await deps.coordinator.publish([{ key, repositories, tags: [], firstAt: requestedAt, events: 1 }]);
+    await deps.coordinator.publish([
+      { key, repositories, tags: [], firstAt: requestedAt, lastAt: requestedAt, events: 1 },
+    ]);
     // The work woke this replica's job, or it went to another's: run it here too; whoever
     // claims the lease first runs it, the other finds it held.
     const st = deps.scheduler.status(key);

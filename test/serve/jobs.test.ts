@@ -30,7 +30,8 @@ import {
   repositoryJob,
   SettleRetries,
 } from '../../src/serve/jobs/index.js';
-import { carryPending, mergePending, type Pending } from '../../src/serve/jobs/work.js';
+import { carryPending, mergePending, scanSince, type Pending } from '../../src/serve/jobs/work.js';
+import { mergeWork } from '../../src/serve/cluster/work.js';
 import { ServeMetrics } from '../../src/serve/metrics.js';
 import { runContext, Scheduler, type RunContext, type RunTrigger } from '../../src/serve/scheduler.js';
 import type { LoadedConfig } from '../../src/serve/source/index.js';
@@ -107,6 +108,7 @@ describe('queued webhooks folded into a pass', () => {
       repositories: new Set(['apps/app']),
       tags: new Set(['apps/app:2.0.0']),
       firstAt: 5000,
+      lastAt: 5000,
       count: 1,
       retries: 2,
     };
@@ -116,7 +118,14 @@ describe('queued webhooks folded into a pass', () => {
     assert.equal(p.firstAt, 2000, 'the earlier arrival');
     assert.equal(p.count, 4, '1 + the 3 events queued');
     assert.equal(p.retries, 2, 'the retries of the episode carried on');
-    const earlier: Pending = { repositories: new Set(), tags: new Set(), firstAt: 500, count: 1, retries: 0 };
+    const earlier: Pending = {
+      repositories: new Set(),
+      tags: new Set(),
+      firstAt: 500,
+      lastAt: 500,
+      count: 1,
+      retries: 0,
+    };
     assert.equal(mergePending(earlier, work())!.firstAt, 500, 'the earlier arrival, whichever side has it');
     const fresh = mergePending(undefined, work({ firstAt: 9000, events: 1 }))!;
     assert.equal(fresh.count, 1);
@@ -129,6 +138,7 @@ describe('queued webhooks folded into a pass', () => {
       repositories: new Set(['apps/web']),
       tags: new Set(['apps/web:1.1.0']),
       firstAt: 1000,
+      lastAt: 1500,
       count: 2,
       retries: 3,
     };
@@ -140,6 +150,7 @@ describe('queued webhooks folded into a pass', () => {
       repositories: new Set(['apps/app']),
       tags: new Set(),
       firstAt: 4000,
+      lastAt: 4000,
       count: 1,
       retries: 0,
     };
@@ -147,6 +158,34 @@ describe('queued webhooks folded into a pass', () => {
     assert.equal(q.firstAt, 1000, 'the earliest of both');
     assert.equal(q.retries, 4);
     assert.deepEqual([...q.repositories].sort(), ['apps/app', 'apps/web']);
+    // The retried pass's scan began after those webhooks and did not list the tag yet.
+    assert.equal(p.lastAt, null, 'a retry asks for a scan newer than its last pass');
+    assert.equal(q.lastAt, null);
+    assert.equal(scanSince(p, 9000), 9000, 'then the moment the pass takes its work');
+  });
+
+  test("the newest arrival: a pass's scans must have begun after it, known or not", () => {
+    // The queue keeps it across merges; one item without it (read back after a restart, or from
+    // the PostgreSQL queue) makes it unknown.
+    const a = { key: 'k', repositories: ['apps/web'], tags: [], firstAt: 1000, lastAt: 1000, events: 1 };
+    const b = { key: 'k', repositories: ['apps/app'], tags: [], firstAt: 3000, lastAt: 3000, events: 1 };
+    const both = mergeWork(mergeWork(undefined, a), b);
+    assert.deepEqual([both.firstAt, both.lastAt, both.events], [1000, 3000, 2]);
+    assert.equal(mergeWork(b, a).lastAt, 3000, 'whichever came first into the queue');
+    const { lastAt: _, ...journaled } = a;
+    assert.equal(mergeWork(journaled, b).lastAt, undefined, 'not known when one side does not know');
+    assert.equal(mergeWork(b, journaled).lastAt, undefined);
+
+    const taken = mergePending(undefined, { ...both, version: '1' })!;
+    assert.equal(taken.lastAt, 3000);
+    assert.equal(scanSince(taken, 5000), 3000, 'a scan begun after the newest arrival will do');
+    assert.equal(scanSince(mergePending(undefined, { ...journaled, version: '1' }), 5000), 5000);
+    assert.equal(scanSince(undefined, 5000), 5000);
+    // Folded with what a settle retry left: not known.
+    const retry = carryPending(undefined, taken);
+    assert.equal(scanSince(mergePending(retry, { ...b, lastAt: 4000, version: '2' }), 6000), 6000);
+    // Never later than the taking, whatever a clock said.
+    assert.equal(scanSince({ ...taken, lastAt: 9000 }, 5000), 5000);
   });
 });
 
@@ -248,6 +287,7 @@ describe('publishWebhook: what an accepted webhook queues', () => {
         repositories: ['apps/web'],
         tags: ['apps/web:1.1.0'],
         firstAt: 1234,
+        lastAt: 1234,
         events: 1,
       },
       {
@@ -255,6 +295,7 @@ describe('publishWebhook: what an accepted webhook queues', () => {
         repositories: ['apps/app'],
         tags: ['apps/app:9.0.0'],
         firstAt: 1234,
+        lastAt: 1234,
         events: 1,
       },
       {
@@ -262,6 +303,7 @@ describe('publishWebhook: what an accepted webhook queues', () => {
         repositories: ['apps/lonely'],
         tags: ['apps/lonely:3.0.0'],
         firstAt: 1234,
+        lastAt: 1234,
         events: 1,
       },
     ]);
@@ -277,7 +319,7 @@ describe('publishWebhook: what an accepted webhook queues', () => {
     );
     assert.deepEqual(started, { automations: ['apps/front'], repositories: [] });
     assert.deepEqual(published, [
-      { key: automationJob('apps/front'), repositories: [], tags: [], firstAt: 5, events: 1 },
+      { key: automationJob('apps/front'), repositories: [], tags: [], firstAt: 5, lastAt: 5, events: 1 },
     ]);
   });
 });

@@ -28,6 +28,12 @@ export interface WorkItem {
   tags: string[];
   /** When the first of the coalesced events arrived (ms since the epoch, the publisher's clock). */
   firstAt: number;
+  /**
+   * When the newest of the coalesced events arrived, where the coordinator keeps it (this
+   * process's queue does; the PostgreSQL queue and work read back from the journal after a
+   * restart do not); absent when not known. A publisher sets it to the event's `firstAt`.
+   */
+  lastAt?: number;
   events: number;
 }
 

@@ -12,7 +12,7 @@ import type { JobSpec, RunContext } from '../scheduler.js';
 import type { Claimed } from './leases.js';
 import { automationJob, type JobContext } from './types.js';
 import { BatchWakes } from './batch-wakes.js';
-import { carryPending, mergePending, unlistedTags, type Pending } from './work.js';
+import { carryPending, mergePending, scanSince, unlistedTags, type Pending } from './work.js';
 
 export interface AutomationJobContext extends JobContext {
   /** Passes running at once (each runs git). */
@@ -90,11 +90,15 @@ export class AutomationJobs {
     const automation = config.automations.get(name);
     if (!automation) return;
     const work = await claimed.take();
-    // Every webhook folded into this pass arrived before its work was taken: a scan that lists the
-    // repository after this moment lists what each of them announced (the earliest arrival, kept
-    // for the latency metric, would let a scan between two of them do).
+    // A scan that began after the newest webhook folded into this pass arrived lists what each of
+    // them announced (the earliest arrival, kept for the latency metric, would let a scan between
+    // two of them do). When that arrival is not known, after the moment the work was taken: every
+    // webhook in it had arrived by then. Not always the taking: passes that wait for a pass slot
+    // would each ask for a scan newer than the one before them (issue 27: ten automations
+    // reconciled together scanned each repository four times, three of them needlessly).
     const takenAt = ctx.clock.now();
     const pending = mergePending(this.#pending.get(name), work);
+    const since = scanSince(pending, takenAt);
     this.#pending.delete(name);
     const started = performance.now();
     const startedAt = new Date(ctx.clock.now());
@@ -116,7 +120,7 @@ export class AutomationJobs {
         interrupted: ctx.interrupted,
         onRun: (id) => (runId = id),
         ...(ctx.dryRun ? { dryRun: true } : {}),
-        ...(pending ? { rescan: new Map([...pending.repositories].map((r) => [r, takenAt])) } : {}),
+        ...(pending ? { rescan: new Map([...pending.repositories].map((r) => [r, since])) } : {}),
       },
     );
     const event: PassEvent = {

@@ -14,6 +14,13 @@ export interface Pending {
   /** Pushed tags the webhooks named (`ns/name:tag`), awaited in the registry's tag lists. */
   tags: Set<string>;
   firstAt: number;
+  /**
+   * When the newest of them arrived: a scan that began after it lists what each announced. Null
+   * when that is not known (work read back after a restart, or from the PostgreSQL queue) or when
+   * a settle retry needs a scan newer than its last pass's: the pass then asks for one that
+   * begins after it takes the work.
+   */
+  lastAt: number | null;
   count: number;
   /** Passes already re-run because the pushed tag was not readable yet. */
   retries: number;
@@ -24,11 +31,12 @@ function repositoryOfTag(t: string): string {
   return t.slice(0, t.lastIndexOf(':'));
 }
 
-/** Adds `from`'s repositories and tags to `into`, keeping the earliest arrival. */
-function fold(into: Pending, from: Pick<Pending, 'repositories' | 'tags' | 'firstAt'>): Pending {
+/** Adds `from`'s repositories and tags to `into`, keeping the earliest and the newest arrival. */
+function fold(into: Pending, from: Pick<Pending, 'repositories' | 'tags' | 'firstAt' | 'lastAt'>): Pending {
   for (const r of from.repositories) into.repositories.add(r);
   for (const t of from.tags) into.tags.add(t);
   into.firstAt = Math.min(into.firstAt, from.firstAt);
+  into.lastAt = into.lastAt === null || from.lastAt === null ? null : Math.max(into.lastAt, from.lastAt);
   return into;
 }
 
@@ -36,6 +44,7 @@ const empty = (firstAt: number): Pending => ({
   repositories: new Set(),
   tags: new Set(),
   firstAt,
+  lastAt: Number.NEGATIVE_INFINITY,
   count: 0,
   retries: 0,
 });
@@ -47,6 +56,7 @@ export function mergePending(local: Pending | undefined, work: TakenWork | null)
     repositories: new Set(work.repositories),
     tags: new Set(work.tags),
     firstAt: work.firstAt,
+    lastAt: work.lastAt ?? null,
   });
   p.count += work.events;
   return p;
@@ -56,7 +66,18 @@ export function mergePending(local: Pending | undefined, work: TakenWork | null)
 export function carryPending(local: Pending | undefined, retried: Pending): Pending {
   const p = fold(local ?? empty(retried.firstAt), retried);
   p.retries = Math.max(p.retries, retried.retries + 1);
+  // The retried pass's scan began after these arrived and did not list the tag: a newer one.
+  p.lastAt = null;
   return p;
+}
+
+/**
+ * From when a pass's scans must have begun to list what its webhooks announced: the newest
+ * arrival folded in, or the moment the pass took its work when that is not known.
+ */
+export function scanSince(pending: Pending | undefined, takenAt: number): number {
+  const last = pending?.lastAt ?? null;
+  return last !== null && Number.isFinite(last) ? Math.min(last, takenAt) : takenAt;
 }
 
 /** The awaited tags (`ns/name:tag`) that the last good scan of their repository does not list. */
@@ -101,6 +122,7 @@ export async function publishWebhook(
       repositories: [...repos].sort(),
       tags: tagsOf(repos),
       firstAt,
+      lastAt: firstAt,
       events: 1,
     })),
     ...alone.map((r) => ({
@@ -108,6 +130,7 @@ export async function publishWebhook(
       repositories: [r],
       tags: tagsOf([r]),
       firstAt,
+      lastAt: firstAt,
       events: 1,
     })),
   ]);
