@@ -410,11 +410,11 @@ async function daemon(
           fail(`${name}: ${what} not done in ${ROUND_MINUTES} minutes: ${JSON.stringify(c)}`);
       }
     };
-    let before = { cpuMs: 0, at: started };
+    let before = { cpuMs: 0, at: started, scans: 0, runs: 0 };
     let roundStart = started;
     const round = async (phase: string, done: Parameters<typeof until>[1]) => {
       roundStart = performance.now();
-      await until(phase, done);
+      const c = await until(phase, done);
       const p = await proc();
       const at = performance.now();
       rows.push({
@@ -428,7 +428,7 @@ async function daemon(
         rssMb: p.hwm,
       });
       console.log(
-        `  serve${build ? ` [${build}]` : ''} ${images}×${tags.length} ${phase}: ${Math.round(at - before.at)} ms, ${Math.round(p.cpuMs - before.cpuMs)} ms CPU, VmHWM ${p.hwm.toFixed(0)} MB, VmRSS ${p.rss.toFixed(0)} MB (load ${load()})`,
+        `  serve${build ? ` [${build}]` : ''} ${images}×${tags.length} ${phase}: ${Math.round(at - before.at)} ms, ${Math.round(p.cpuMs - before.cpuMs)} ms CPU, VmHWM ${p.hwm.toFixed(0)} MB, VmRSS ${p.rss.toFixed(0)} MB, ${c.scans - before.scans} scans, ${c.runs - before.runs} passes (load ${load()})`,
       );
       if (SNAPSHOT_DIR) {
         process.kill(pid, 'SIGUSR2');
@@ -436,7 +436,7 @@ async function daemon(
         await new Promise((r) => setTimeout(r, 1000));
         await serve.metrics();
       }
-      before = { cpuMs: p.cpuMs, at: performance.now() };
+      before = { cpuMs: p.cpuMs, at: performance.now(), scans: c.scans, runs: c.runs };
     };
     await round('round 1 (cold)', (c) => c.scans >= images && c.pushed >= GITS);
     // Round 2: every repository and automation asked to run now (`pawl reconcile`'s POST,
