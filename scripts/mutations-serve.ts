@@ -1311,7 +1311,19 @@ const newestArrival: Mutation[] = [
   },
 ];
 
+const perConfiguration: Mutation[] = [
+  {
+    area: 'per-configuration',
+    file: 'src/run/markers.ts',
+    find: '    known.set(config, k);\n',
+    replace: '',
+    description: 'the applied policies worked out again at every pass (G automations x N policies each)',
+    tests: ['test/run/marker-mistakes.test.ts'],
+  },
+];
+
 export const SERVE_MUTATIONS: Mutation[] = [
+  ...perConfiguration,
   ...newestArrival,
   ...metricSeries,
   ...passCounts,

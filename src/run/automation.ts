@@ -31,7 +31,7 @@ import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { summarise, writeEdits, type Edit } from './edits.js';
 import { batchStep, heldDecision, type BatchStep } from './batch.js';
-import { appliedPolicies, markerMistakes } from './markers.js';
+import { appliedPolicies, definedPolicies, markerMistakes } from './markers.js';
 import { gitFailureWords } from './git-words.js';
 import type { PolicyOutcome } from './policies.js';
 import { branchName } from './branch.js';
@@ -380,7 +380,7 @@ function noteWarnings(p: Pass, plan: TreePlan): void {
   const mistakes = markerMistakes(
     plan.files,
     automation,
-    new Set(deps.config.imagePolicies.keys()),
+    definedPolicies(deps.config),
     appliedPolicies(deps.config),
   );
   const found: { file: string; line?: number; message: string }[] = [...plan.warnings, ...mistakes];

@@ -5,8 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { markerMistakes } from '../../src/run/markers.js';
-import type { ImageUpdateAutomation } from '../../src/config/index.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { appliedPolicies, definedPolicies, markerMistakes } from '../../src/run/markers.js';
+import { loadConfig, type ImageUpdateAutomation } from '../../src/config/index.js';
 import type { ScannedFile } from '../../src/write/index.js';
 
 const automation = { metadata: { namespace: 'apps', name: 'fleet' } } as unknown as ImageUpdateAutomation;
@@ -46,4 +49,49 @@ test('a policy no automation applies, on a last line without a newline', () => {
   const got = lines('a: 1\nb: 2\nimage: e:1 # {"$imagepolicy": "apps:other"}');
   assert.equal(got.length, 1);
   assert.equal(got[0]![0], 3);
+});
+
+test('which policies are defined and applied is worked out once per configuration, not once per pass', async () => {
+  // Two automations in apps (one selecting by label), one elsewhere; a policy no automation applies.
+  const policy = (ns: string, name: string, labels = '') =>
+    `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: ${name}\n  namespace: ${ns}\n${labels}spec:\n  imageRepositoryRef:\n    name: ${name}\n  policy:\n    semver:\n      range: '>=1.0.0'\n`;
+  const repo = (ns: string, name: string) =>
+    `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  image: registry.example.com/${name}\n  interval: 1h\n`;
+  const automation = (ns: string, name: string, selector = '') =>
+    `apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  interval: 1h\n  sourceRef:\n    kind: GitRepository\n    name: fleet\n${selector}  git:\n    commit:\n      author:\n        name: pawl\n        email: pawl@example.com\n  update:\n    path: ./\n    strategy: Setters\n`;
+  const git = (ns: string) =>
+    `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n  namespace: ${ns}\nspec:\n  interval: 1h\n  url: https://git.example.com/fleet.git\n  ref:\n    branch: main\n`;
+  const dir = await mkdtemp(join(tmpdir(), 'pawl-applied-'));
+  try {
+    await writeFile(
+      join(dir, 'all.yaml'),
+      [
+        git('apps'),
+        git('other'),
+        repo('apps', 'web'),
+        repo('apps', 'api'),
+        repo('other', 'db'),
+        policy('apps', 'web', '  labels:\n    team: web\n'),
+        policy('apps', 'api'),
+        policy('other', 'db'),
+        automation('apps', 'fleet', '  policySelector:\n    matchLabels:\n      team: web\n'),
+        automation('other', 'fleet'),
+      ].join('---\n'),
+    );
+    const load = async () => {
+      const { config, skipped } = await loadConfig([dir]);
+      assert.deepEqual(skipped, []);
+      return config;
+    };
+    const config = await load();
+    const applied = appliedPolicies(config);
+    assert.deepEqual([...applied].sort(), ['apps/web', 'other/db']);
+    assert.deepEqual([...definedPolicies(config)].sort(), ['apps/api', 'apps/web', 'other/db']);
+    assert.equal(appliedPolicies(config), applied, 'the same answer, not worked out again');
+    assert.equal(definedPolicies(config), definedPolicies(config));
+    // A reload is another configuration, and gets its own.
+    assert.notEqual(appliedPolicies(await load()), applied);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
