@@ -260,13 +260,14 @@ function remember(
   const trailers = input.lines?.length ? plainTrailers(message) : null;
   if (trailers === null) return;
   const when = new Date(Math.floor(input.date.getTime() / 1000) * 1000);
+  // The commit's facts, shared by the lines it changed; copies, as known.ts keeps them.
   const meta = {
-    commit: made,
-    parent,
+    commit: copyString(made),
+    parent: copyString(parent),
     author: { name: identPart(input.author.name), email: identPart(input.author.email) },
     authorTime: when,
     time: when,
-    subject: subjectOf(message),
+    subject: copyString(subjectOf(message)),
     trailers: parseTrailerLines(trailers),
   };
   const texts = new Map(changed.map((f) => [f.path, f.content.toString('utf8').split('\n')]));

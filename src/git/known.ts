@@ -42,14 +42,14 @@ export interface KnownCommit {
  * A change as a KnownLine keeps it: the same fields in the same order for every line, so all
  * share one hidden class (an object rest made each its own: ~280 bytes a line, issue 27).
  * The line's own strings are copies: a slice of the file or of `git log`'s output would keep
- * all of it for as long as the commit is known. Author and trailers are the commit's, shared by
- * its lines.
+ * all of it for as long as the commit is known. The commit's facts (its id, parent, author,
+ * subject, trailers) are shared by its lines, made their own once by whoever read the commit.
  */
 function knownChange(c: KnownLine['change']): KnownLine['change'] {
   return {
     previous: c.previous === null ? null : copyString(c.previous),
-    commit: copyString(c.commit),
-    parent: c.parent === null ? null : copyString(c.parent),
+    commit: c.commit,
+    parent: c.parent,
     author: c.author,
     authorTime: c.authorTime,
     time: c.time,
