@@ -40,11 +40,12 @@ function fold(into: Pending, from: Pick<Pending, 'repositories' | 'tags' | 'firs
   return into;
 }
 
-const empty = (firstAt: number): Pending => ({
+/** Nothing folded in yet, with the arrivals of what is folded in first. */
+const empty = (first: Pick<Pending, 'firstAt' | 'lastAt'>): Pending => ({
   repositories: new Set(),
   tags: new Set(),
-  firstAt,
-  lastAt: Number.NEGATIVE_INFINITY,
+  firstAt: first.firstAt,
+  lastAt: first.lastAt,
   count: 0,
   retries: 0,
 });
@@ -52,19 +53,20 @@ const empty = (firstAt: number): Pending => ({
 /** The webhooks a pass folds in: its own settle retries and what the queue held for it. */
 export function mergePending(local: Pending | undefined, work: TakenWork | null): Pending | undefined {
   if (!work) return local;
-  const p = fold(local ?? empty(work.firstAt), {
+  const taken = {
     repositories: new Set(work.repositories),
     tags: new Set(work.tags),
     firstAt: work.firstAt,
     lastAt: work.lastAt ?? null,
-  });
+  };
+  const p = fold(local ?? empty(taken), taken);
   p.count += work.events;
   return p;
 }
 
 /** A settle retry's webhooks, carried into what is pending for the next pass (one retry more). */
 export function carryPending(local: Pending | undefined, retried: Pending): Pending {
-  const p = fold(local ?? empty(retried.firstAt), retried);
+  const p = fold(local ?? empty(retried), retried);
   p.retries = Math.max(p.retries, retried.retries + 1);
   // The retried pass's scan began after these arrived and did not list the tag: a newer one.
   p.lastAt = null;
@@ -77,7 +79,7 @@ export function carryPending(local: Pending | undefined, retried: Pending): Pend
  */
 export function scanSince(pending: Pending | undefined, takenAt: number): number {
   const last = pending?.lastAt ?? null;
-  return last !== null && Number.isFinite(last) ? Math.min(last, takenAt) : takenAt;
+  return last === null ? takenAt : Math.min(last, takenAt);
 }
 
 /** The awaited tags (`ns/name:tag`) that the last good scan of their repository does not list. */
