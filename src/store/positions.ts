@@ -15,17 +15,18 @@ export class FirstPositions {
     const order = new Uint32Array(n);
     for (let i = 0; i < n; i++) order[i] = i;
     order.sort((a, b) => hashes[a]! - hashes[b]! || a - b);
-    // One slot a distinct hash, its first position.
+    // One slot a distinct hash, its first position (ties sort by position); kept at their length.
+    const distinct = new Uint32Array(n);
+    const first = new Uint32Array(n);
     let m = 0;
-    for (let k = 0; k < n; k++) if (k === 0 || hashes[order[k]!] !== hashes[order[k - 1]!]) m++;
-    this.#hashes = new Uint32Array(m);
-    this.#positions = new Uint32Array(m);
-    for (let k = 0, j = 0; k < n; k++) {
+    for (let k = 0; k < n; k++) {
       const i = order[k]!;
-      if (k > 0 && hashes[i] === hashes[order[k - 1]!]) continue;
-      this.#hashes[j] = hashes[i]!;
-      this.#positions[j++] = i;
+      if (m > 0 && distinct[m - 1] === hashes[i]) continue;
+      distinct[m] = hashes[i]!;
+      first[m++] = i;
     }
+    this.#hashes = distinct.slice(0, m);
+    this.#positions = first.slice(0, m);
   }
 
   /** The first position whose entry has `hash`, or undefined. */
