@@ -1261,8 +1261,8 @@ const metricSeries: Mutation[] = [
   {
     area: 'metric-series',
     file: SERIES,
-    find: '    else this.#series.set(key, was + by);',
-    replace: '    else this.#series.set(key, by);',
+    find: '    this.#put(key, was === undefined, (was ?? 0) + by);',
+    replace: '    this.#put(key, was === undefined, by);',
     description: 'a counter set to its last increment instead of adding it',
     tests: SERIES_TESTS,
   },

@@ -58,14 +58,17 @@ export class ObjectFamily<L extends string> {
   inc(labels: Labels<L>, by = 1): void {
     const key = this.#key(labels);
     const was = this.#series.get(key);
-    if (was === undefined) this.#series.set(copyString(key), by);
-    else this.#series.set(key, was + by);
+    this.#put(key, was === undefined, (was ?? 0) + by);
   }
 
   set(labels: Labels<L>, value: number): void {
     const key = this.#key(labels);
+    this.#put(key, !this.#series.has(key), value);
+  }
+
+  #put(key: string, added: boolean, value: number): void {
     // A new series keeps a flat copy of its key, not the concatenation's tree of parts.
-    this.#series.set(this.#series.has(key) ? key : copyString(key), value);
+    this.#series.set(added ? copyString(key) : key, value);
   }
 
   remove(labels: Labels<L>): void {
