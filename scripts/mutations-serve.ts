@@ -1244,6 +1244,30 @@ const incrementalPass: Mutation[] = [
     description: "a marked file's parse is reused after its text changed (a person's edit unseen)",
     tests: INCREMENTAL_TESTS,
   },
+  {
+    area: 'incremental-pass',
+    file: 'src/write/setters/tree.ts',
+    find: '    if (k !== undefined && k.seal === opts.seal) {',
+    replace: '    if (k !== undefined) {',
+    description: 'a kept scan answers a tree sealed otherwise',
+    tests: ['test/write/kept-scan.test.ts'],
+  },
+  {
+    area: 'incremental-pass',
+    file: 'src/write/setters/tree.ts',
+    find: '    if (again.has(f.file)) {',
+    replace: '    if (false && again.has(f.file)) {',
+    description: 'a kept scan keeps the texts the pass rewrote as they were before',
+    tests: [...INCREMENTAL_TESTS, 'test/write/kept-scan.test.ts'],
+  },
+  {
+    area: 'incremental-pass',
+    file: 'src/git/workspace.ts',
+    find: '    this.untouched = null;\n    const want',
+    replace: '    const want',
+    description: "a push race's retry plans from the tree the first attempt started untouched",
+    tests: INCREMENTAL_TESTS,
+  },
 ];
 
 const SERIES = 'src/serve/series.ts';

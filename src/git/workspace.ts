@@ -70,8 +70,15 @@ export interface Workspace {
    * nothing untracked: the caller committed every file it wrote, or wrote none. The next
    * checkout of that branch in this process, with the remote still at that commit and the index
    * untouched since, then runs neither `checkout` nor `clean`. Does nothing when detached.
+   * Answers the seal of the state it leaves (see `untouched`), or null when it noted nothing.
    */
-  leaveClean(): Promise<void>;
+  leaveClean(): Promise<string | null>;
+  /**
+   * When this checkout found the workspace exactly as this process's last pass left it (the
+   * checkout and clean were skipped), the seal `leaveClean` answered then; else null. Equal seals
+   * name the same working tree byte for byte: what was read from it then holds now.
+   */
+  readonly untouched: string | null;
 }
 
 export interface OpenWorkspaceOptions {
@@ -134,6 +141,7 @@ class GitWorkspace implements Workspace {
   branch: string | null = null;
   head = '';
   base = '';
+  untouched: string | null = null;
   readonly url: string;
 
   constructor(
@@ -171,6 +179,7 @@ class GitWorkspace implements Workspace {
 
   /** Resolve `wanted` against the fetched refs and check it out cleanly. */
   async checkout(): Promise<void> {
+    this.untouched = null;
     const want = this.wanted;
     let target: string;
     if (want?.commit) {
@@ -240,6 +249,7 @@ class GitWorkspace implements Workspace {
       this.branch = branch;
       this.base = left.commit;
       this.head = left.commit;
+      this.untouched = sealOf(left);
       return;
     }
     const remote = `refs/remotes/origin/${branch}^{commit}`;
@@ -285,10 +295,13 @@ class GitWorkspace implements Workspace {
     );
   }
 
-  async leaveClean(): Promise<void> {
-    if (this.branch === null || this.head === '') return;
+  async leaveClean(): Promise<string | null> {
+    if (this.branch === null || this.head === '') return null;
     const index = await indexStat(join(this.dir, '.git'));
-    if (index) noteLeftClean(this.dir, { branch: this.branch, commit: this.head, index });
+    if (!index) return null;
+    const left = { branch: this.branch, commit: this.head, index };
+    noteLeftClean(this.dir, left);
+    return sealOf(left);
   }
 
   private async defaultBranch(): Promise<string> {
@@ -401,6 +414,15 @@ async function looseRef(gitDir: string, ref: string): Promise<string | null> {
 async function indexStat(gitDir: string): Promise<LeftClean['index'] | null> {
   const st = await stat(join(gitDir, 'index'), { bigint: true }).catch(() => null);
   return st && { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+}
+
+/**
+ * A LeftClean note as one string. Any git command that writes the index gives it a new inode,
+ * so a note's seal is never answered twice for different trees of one workspace.
+ */
+function sealOf(left: LeftClean): string {
+  const i = left.index;
+  return `${left.branch}\n${left.commit}\n${i.ino}:${i.size}:${i.mtimeNs}:${i.ctimeNs}`;
 }
 
 function sameIndex(now: LeftClean['index'] | null, then: LeftClean['index']): boolean {

@@ -28,6 +28,7 @@ import {
 } from '../git/index.js';
 import { TRAILER_UPDATED } from '../guard/index.js';
 import { RuntimeError, errorMessage, type Logger } from '../util/index.js';
+import { keepScan } from '../write/index.js';
 import { planTree, type MarkerPlan, type PlanOptions, type TreePlan } from './plan.js';
 import { summarise, writeEdits, type Edit } from './edits.js';
 import { batchStep, heldDecision, type BatchStep } from './batch.js';
@@ -171,6 +172,8 @@ interface Pass {
   opts: AutomationOptions;
   report: AutomationReport;
   plan: TreePlan | null;
+  /** The files the last attempt rewrote (relative to the root), all of them in its plan. */
+  rewritten: string[];
   decisions: MarkerDecision[];
   /** A templated branch is named by each attempt's changes; a fixed one is as Flux has it. */
   branchTemplate: string | undefined;
@@ -203,6 +206,7 @@ function startPass(automation: ImageUpdateAutomation, deps: AutomationDeps, opts
       error: null,
     },
     plan: null,
+    rewritten: [],
     decisions: [],
     branchTemplate,
     branch: branchTemplate ? undefined : pushSpec?.branch,
@@ -246,7 +250,11 @@ async function passIn(p: Pass, ws: Workspace, outcomes: ReadonlyMap<string, Poli
   if (prSpec && !result.rejected && !held) await pullRequest(p, ws, prSpec, note);
   // Every file this pass wrote is in its commit, or it wrote none; a pull request's branches and
   // a held batch's reset leave the workspace otherwise, so they say nothing.
-  else if (!prSpec && !result.rejected && !held) await ws.leaveClean();
+  else if (!prSpec && !result.rejected && !held) {
+    const seal = await ws.leaveClean();
+    // The next pass over the tree as this one leaves it reads none of it again (write/setters/tree.ts).
+    if (seal !== null && p.plan) keepScan(ws.dir, p.automation.spec.update.path, seal, p.plan, p.rewritten);
+  }
   p.batchWrite = batchWrite(p.step, report.result);
 }
 
@@ -267,8 +275,13 @@ async function attemptOnce(
   outcomes: ReadonlyMap<string, PolicyOutcome>,
 ): Promise<string | null> {
   const { automation, report, opts } = p;
-  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, { ...opts, head: w.head });
+  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, {
+    ...opts,
+    head: w.head,
+    seal: w.untouched,
+  });
   p.plan = plan;
+  p.rewritten = [];
   noteWarnings(p, plan);
   if (plan.errors.length > 0) {
     throw new RuntimeError(
@@ -287,6 +300,7 @@ async function attemptOnce(
     ? batchStep(automation.spec.git.commit.batch, opts.batch.openedAt, p.deps.now(), edits.length)
     : null;
   if (edits.length === 0) return null;
+  p.rewritten = edits.map((e) => e.plan.marker.file);
   const sha = await writeAndCommit(p, w, plan, edits);
   if (p.step?.action === 'hold') {
     // The branch already proposes exactly these values (the batch's write landed, and the base

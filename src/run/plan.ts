@@ -45,6 +45,8 @@ export interface PlanOptions {
   release?: ReadonlySet<string>;
   /** The commit the checkout is at: history this process knows there is not asked again (git/known.ts). */
   head?: string;
+  /** The working tree's seal (Workspace.untouched): a scan kept under it is the tree's. */
+  seal?: string | null;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function planTree(
   outcomes: ReadonlyMap<string, PolicyOutcome>,
   opts: PlanOptions = {},
 ): Promise<TreePlan> {
-  const scan = await scanTree(root, updatePath);
+  const scan = await scanTree(root, updatePath, { seal: opts.seal ?? null });
   const plans: MarkerPlan[] = [];
   for (const f of scan.files) {
     for (const marker of f.markers) {

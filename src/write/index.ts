@@ -9,5 +9,13 @@ export {
   rewrite,
 } from './setters/rewrite.js';
 export * from './setters/markers.js';
-export { checkUpdatePath, scanTree, type ScannedFile, type FileProblem } from './setters/tree.js';
+export {
+  checkUpdatePath,
+  forgetScans,
+  keepScan,
+  reusedScans,
+  scanTree,
+  type ScannedFile,
+  type FileProblem,
+} from './setters/tree.js';
 export { spliceSuspend, type ObjectId, type SuspendSplice } from './suspend.js';

@@ -19,6 +19,7 @@ import { directScans, OutcomeCache, runPass, type RunReport } from '../../src/ru
 import { createScanClients } from '../../src/scan/index.js';
 import { openSqliteStore, type Store } from '../../src/store/index.js';
 import { silentLogger } from '../../src/util/log.js';
+import { reusedScans } from '../../src/write/index.js';
 import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { pushImage, seedTags } from '../helpers/push.js';
 import { startRegistry, type TestRegistry } from '../helpers/registry.js';
@@ -300,6 +301,62 @@ test("a person's edit in the tree is read: the markers' parse is kept by the fil
     assert.equal(r.policies['app-1'], '1.1.0');
     assert.equal(r.markers['app-1'], 'pinned 1.0.0');
     assert.equal(r.markers['app-0'], 'up-to-date 1.1.0');
+  } finally {
+    await w.close();
+  }
+});
+
+test("the tree a daemon's last pass left is not read again, and what that pass wrote is in its kept scan", async () => {
+  const w = await world('kept-scan');
+  try {
+    await w.pass();
+    await w.pass([0]);
+    // app-0 moves twice; the second pass starts at the first one's own commit, the workspace as
+    // it left it: the kept scan answers, with the file that pass rewrote read again.
+    await pushImage(registry.url, w.image(0), '1.2.0', { created: new Date(Date.UTC(2024, 1, 1)) });
+    assert.equal(outcomeOf(await w.pass([0])).markers['app-0'], 'upgrade 1.2.0');
+    await pushImage(registry.url, w.image(0), '1.3.0', { created: new Date(Date.UTC(2024, 2, 1)) });
+    let reused = reusedScans();
+    assert.deepEqual(outcomeOf(await w.pass([0])).markers, {
+      'app-0': 'upgrade 1.3.0',
+      'app-1': 'up-to-date 1.1.0',
+      'app-2': 'up-to-date 1.1.0',
+    });
+    assert.equal(reusedScans(), reused + 1, 'the pass at its own last commit read no file');
+    assert.equal(
+      await git.show(w.name, 'main', 'apps/app-0.yaml'),
+      manifest(proxy.host, w.image(0), '1.3.0', 0),
+    );
+    // Another writer pushes while the pass, which started untouched, pushes: its retry checks
+    // out the new remote head and reads that tree, not the one the pass started from.
+    let raced = false;
+    git.beforePush(w.name, async () => {
+      if (raced) return;
+      raced = true;
+      await git.commitFiles(
+        w.name,
+        'main',
+        { 'apps/app-1.yaml': manifest(proxy.host, w.image(1), '1.0.0', 1) },
+        { message: 'roll app-1 back', author: { name: 'A Person', email: 'person@example.com' } },
+      );
+    });
+    await pushImage(registry.url, w.image(0), '1.4.0', { created: new Date(Date.UTC(2024, 3, 1)) });
+    reused = reusedScans();
+    const racing = outcomeOf(await w.pass([0])).markers;
+    git.beforePush(w.name, null);
+    assert.ok(raced, 'the other writer pushed');
+    assert.equal(reusedScans(), reused + 1, "the first attempt's tree was untouched");
+    assert.deepEqual([racing['app-0'], racing['app-1']], ['upgrade 1.4.0', 'pinned 1.0.0']);
+    // A person's commit moves the remote: the checkout runs, and the tree is read.
+    await git.commitFiles(
+      w.name,
+      'main',
+      { 'apps/app-2.yaml': manifest(proxy.host, w.image(2), '1.0.0', 2) },
+      { message: 'roll app-2 back', author: { name: 'A Person', email: 'person@example.com' } },
+    );
+    reused = reusedScans();
+    assert.equal(outcomeOf(await w.pass([0])).markers['app-2'], 'pinned 1.0.0');
+    assert.equal(reusedScans(), reused, 'a moved remote: the tree was read');
   } finally {
     await w.close();
   }

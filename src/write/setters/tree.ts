@@ -117,14 +117,34 @@ interface Candidate {
   viaLink: boolean;
 }
 
+export interface ScanOptions {
+  /**
+   * The working tree's seal (the workspace's `untouched`): when a scan of this root and path was
+   * kept under the same seal, the tree is byte for byte what it was then, and that scan is the
+   * answer without a directory listed or a file read.
+   */
+  seal?: string | null;
+}
+
 /**
  * Walks `updatePath` under `root` and parses the files that contain the marker token. Symlinked
  * directories are not followed (as Flux's filepath.Walk); a symlinked file is read only when its
  * target is inside the root (a dangling one is skipped silently, one pointing outside with a
  * warning). `.git` is never entered.
  */
-export async function scanTree(root: string, updatePath: string): Promise<MarkerScan> {
+export async function scanTree(
+  root: string,
+  updatePath: string,
+  opts: ScanOptions = {},
+): Promise<MarkerScan> {
   const rel = checkUpdatePath(updatePath);
+  if (opts.seal) {
+    const k = kept.get(keptKey(root, rel));
+    if (k !== undefined && k.seal === opts.seal) {
+      scansReused++;
+      return { files: [...k.scan.files], errors: [], warnings: [...k.scan.warnings] };
+    }
+  }
   const realRoot = await realpath(root);
   const result: MarkerScan = { files: [], errors: [], warnings: [] };
   let start: string;
@@ -185,6 +205,75 @@ export async function scanTree(root: string, updatePath: string): Promise<Marker
   result.files = scanned.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   result.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return result;
+}
+
+/**
+ * A daemon's last scan of each workspace and update path, with the seal of the working tree it
+ * describes (issue 27): the next pass over an untouched tree (the commit its last pass left, the
+ * index not written since) needs neither the walk nor the reads, ~500 files a webhook pass in a
+ * repository of 500 manifests. Bounded by the text held, as `parsed` is.
+ */
+const kept = new Map<string, { seal: string; scan: MarkerScan; chars: number }>();
+let keptChars = 0;
+let scansReused = 0;
+
+const keptKey = (root: string, rel: string): string => `${root}\n${rel}`;
+
+/** How many scans were answered from a kept one (tests count them). */
+export function reusedScans(): number {
+  return scansReused;
+}
+
+/** Forget every kept scan (tests). */
+export function forgetScans(): void {
+  kept.clear();
+  keptChars = 0;
+}
+
+/**
+ * Keeps `scan` of `root` and `updatePath` as the tree sealed by `seal` holds it, after the pass
+ * rewrote `rewritten` (paths relative to the root, each a file of the scan): those are read
+ * again, so the kept scan is what the tree holds now. A scan with problems, or a rewritten file
+ * that is no longer a marked UTF-8 file that parses, keeps nothing.
+ */
+export function keepScan(
+  root: string,
+  updatePath: string,
+  seal: string,
+  scan: MarkerScan,
+  rewritten: Iterable<string>,
+): void {
+  const key = keptKey(root, checkUpdatePath(updatePath));
+  const old = kept.get(key);
+  if (old !== undefined) {
+    kept.delete(key);
+    keptChars -= old.chars;
+  }
+  if (scan.errors.length > 0) return;
+  const again = new Set(rewritten);
+  const files: ScannedFile[] = [];
+  let chars = 0;
+  for (const f of scan.files) {
+    let file = f;
+    if (again.has(f.file)) {
+      let text: string | null | false;
+      try {
+        text = readIfMarked(f.path);
+      } catch {
+        return;
+      }
+      if (typeof text !== 'string') return;
+      const { markers, error } = parsedMarkers(f.path, f.file, text);
+      if (error !== null) return;
+      file = { file: f.file, path: f.path, text, markers };
+      again.delete(f.file);
+    }
+    files.push(file);
+    chars += file.text.length;
+  }
+  if (again.size > 0 || keptChars + chars > PARSED_CHARS) return;
+  kept.set(key, { seal, scan: { files, errors: [], warnings: [...scan.warnings] }, chars });
+  keptChars += chars;
 }
 
 /**
