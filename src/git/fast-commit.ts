@@ -195,23 +195,37 @@ export async function commitFast(
   }
   if (changed.length === 0) return null;
 
-  // The workspace knows its HEAD (pawl is its only writer); were it stale, the update-ref below
-  // refuses, because HEAD is no longer `parent`.
+  // The workspace knows its HEAD (pawl is its only writer); were it stale, the commit below is
+  // refused, because HEAD is no longer `parent`.
   const parent = ws.head || (await ws.git(['rev-parse', '--verify', 'HEAD^{commit}'])).stdout.trim();
   const finalMessage = await input.message();
-  const imported = await ws.git(['fast-import', '--quiet', '--done', '--date-format=raw', '--force'], {
-    input: fastImportStream(TEMP_REF, parent, { ...input, message: finalMessage }, changed),
-  });
+  // On a branch, fast-import moves it itself, and only as a fast-forward of what it is by then
+  // (no --force: a branch someone committed on meanwhile is refused, their commit kept, and
+  // fast-import fails); HEAD, a symbolic ref to it, follows, one git process fewer a commit.
+  // Detached, the commit goes to a scratch ref (forced: a crash may have left it anywhere) and
+  // update-ref moves HEAD from the parent it was made on.
+  const onBranch = ws.branch !== null;
+  const imported = await ws.git(
+    ['fast-import', '--quiet', '--done', '--date-format=raw', ...(onBranch ? [] : ['--force'])],
+    {
+      input: fastImportStream(
+        onBranch ? `refs/heads/${ws.branch}` : TEMP_REF,
+        parent,
+        { ...input, message: finalMessage },
+        changed,
+      ),
+    },
+  );
   const made = imported.stdout.trim();
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(made))
     throw new Error(
       `git fast-import did not answer with the new commit's id (it said "${made.slice(0, 80)}")`,
     );
-  // HEAD moves as `git commit` moves it (the checked-out branch, or a detached HEAD), and only
-  // if nobody moved it meanwhile; the index follows, so the workspace is clean again.
-  await ws.git(['update-ref', '--stdin'], {
-    input: `update HEAD ${made} ${parent}\ndelete ${TEMP_REF}\n`,
-  });
+  if (!onBranch)
+    await ws.git(['update-ref', '--stdin'], {
+      input: `update HEAD ${made} ${parent}\ndelete ${TEMP_REF}\n`,
+    });
+  // The index follows, so the workspace is clean again.
   await ws.git(['update-index', '--index-info'], {
     input: changed
       .map((f) => `${f.mode} ${blobId(f.content, parent.length)}\t${quotePath(f.path)}\n`)

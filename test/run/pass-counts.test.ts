@@ -226,10 +226,9 @@ test('a webhook pass makes as many store calls and git processes among 100 uncha
     'log', // -L: the marked lines' last changes, for the guard
     'ls-files', // the index's blobs of the changed files (fast-commit.ts)
     'interpret-trailers', // the message's trailers, once per message (commit.ts keeps the answer)
-    'fast-import',
-    'update-ref',
+    'fast-import', // moves the checked-out branch itself, as a fast-forward only
     'update-index',
-    'push', // HEAD is the one update-ref set: no rev-parse before it
+    'push', // HEAD is the one fast-import set: no rev-parse before it
   ]);
 });
 
@@ -240,7 +239,7 @@ test("a daemon's next webhook pass, at its own last commit, neither checks out n
   // ls-files and no log -L; and that pass left the workspace clean at it, so no checkout and no
   // clean. A remote that moved checks out another commit, and git is asked
   // (test/git/known.test.ts, test/git/left-clean.test.ts).
-  assert.deepEqual(counts.gitAgain, ['fetch', 'fast-import', 'update-ref', 'update-index', 'push']);
+  assert.deepEqual(counts.gitAgain, ['fetch', 'fast-import', 'update-index', 'push']);
 });
 
 test("the daemon's webhook pass evaluates, reads and writes the changed image's policy alone", async () => {
