@@ -1175,9 +1175,9 @@ const passCounts: Mutation[] = [
   {
     area: 'pass-counts',
     file: 'src/run/automation.ts',
-    find: '  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, { ...opts, head: w.head });\n',
+    find: '  p.plan = plan;\n  p.rewritten = [];\n',
     replace:
-      "  const plan = await planTree(w.dir, automation.spec.update.path, outcomes, { ...opts, head: w.head });\n  for (const f of plan.files) await w.git(['rev-parse', 'HEAD', '--', f.file]).catch(() => undefined);\n",
+      "  p.plan = plan;\n  p.rewritten = [];\n  for (const f of plan.files) await w.git(['rev-parse', 'HEAD', '--', f.file]).catch(() => undefined);\n",
     description: 'a git process per marked file in every pass',
     tests: PASS_COUNT_TESTS,
   },
