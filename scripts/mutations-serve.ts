@@ -1175,9 +1175,9 @@ const passCounts: Mutation[] = [
   {
     area: 'pass-counts',
     file: 'src/run/automation.ts',
-    find: '  p.plan = plan;\n  p.rewritten = [];\n',
+    find: '  p.plan = plan;\n',
     replace:
-      "  p.plan = plan;\n  p.rewritten = [];\n  for (const f of plan.files) await w.git(['rev-parse', 'HEAD', '--', f.file]).catch(() => undefined);\n",
+      "  p.plan = plan;\n  for (const f of plan.files) await w.git(['rev-parse', 'HEAD', '--', f.file]).catch(() => undefined);\n",
     description: 'a git process per marked file in every pass',
     tests: PASS_COUNT_TESTS,
   },

@@ -281,7 +281,6 @@ async function attemptOnce(
     seal: w.untouched,
   });
   p.plan = plan;
-  p.rewritten = [];
   noteWarnings(p, plan);
   if (plan.errors.length > 0) {
     throw new RuntimeError(
@@ -292,6 +291,7 @@ async function attemptOnce(
   const edits = opts.edits
     ? opts.edits(plan)
     : plan.plans.filter((m) => m.value !== null).map((m) => ({ plan: m, value: m.value! }));
+  p.rewritten = edits.map((e) => e.plan.marker.file);
   p.decisions = summarise(plan, edits);
   report.changes = p.decisions.filter((d) => d.action === 'write').map(changeRow);
   report.kept = p.decisions.filter((d) => d.action === 'keep').map(keptRow);
@@ -300,7 +300,6 @@ async function attemptOnce(
     ? batchStep(automation.spec.git.commit.batch, opts.batch.openedAt, p.deps.now(), edits.length)
     : null;
   if (edits.length === 0) return null;
-  p.rewritten = edits.map((e) => e.plan.marker.file);
   const sha = await writeAndCommit(p, w, plan, edits);
   if (p.step?.action === 'hold') {
     // The branch already proposes exactly these values (the batch's write landed, and the base

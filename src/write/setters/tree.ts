@@ -117,6 +117,25 @@ interface Candidate {
   viaLink: boolean;
 }
 
+/**
+ * One candidate file as a scan takes it: scanned, null when it has no marker token, or the
+ * problem that keeps it from being rewritten.
+ */
+function scanFile(real: string, file: string): ScannedFile | string | null {
+  let text: string | null | false;
+  try {
+    text = readIfMarked(real);
+  } catch (err) {
+    return `cannot read: ${errCode(err) ?? String(err)}`;
+  }
+  if (text === null) return null;
+  if (text === false) return NOT_UTF8;
+  // Parsing stays on this thread: a worker thread was tried and cost more than it saved (each
+  // isolate warms up the YAML parser's JIT on its own; see bench/setters.bench.ts).
+  const { markers, error } = parsedMarkers(real, file, text);
+  return error !== null ? `not valid YAML, left untouched: ${error}` : { file, path: real, text, markers };
+}
+
 export interface ScanOptions {
   /**
    * The working tree's seal (the workspace's `untouched`): when a scan of this root and path was
@@ -183,24 +202,10 @@ export async function scanTree(
   for (let i = 0; i < unique.length; i++) {
     if (i % READ_BATCH === READ_BATCH - 1) await new Promise((r) => setImmediate(r));
     const c = unique[i]!;
-    const file = c.file;
-    let text: string | null | false;
-    try {
-      text = readIfMarked(c.real);
-    } catch (err) {
-      result.errors.push({ file, message: `cannot read: ${errCode(err) ?? String(err)}` });
-      continue;
-    }
-    if (text === null) continue;
-    if (text === false) {
-      result.errors.push({ file, message: NOT_UTF8 });
-      continue;
-    }
-    // Parsing stays on this thread: a worker thread was tried and cost more than it saved (each
-    // isolate warms up the YAML parser's JIT on its own; see bench/setters.bench.ts).
-    const { markers, error } = parsedMarkers(c.real, file, text);
-    if (error !== null) result.errors.push({ file, message: `not valid YAML, left untouched: ${error}` });
-    else scanned.push({ file, path: c.real, text, markers });
+    const r = scanFile(c.real, c.file);
+    if (r === null) continue;
+    if (typeof r === 'string') result.errors.push({ file: c.file, message: r });
+    else scanned.push(r);
   }
   result.files = scanned.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   result.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
@@ -256,16 +261,9 @@ export function keepScan(
   for (const f of scan.files) {
     let file = f;
     if (again.has(f.file)) {
-      let text: string | null | false;
-      try {
-        text = readIfMarked(f.path);
-      } catch {
-        return;
-      }
-      if (typeof text !== 'string') return;
-      const { markers, error } = parsedMarkers(f.path, f.file, text);
-      if (error !== null) return;
-      file = { file: f.file, path: f.path, text, markers };
+      const r = scanFile(f.path, f.file);
+      if (r === null || typeof r === 'string') return;
+      file = r;
       again.delete(f.file);
     }
     files.push(file);
