@@ -55,6 +55,9 @@ export type SpawnResult =
   /** `code` is null when it ended by a signal, as when `stopped` says why pawl stopped it. */
   | { started: true; code: number | null; stopped: ProcessStop | null; stdout: Buffer; stderr: Buffer };
 
+/** How long a stopped program has between SIGTERM and SIGKILL, and SIGKILL and its result. */
+const KILL_AFTER_MS = 2000;
+
 /** Process groups of running programs, stopped if pawl exits while they run. */
 const running = new Set<number>();
 let exitHookInstalled = false;
@@ -79,7 +82,8 @@ export function processAlive(pid: number): boolean {
 
 /**
  * Runs `command args…` in its own process group and resolves with how it ended; it never rejects.
- * A stopped program gets SIGTERM, then SIGKILL two seconds later if it is still there.
+ * A stopped program gets SIGTERM, then SIGKILL two seconds later if it is still there, and its
+ * result two seconds after that even if something outside its group still holds its output open.
  */
 export function spawnProcess(
   command: string,
@@ -113,12 +117,30 @@ export function spawnProcess(
       if (stopped || pid === undefined) return;
       stopped = why;
       killGroup(pid, 'SIGTERM');
-      setTimeout(() => killGroup(pid, 'SIGKILL'), 2000).unref();
+      setTimeout(() => {
+        killGroup(pid, 'SIGKILL');
+        // A helper that left the group (setsid) can hold the output open after the group is
+        // gone; its caller (a pass, a scan) is not held for it: what was read is the result.
+        setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          settle({
+            started: true,
+            code: null,
+            stopped,
+            stdout: Buffer.concat(out),
+            stderr: Buffer.concat(err),
+          });
+        }, KILL_AFTER_MS).unref();
+      }, KILL_AFTER_MS).unref();
     };
     const timer = setTimeout(() => stop('timeout'), opts.timeoutMs);
     const onAbort = (): void => stop('abort');
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    let settled = false;
     const settle = (result: SpawnResult): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       if (pid !== undefined) running.delete(pid);
