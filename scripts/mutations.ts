@@ -851,6 +851,44 @@ const carriedHash: Mutation[] = [
   },
 ];
 
+const LATEST_TESTS = ['test/store/sqlite.test.ts', 'test/store/latest.test.ts'];
+
+/** The latest scans kept between reads follow every change of them (src/store/latest.ts). */
+const latestScans: Mutation[] = [
+  {
+    area: 'latest-scans',
+    file: 'src/store/sqlite/store.ts',
+    find: 'const { repository, image } = row;\n      this.#latest.forget(repository);',
+    replace: 'const { repository, image } = row;',
+    description: 'a finished scan leaves the latest scans kept as they were',
+    tests: LATEST_TESTS,
+  },
+  {
+    area: 'latest-scans',
+    file: 'src/store/sqlite/store.ts',
+    find: 'stored.ms(at));\n      this.#latest.forget(repository);',
+    replace: 'stored.ms(at));',
+    description: "a scan's beginning (which may interrupt a dead one) leaves the latest scans kept",
+    tests: LATEST_TESTS,
+  },
+  {
+    area: 'latest-scans',
+    file: 'src/store/sqlite/store.ts',
+    find: '`${version} ${this.#groups.failures()}`',
+    replace: '`${this.#groups.failures()}`',
+    description: "another connection's commit leaves the latest scans kept",
+    tests: LATEST_TESTS,
+  },
+  {
+    area: 'latest-scans',
+    file: 'src/store/latest.ts',
+    find: 'if (stamp !== this.#stamp) {',
+    replace: 'if (stamp === undefined) {',
+    description: 'a new stamp leaves the latest scans kept',
+    tests: LATEST_TESTS,
+  },
+];
+
 const PINS = 'src/guard/pins.ts';
 const PIN_TESTS = ['test/guard/pins.test.ts'];
 
@@ -889,6 +927,7 @@ export const MUTATIONS: Mutation[] = [
   ...knownCommit,
   ...leftClean,
   ...carriedHash,
+  ...latestScans,
   ...pins,
   ...apply,
   ...gitPass,

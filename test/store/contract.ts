@@ -240,6 +240,42 @@ export function storeContract(name: string, open: OpenStore): void {
       );
 
       test(
+        'latest scans read again and again follow every scan begun, finished and interrupted',
+        withStore(async (s) => {
+          const latest = async (r: string) => (await s.latestScans([r, 'ns/other'])).get(r)!;
+          const first = await scan(s, 'ns/a', ['1'], 0);
+          assert.deepEqual(await latest('ns/a'), { finished: first, good: first });
+          assert.deepEqual(await latest('ns/a'), { finished: first, good: first });
+          const running = await s.beginScan('ns/a', 'example.com/app', at(1));
+          assert.deepEqual(await latest('ns/a'), { finished: first, good: first });
+          await s.finishScan(
+            running,
+            { outcome: 'failed', error: 'x', requests: 1, endedAt: at(1) },
+            diffTags,
+          );
+          const failed = await latest('ns/a');
+          assert.equal(failed.finished!.id, running);
+          assert.equal(failed.finished!.outcome, 'failed');
+          assert.equal(failed.good!.id, first.id);
+          const good = await scan(s, 'ns/a', ['1', '2'], 2);
+          assert.deepEqual(await latest('ns/a'), { finished: good, good });
+          assert.deepEqual(good.added, ['2']);
+          // A scan left running is marked interrupted by the next one's beginning, hours later.
+          const stuck = await s.beginScan('ns/a', 'example.com/app', at(3));
+          assert.equal((await latest('ns/a')).finished!.id, good.id);
+          await s.beginScan('ns/a', 'example.com/app', at(3 + 7 * 60));
+          const interrupted = (await latest('ns/a')).finished!;
+          assert.equal(interrupted.id, stuck);
+          assert.match(interrupted.error!, /interrupted/);
+          // The pair a caller is given is its own.
+          const pair = await latest('ns/a');
+          pair.finished = null;
+          assert.equal((await latest('ns/a')).finished!.id, stuck);
+          assert.deepEqual(await latest('ns/other'), { finished: null, good: null });
+        }),
+      );
+
+      test(
         'a scan left running by a crashed process is marked interrupted by the next scan, hours later',
         withStore(async (s) => {
           const scanOf = async (id: number) => (await s.scanHistory('ns/app')).find((x) => x.id === id);

@@ -318,3 +318,35 @@ test('a list compared with itself (an unchanged rescan) diffs as an equal copy w
     assert.deepEqual(diffTags(list, list), diffTags([...list], list));
   assert.deepEqual(diffTags([], []).anomalies, [{ kind: 'empty' }]);
 });
+
+describe('SQLite: the latest scans kept between reads (src/store/latest.ts)', () => {
+  test('the same frozen records while nothing changes; another connection’s scan and an interrupted start are seen', async (t) => {
+    const dir = tempDir(t);
+    const s = openSqliteStore(dir);
+    const other = openSqliteStore(dir);
+    t.after(async () => {
+      await s.close();
+      await other.close();
+    });
+    await scan(s, 'ns/a', ['1'], 0);
+    const [once, twice] = [await s.latestScans(['ns/a']), await s.latestScans(['ns/a'])];
+    const kept = once.get('ns/a')!.finished!;
+    assert.equal(twice.get('ns/a')!.finished, kept, 'read once, then kept');
+    assert.ok(Object.isFrozen(kept) && Object.isFrozen(kept.added));
+    assert.throws(() => (kept.added as string[]).push('x'), TypeError);
+
+    // Another process's scan of the same database (a `pawl scan` beside the daemon), committed.
+    const elsewhere = await scan(other, 'ns/a', ['1', '2'], 1);
+    await other.flush();
+    assert.deepEqual((await s.latestScans(['ns/a'])).get('ns/a'), { finished: elsewhere, good: elsewhere });
+
+    // A daemon's start marks the scans a dead process left running interrupted, all at once.
+    const left = await s.beginScan('ns/a', 'example.com/app', at(2));
+    assert.equal((await s.latestScans(['ns/a'])).get('ns/a')!.finished!.id, elsewhere.id);
+    assert.deepEqual(await s.interruptRunningScans(), [left]);
+    const latest = (await s.latestScans(['ns/a'])).get('ns/a')!;
+    assert.equal(latest.finished!.id, left);
+    assert.equal(latest.finished!.outcome, 'failed');
+    assert.equal(latest.good!.id, elsewhere.id);
+  });
+});

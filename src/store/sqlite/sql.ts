@@ -50,6 +50,8 @@ export const SQL = {
        FROM json_each(?))
      SELECT wanted.name, wanted.finished_id, wanted.good_id, s.* FROM wanted
      JOIN scans s ON s.id = wanted.finished_id OR s.id = wanted.good_id`,
+  /** Changes when another connection commits (https://sqlite.org/pragma.html#pragma_data_version). */
+  dataVersion: 'PRAGMA data_version',
   scanHistory: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT ?',
   // Where each repository's current tags are (current.ts): its latest good scan's list scan.
   currentLists: `WITH good AS (

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type * as records from '../../records/index.js';
 import { CarriedReader, DecisionCarrier, type CarriedRunRow } from '../carry.js';
 import { CurrentTagsCache, type CurrentList } from '../current.js';
+import { LatestScansCache } from '../latest.js';
 import {
   failedRow,
   failedScanColumns,
@@ -38,6 +39,7 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   readonly #raw: { kept: number; bytes: number };
   readonly #queue: SqliteWorkQueue;
   readonly #current: CurrentTagsCache;
+  readonly #latest = new LatestScansCache((repositories) => this.#readLatestScans(repositories));
   readonly #carrier = new DecisionCarrier();
   /** The commits that had failed when the carrier last learnt a base. */
   #failures = 0;
@@ -122,7 +124,9 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
         repository,
         stored.ms(at) - stored.STALE_RUNNING_SCAN_MS,
       );
-      return this.#run(SQL.beginScan, repository, image, stored.ms(at));
+      const id = this.#run(SQL.beginScan, repository, image, stored.ms(at));
+      this.#latest.forget(repository);
+      return id;
     });
   }
 
@@ -134,6 +138,7 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     return this.#groups.write((): records.ScanRecord => {
       const row = runningScan(id, this.#get<stored.ScanRow>(SQL.scan, id), this.#groups.failing());
       const { repository, image } = row;
+      this.#latest.forget(repository);
       const tags = goodTags(id, result);
       let finished: stored.ScanRow;
       if (tags === null) {
@@ -208,6 +213,13 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   }
 
   async latestScans(repositories: readonly string[]): Promise<Map<string, store.LatestScans>> {
+    // Another connection's commit (a `pawl scan` beside the daemon), or a failed commit of this
+    // one (its rollback took scans read before it), and what was kept is no longer so.
+    const version = this.#get<{ data_version: number }>(SQL.dataVersion)!.data_version;
+    return this.#latest.of(repositories, `${version} ${this.#groups.failures()}`);
+  }
+
+  #readLatestScans(repositories: readonly string[]): Map<string, store.LatestScans> {
     type Row = stored.ScanRow & { name: string; finished_id: number | null; good_id: number | null };
     const out = new Map<string, store.LatestScans>(
       repositories.map((r) => [r, { finished: null, good: null }]),
@@ -390,6 +402,8 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     return this.#queue.all();
   }
   interruptRunningScans(): Promise<number[]> {
-    return this.#queue.interruptRunningScans();
+    const interrupted = this.#queue.interruptRunningScans();
+    this.#latest.clear();
+    return interrupted;
   }
 }

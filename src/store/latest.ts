@@ -1,0 +1,65 @@
+/**
+ * Each repository's newest finished and newest good scan (`Store.latestScans`), kept between
+ * reads by the SQLite store, which writes them. A daemon's every pass asks for all its
+ * repositories at once, and reading them again each time was ~5 ms of a 500-image webhook pass's
+ * ~50 ms of main-thread work, and the largest single item of it (docs/performance.md, "Issue 27:
+ * the latest scans kept"). The store tells the cache what changes them: beginning a scan (which
+ * may mark a dead one interrupted) and finishing one forget that repository; what it cannot follow
+ * one by one changes the stamp it reads with (another connection's commit, a failed commit whose
+ * rollback took what was read) or clears it (every running scan interrupted at a start).
+ *
+ * Reads are synchronous on purpose: a read and the keeping of what it read cannot be split by a
+ * write in between, which would keep what the write had just made stale. The records are shared
+ * by every caller, so they are frozen.
+ */
+import type { ScanRecord } from '../records/index.js';
+import type { LatestScans } from './types.js';
+
+/** Reads the latest scans of these repositories (every name a key) from the database. */
+export type LatestScansRead = (repositories: readonly string[]) => Map<string, LatestScans>;
+
+const freeze = (scan: ScanRecord | null): ScanRecord | null => {
+  if (scan === null || Object.isFrozen(scan)) return scan;
+  Object.freeze(scan.added);
+  Object.freeze(scan.removed);
+  Object.freeze(scan.anomalies);
+  return Object.freeze(scan);
+};
+
+export class LatestScansCache {
+  readonly #byRepo = new Map<string, LatestScans>();
+  #stamp: string | undefined;
+
+  constructor(private readonly read: LatestScansRead) {}
+
+  /**
+   * `stamp`: what the database is now, as far as this store cannot follow it itself; a different
+   * stamp from the last read's forgets everything kept.
+   */
+  of(repositories: readonly string[], stamp: string): Map<string, LatestScans> {
+    if (stamp !== this.#stamp) {
+      this.#byRepo.clear();
+      this.#stamp = stamp;
+    }
+    const missing = repositories.filter((r) => !this.#byRepo.has(r));
+    if (missing.length > 0)
+      for (const [repository, latest] of this.read(missing))
+        this.#byRepo.set(repository, { finished: freeze(latest.finished), good: freeze(latest.good) });
+    // A new pair each: callers may set its fields; the records in it are shared and frozen.
+    const out = new Map<string, LatestScans>();
+    for (const r of repositories) {
+      const { finished, good } = this.#byRepo.get(r)!;
+      out.set(r, { finished, good });
+    }
+    return out;
+  }
+
+  /** A scan of the repository began or finished. */
+  forget(repository: string): void {
+    this.#byRepo.delete(repository);
+  }
+
+  clear(): void {
+    this.#byRepo.clear();
+  }
+}
