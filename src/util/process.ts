@@ -122,15 +122,10 @@ export function spawnProcess(
         // A helper that left the group (setsid) can hold the output open after the group is
         // gone; its caller (a pass, a scan) is not held for it: what was read is the result.
         setTimeout(() => {
+          if (settled) return;
           child.stdout.destroy();
           child.stderr.destroy();
-          settle({
-            started: true,
-            code: null,
-            stopped,
-            stdout: Buffer.concat(out),
-            stderr: Buffer.concat(err),
-          });
+          ended(null);
         }, KILL_AFTER_MS).unref();
       }, KILL_AFTER_MS).unref();
     };
@@ -146,6 +141,9 @@ export function spawnProcess(
       if (pid !== undefined) running.delete(pid);
       resolve(result);
     };
+    /** Ended (or given up on, `code` null), with what it wrote so far. */
+    const ended = (code: number | null): void =>
+      settle({ started: true, code, stopped, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
     const collect = (into: Buffer[]) => (chunk: Buffer) => {
       size += chunk.length;
       if (size > opts.maxBytes) stop('overflow');
@@ -163,9 +161,7 @@ export function spawnProcess(
       child.stdin.end(opts.input);
     }
     child.once('error', (error: NodeJS.ErrnoException) => settle({ started: false, error }));
-    child.once('close', (code) =>
-      settle({ started: true, code, stopped, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }),
-    );
+    child.once('close', ended);
   });
 }
 
