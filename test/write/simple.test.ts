@@ -387,6 +387,41 @@ describe('simple reader', () => {
     }
   });
 
+  test('refuses a duplicate key in a short map and in a long one, block and flow', () => {
+    const keys = (n: number): string[] => Array.from({ length: n }, (_, i) => `k${i}`);
+    for (const n of [3, 16, 17, 40]) {
+      const block = keys(n).map((k) => `${k}: v`);
+      const flow = keys(n).map((k) => `${k}: v`);
+      assert.equal(
+        readSimple(block.join('\n') + '\n', () => undefined),
+        true,
+        `block of ${n}`,
+      );
+      assert.equal(
+        readSimple(`m: {${flow.join(', ')}}\n`, () => undefined),
+        true,
+        `flow of ${n}`,
+      );
+      // The last key repeats the first, past the point where a long map's keys move to a set.
+      assert.equal(
+        readSimple([...block, 'k0: w'].join('\n') + '\n', () => undefined),
+        false,
+        `block of ${n}`,
+      );
+      assert.equal(
+        readSimple(`m: {${[...flow, 'k0: w'].join(', ')}}\n`, () => undefined),
+        false,
+        `flow of ${n}`,
+      );
+      // Quoted and plain spellings of one key are one key.
+      assert.equal(
+        readSimple([...block, '"k1": w'].join('\n') + '\n', () => undefined),
+        false,
+        `"k1" of ${n}`,
+      );
+    }
+  });
+
   test('a broken marked document is still reported with the library’s words', () => {
     const text = 'a: x' + MARK + '\nb: [1, 2\n';
     const r = findMarkers(text, 'f.yaml');

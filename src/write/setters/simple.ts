@@ -51,18 +51,6 @@ function isKeyStart(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
 }
 
-function isKeyChar(c: number): boolean {
-  return (
-    (c >= 97 && c <= 122) ||
-    (c >= 65 && c <= 90) ||
-    (c >= 48 && c <= 57) ||
-    c === 95 ||
-    c === 46 ||
-    c === 47 ||
-    c === DASH
-  );
-}
-
 /** YAML indicators that may not start a plain scalar (`-` is allowed before an alphanumeric). */
 function isIndicator(c: number): boolean {
   switch (c) {
@@ -120,28 +108,45 @@ const DQ = 34;
 const SQ = 39;
 
 /**
- * End of a one-line quoted scalar starting at `s` (after the closing quote), or -1. Every search
- * stops at the end of the line: a search to the end of the file for each scalar (`indexOf`)
- * made the reader quadratic in the file's size.
+ * Sticky expressions for the runs the reader steps over. Each stops at a line break, so no
+ * search runs past its line (a search to the end of the file for each scalar made the reader
+ * quadratic in the file's size), and each is a `test` that leaves its end in `lastIndex`: no
+ * match array is made. The reader runs in one-shot commands without V8's optimizing compiler,
+ * where a loop over characters costs tens of nanoseconds a character and a compiled expression
+ * about one.
+ */
+const SPACES = / */y;
+const PLAIN_KEY = /[A-Za-z_][A-Za-z0-9_./-]*/y;
+/** A double-quoted scalar's body: stops at its closing quote, an escape, or the line's end. */
+const DQ_BODY = /[^"\\\n\r]*/y;
+/** A single-quoted scalar's body, `''` included: stops at its closing quote or the line's end. */
+const SQ_BODY = /(?:[^'\n\r]|'')*/y;
+/** A plain scalar's text up to a `:` or `#` that may end it, or the line's end. */
+const PLAIN_RUN = /[^:#\n\r]*/y;
+
+/** A plain scalar in a flow collection, up to the first character that ends it or is refused there. */
+const FLOW_PLAIN_RUN = /[^ ,[\]{}:#"'\\\n\r]*/y;
+
+/** The end of the run `re` matches from `at`. */
+function runEnd(re: RegExp, t: string, at: number): number {
+  re.lastIndex = at;
+  re.test(t);
+  return re.lastIndex;
+}
+
+/**
+ * End of a one-line quoted scalar starting at `s` (after the closing quote), or -1 when it does
+ * not close on its line.
  */
 function quotedEnd(t: string, s: number, eol: number): number {
   if (t.charCodeAt(s) === DQ) {
-    for (let i = s + 1; i < eol; i++) {
-      const c = t.charCodeAt(i);
-      if (c === DQ) return i + 1;
-      if (c === BACKSLASH) throw GIVE_UP; // escapes: left to the library
-    }
-    return -1;
-  }
-  for (let i = s + 1; i < eol; i++) {
-    if (t.charCodeAt(i) !== SQ) continue;
-    if (i + 1 < eol && t.charCodeAt(i + 1) === SQ) {
-      i++;
-      continue;
-    }
+    const i = runEnd(DQ_BODY, t, s + 1);
+    if (i >= eol) return -1;
+    if (t.charCodeAt(i) === BACKSLASH) throw GIVE_UP; // escapes: left to the library
     return i + 1;
   }
-  return -1;
+  const i = runEnd(SQ_BODY, t, s + 1);
+  return i < eol ? i + 1 : -1;
 }
 
 /** A map key's text as the library compares keys (all keys here are strings). */
@@ -152,6 +157,28 @@ function keyText(t: string, s: number, e: number): string {
   const k = t.slice(s, e);
   if (NON_STRING_KEYS.has(k)) throw GIVE_UP;
   return k;
+}
+
+/**
+ * A map's keys, to refuse a duplicate (the library reports it as an error). Most maps have a
+ * handful of keys, which an array finds faster than a set is made; a long one moves to a set, so
+ * a map of many keys stays linear.
+ */
+class Keys {
+  private few: string[] = [];
+  private many: Set<string> | null = null;
+
+  /** Adds a key; gives up on a duplicate. */
+  add(key: string): void {
+    if (this.many === null) {
+      if (this.few.includes(key)) throw GIVE_UP;
+      this.few.push(key);
+      if (this.few.length > 16) this.many = new Set(this.few);
+      return;
+    }
+    if (this.many.has(key)) throw GIVE_UP;
+    this.many.add(key);
+  }
 }
 
 class Reader {
@@ -194,9 +221,7 @@ class Reader {
     let eol = nl < 0 ? t.length : nl;
     if (eol > at && t.charCodeAt(eol - 1) === 13) eol--;
     this.eol = eol;
-    let p = at;
-    while (p < eol && t.charCodeAt(p) === SPACE) p++;
-    this.p = p;
+    this.p = Math.min(runEnd(SPACES, t, at), eol);
   }
 
   /** Skips blank and comment-only lines, starting with the current one. */
@@ -231,7 +256,7 @@ class Reader {
   }
 
   private skipSpaces(): void {
-    while (this.p < this.eol && this.t.charCodeAt(this.p) === SPACE) this.p++;
+    if (this.t.charCodeAt(this.p) === SPACE) this.p = Math.min(runEnd(SPACES, this.t, this.p), this.eol);
   }
 
   /** Nothing but blanks and a comment may follow a value on its line. */
@@ -261,8 +286,7 @@ class Reader {
       if (i < 0) return -1;
     } else {
       if (!isKeyStart(c)) return -1;
-      i = s + 1;
-      while (i < this.eol && isKeyChar(t.charCodeAt(i))) i++;
+      i = runEnd(PLAIN_KEY, t, s);
     }
     if (i >= this.eol || t.charCodeAt(i) !== COLON) return -1;
     if (i + 1 < this.eol && t.charCodeAt(i + 1) !== SPACE) return -1;
@@ -280,13 +304,11 @@ class Reader {
   }
 
   private map(c: number): void {
-    const keys = new Set<string>();
+    const keys = new Keys();
     for (;;) {
       const ke = this.keyEnd(this.p);
       if (ke < 0) throw GIVE_UP;
-      const key = keyText(this.t, this.p, ke);
-      if (keys.has(key)) throw GIVE_UP;
-      keys.add(key);
+      keys.add(keyText(this.t, this.p, ke));
       this.p = ke + 1;
       this.skipSpaces();
       if (this.p === this.eol || this.t.charCodeAt(this.p) === HASH) {
@@ -353,13 +375,13 @@ class Reader {
       if (isIndicator(c) && !dashStarts(t, s)) throw GIVE_UP;
       // One line up to ` #`; a `: ` inside or a `:` at the end would make it a nested key.
       let end = this.eol;
-      for (let i = s + 1; i < this.eol; i++) {
-        const ch = t.charCodeAt(i);
-        if (ch === HASH && t.charCodeAt(i - 1) === SPACE) {
+      for (let i = runEnd(PLAIN_RUN, t, s + 1); i < this.eol; i = runEnd(PLAIN_RUN, t, i + 1)) {
+        if (t.charCodeAt(i) === HASH) {
+          if (t.charCodeAt(i - 1) !== SPACE) continue;
           end = i;
           break;
         }
-        if (ch === COLON && (i + 1 === this.eol || t.charCodeAt(i + 1) === SPACE)) throw GIVE_UP;
+        if (i + 1 === this.eol || t.charCodeAt(i + 1) === SPACE) throw GIVE_UP;
       }
       while (t.charCodeAt(end - 1) === SPACE) end--;
       this.onValue(s, end, 'plain', false);
@@ -380,7 +402,7 @@ class Reader {
     const t = this.t;
     const isMap = t.charCodeAt(s) === LBRACE;
     const close = isMap ? RBRACE : RBRACKET;
-    const keys = isMap ? new Set<string>() : null;
+    const keys = isMap ? new Keys() : null;
     let i = this.flowSpaces(s + 1);
     if (t.charCodeAt(i) === close) {
       this.depth--;
@@ -390,9 +412,7 @@ class Reader {
       if (keys) {
         const ke = this.keyEnd(i);
         if (ke < 0 || t.charCodeAt(ke + 1) !== SPACE) throw GIVE_UP;
-        const key = keyText(this.t, i, ke);
-        if (keys.has(key)) throw GIVE_UP;
-        keys.add(key);
+        keys.add(keyText(this.t, i, ke));
         i = this.flowSpaces(ke + 1);
       }
       i = this.flowSpaces(this.flowItem(i));
@@ -413,13 +433,10 @@ class Reader {
     if (c === DQ || c === SQ) return this.quoted(s, true);
     if (c === LBRACKET || c === LBRACE) return this.flow(s);
     if (isIndicator(c) && !dashStarts(t, s)) throw GIVE_UP;
-    let e = s + 1;
-    for (; e < this.eol; e++) {
+    const e = runEnd(FLOW_PLAIN_RUN, t, s + 1);
+    if (e < this.eol) {
       const ch = t.charCodeAt(e);
-      if (ch === SPACE || ch === COMMA || ch === RBRACKET || ch === RBRACE) break;
-      if (ch === COLON || ch === HASH || ch === LBRACKET || ch === LBRACE || ch === DQ || ch === SQ)
-        throw GIVE_UP;
-      if (ch === BACKSLASH) throw GIVE_UP;
+      if (!(ch === SPACE || ch === COMMA || ch === RBRACKET || ch === RBRACE)) throw GIVE_UP;
     }
     this.onValue(s, e, 'plain', true);
     return e;
