@@ -17,6 +17,7 @@ import type { LatestScans } from '../store/index.js';
 import type { ImageFacts } from './facts.js';
 import { scanBasis, type PolicyOutcome } from './policies.js';
 import { Slots } from '../util/index.js';
+import { SharedRows } from './shared-rows.js';
 
 interface Entry {
   policy: ImagePolicy;
@@ -38,6 +39,8 @@ export class OutcomeCache {
    */
   readonly #scans = new Map<string, LatestScans>();
   readonly #evaluating = new Slots(1);
+  /** The report rows the passes share (shared-rows.ts). */
+  readonly rows = new SharedRows();
   #config: Config | null = null;
   /** Counters, for tests and the bench: outcomes taken from here, and evaluations kept. */
   readonly counts = { reused: 0, kept: 0 };

@@ -150,6 +150,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   const runId = await store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
   opts.onRun?.(runId);
   const cache = deps.outcomes;
+  const rows = cache?.rows;
+  rows?.prune(config);
   const book = new FactsBook({
     config,
     store,
@@ -206,7 +208,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       if (s) return { name, tags: s.tags, scanned: s.scanned, anomalies: s.anomalies, error: s.error };
       // Not scanned by this pass: what was known before it is still the latest.
       const { finished: last, good } = latest(r);
-      return {
+      const row: RepositoryReport = {
         name,
         tags: good?.tagCount ?? 0,
         scanned: false,
@@ -215,6 +217,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
         // A stored error is old news: when it was said, so that it is not taken for this pass's.
         ...(last?.outcome === 'failed' ? { errorAt: (last.endedAt ?? last.startedAt).toISOString() } : {}),
       };
+      return rows ? rows.repository(row) : row;
     });
 
     // A daemon's passes evaluate one at a time (OutcomeCache.oneAtATime): each then finds what
@@ -311,7 +314,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     await runs;
     report = {
       repositories,
-      policies: [...outcomes.values()].map(policyReport),
+      policies: [...outcomes.values()].map((o) => (rows ? rows.policy(policyReport(o)) : policyReport(o))),
       automations: automationReports,
     };
   } catch (err) {

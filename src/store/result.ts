@@ -89,16 +89,34 @@ export const CARRIED_LISTS = ['repositories', 'policies'] as const;
  * entry stored as the run's own.
  */
 export interface KeptList {
-  digests: Buffer;
+  /** The digests as one string of 32 one-byte characters each (latin1): compared in place. */
+  digests: string;
   positions: FirstPositions;
 }
 
-const DIGEST_BYTES = 32;
-const digestOf = (e: unknown): Buffer => hash('sha256', JSON.stringify(e), 'buffer');
-const entries = (list: KeptList): number => list.digests.length / DIGEST_BYTES;
+const DIGEST_CHARS = 32;
+
+/**
+ * The digest of a frozen entry, by the entry: a frozen entry cannot change, and a daemon's passes
+ * report an unchanged repository or policy as the same frozen row (run/shared-rows.ts), so its
+ * JSON is made and hashed once, not once a pass.
+ */
+const frozenDigests = new WeakMap<object, string>();
+
+function digestOf(e: unknown): string {
+  const frozen = typeof e === 'object' && e !== null && Object.isFrozen(e);
+  if (frozen) {
+    const kept = frozenDigests.get(e);
+    if (kept !== undefined) return kept;
+  }
+  const d = hash('sha256', JSON.stringify(e), 'binary');
+  if (frozen) frozenDigests.set(e as object, d);
+  return d;
+}
+const entries = (list: KeptList): number => list.digests.length / DIGEST_CHARS;
 /** Whether entry `e` is, as JSON, the base's entry at `p`. */
 const sameAt = (list: KeptList, p: number, e: unknown): boolean =>
-  digestOf(e).compare(list.digests, p * DIGEST_BYTES, (p + 1) * DIGEST_BYTES) === 0;
+  list.digests.startsWith(digestOf(e), p * DIGEST_CHARS);
 
 /** A result's lists as a base of later runs keeps them (entries without a string name: none). */
 export function keptLists(result: unknown): Map<string, KeptList> {
@@ -108,10 +126,8 @@ export function keptLists(result: unknown): Map<string, KeptList> {
     const list = result[k];
     if (!Array.isArray(list) || !list.every((e) => isObj(e) && typeof e.name === 'string')) continue;
     const named = list as Obj[];
-    const digests = Buffer.allocUnsafeSlow(named.length * DIGEST_BYTES);
-    named.forEach((e, i) => digestOf(e).copy(digests, i * DIGEST_BYTES));
     out.set(k, {
-      digests,
+      digests: named.map(digestOf).join(''),
       positions: new FirstPositions(named.length, (i) => smallHash(named[i]!.name as string)),
     });
   }

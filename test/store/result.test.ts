@@ -58,6 +58,34 @@ test('carried: the entries whose JSON is the base’s; a changed value or key or
   }
 });
 
+test('an entry changed in place is its own; a frozen one is digested once and carried', () => {
+  // A daemon's unchanged rows are the same frozen objects pass after pass (run/shared-rows.ts),
+  // whose digests the writer keeps; any other object may have changed since it was last seen.
+  const list = policies(20);
+  const base = keptLists({ repositories: [], policies: list });
+  list[7]!.candidate = '1.3.0';
+  const stored = resultToStore({ repositories: [], policies: list }, [], base) as {
+    policies: { own: [number, unknown][] };
+  };
+  assert.deepEqual(
+    stored.policies.own.map(([pos]) => pos),
+    [7],
+  );
+
+  const frozen = policies(20).map((e) => Object.freeze(e));
+  const frozenBase = keptLists({ repositories: [], policies: frozen });
+  // Frozen or not, an entry's digest is its JSON's.
+  assert.equal(
+    frozenBase.get('policies')!.digests,
+    keptLists({ repositories: [], policies: policies(20) }).get('policies')!.digests,
+  );
+  const again = resultToStore({ repositories: [], policies: frozen }, [], frozenBase) as {
+    policies: { own: [number, unknown][]; excluded: number[] };
+  };
+  assert.deepEqual(again.policies.own, []);
+  assert.deepEqual(again.policies.excluded, []);
+});
+
 /** Two values of `make(i)` whose smallHash of `key` is the same (a birthday search over 30 bits). */
 function collision<T>(make: (i: number) => T, key: (t: T) => number): [T, T] {
   const seen = new Map<number, T>();
