@@ -43,21 +43,25 @@ interface LineMemory {
   candidate: string | null;
 }
 
-/** What `eventsFrom` needs from earlier passes. Plain JSON, so it can be kept anywhere. */
+/**
+ * What `eventsFrom` needs from earlier passes. Maps, copied (not converted) at each pass: the
+ * daemon folds every pass into it, and rebuilding a 500-entry object of scans from entries and
+ * back each time was a sixth of what a webhook pass allocated (issue 27).
+ */
 export interface AlertMemory {
   /** `automation|file|line` → the notable state of that marked line. */
-  lines: Record<string, LineMemory>;
+  lines: ReadonlyMap<string, LineMemory>;
   /** Policy → the stale-list episode it is in. */
-  stale: Record<string, { highWater: string; selected: string }>;
+  stale: ReadonlyMap<string, { highWater: string; selected: string }>;
   /** ImageRepository → failures in a row, the last attempt seen, whether ScanFailing was sent. */
-  scans: Record<string, { failures: number; lastAt: string; alerted: boolean }>;
+  scans: ReadonlyMap<string, { failures: number; lastAt: string; alerted: boolean }>;
   /** ImageUpdateAutomation → the error of its last failed pass. */
-  failing: Record<string, string>;
+  failing: ReadonlyMap<string, string>;
   /** Policy → the newest tag that failed `spec.verify` and why (absent in memories of older pawls). */
-  unverified?: Record<string, string>;
+  unverified?: ReadonlyMap<string, string>;
 }
 
-/** The memory while a pass is folded in. */
+/** The memory while a pass is folded in: the next memory, a copy of the last. */
 interface Working {
   lines: Map<string, LineMemory>;
   stale: Map<string, { highWater: string; selected: string }>;
@@ -72,7 +76,7 @@ export interface DeriveOptions {
 }
 
 export function emptyMemory(): AlertMemory {
-  return { lines: {}, stale: {}, scans: {}, failing: {}, unverified: {} };
+  return { lines: new Map(), stale: new Map(), scans: new Map(), failing: new Map(), unverified: new Map() };
 }
 
 /**
@@ -108,11 +112,11 @@ export function eventsFrom(
 ): { events: AlertEvent[]; memory: AlertMemory } {
   const events: AlertEvent[] = [];
   const memory: Working = {
-    lines: new Map(Object.entries(previous.lines)),
-    stale: new Map(Object.entries(previous.stale)),
-    scans: new Map(Object.entries(previous.scans)),
-    failing: new Map(Object.entries(previous.failing)),
-    unverified: new Map(Object.entries(previous.unverified ?? {})),
+    lines: new Map(previous.lines),
+    stale: new Map(previous.stale),
+    scans: new Map(previous.scans),
+    failing: new Map(previous.failing),
+    unverified: new Map(previous.unverified),
   };
   const at = current.at;
   const emit = (e: Omit<AlertEvent, 'at'>): void => {
@@ -123,16 +127,7 @@ export function eventsFrom(
   unverifiedEvents(current.report, memory, emit);
   if (current.guardEvents) staleEvents(current.report, current.guardEvents, memory, emit);
   if (current.scans) scanEvents(current.scans, memory, opts.scanFailures ?? 3, emit);
-  return {
-    events,
-    memory: {
-      lines: Object.fromEntries(memory.lines),
-      stale: Object.fromEntries(memory.stale),
-      scans: Object.fromEntries(memory.scans),
-      failing: Object.fromEntries(memory.failing),
-      unverified: Object.fromEntries(memory.unverified),
-    },
-  };
+  return { events, memory };
 }
 
 /**
@@ -332,12 +327,21 @@ function staleEvents(
   memory: Working,
   emit: Emit,
 ): void {
+  // The few policies with guard events, found once rather than by a search for each policy.
+  const byPolicy = new Map<string, GuardEvent[]>();
+  for (const e of guardEvents) {
+    if (e.policy === undefined) continue;
+    const list = byPolicy.get(e.policy);
+    if (list) list.push(e);
+    else byPolicy.set(e.policy, [e]);
+  }
   for (const p of report.policies) {
-    const mine = guardEvents.filter((e) => e.policy === p.name);
-    const stale = mine.filter((e) => e.kind === 'stale-scan').at(-1);
-    const accepted = mine.find((e) => e.kind === 'regression-accepted');
-    const object = objectOf('ImagePolicy', p.name);
+    const mine = byPolicy.get(p.name);
     const open = memory.stale.get(p.name);
+    if (mine === undefined && open === undefined) continue;
+    const stale = mine?.filter((e) => e.kind === 'stale-scan').at(-1);
+    const accepted = mine?.find((e) => e.kind === 'regression-accepted');
+    const object = objectOf('ImagePolicy', p.name);
     if (stale?.kind === 'stale-scan') {
       if (!open) {
         emit({
