@@ -75,26 +75,52 @@ export function markerMistakes(
   const out: MarkerMistake[] = [];
   const ns = automation.metadata.namespace;
   for (const f of files) {
-    // From one token to the next, the lines between counted rather than split out: a daemon
-    // reads every marked file of the configuration each pass.
-    const text = f.text;
-    let line = 1;
-    let counted = 0;
-    for (let at = text.indexOf(MARKER_TOKEN); at >= 0;) {
-      const start = text.lastIndexOf('\n', at) + 1;
-      let end = text.indexOf('\n', at);
-      if (end < 0) end = text.length;
-      for (let nl = text.indexOf('\n', counted); nl >= 0 && nl < start; nl = text.indexOf('\n', nl + 1))
-        line++;
-      counted = start;
-      const lineText = text.slice(start, end);
-      const hash = commentStart(lineText, at - start);
-      if (hash >= 0) {
-        const message = mistake(lineText.slice(hash + 1).trimEnd(), ns, policies, applied);
-        if (message) out.push({ file: f.file, line, message });
-      }
-      at = text.indexOf(MARKER_TOKEN, end);
+    const kept = mistakesOf.get(f);
+    if (kept !== undefined && kept.ns === ns && kept.policies === policies && kept.applied === applied) {
+      out.push(...kept.found);
+      continue;
     }
+    const found = fileMistakes(f, ns, policies, applied);
+    mistakesOf.set(f, { ns, policies, applied, found });
+    out.push(...found);
+  }
+  return out;
+}
+
+/**
+ * A file's mistakes, by the file: a daemon's kept scan (write/setters/tree.ts) hands the same
+ * file objects, of the same text, to pass after pass, and what is wrong in them changes only
+ * with the namespace asking or the configuration's policies (sets made once a configuration).
+ */
+const mistakesOf = new WeakMap<
+  ScannedFile,
+  { ns: string; policies: ReadonlySet<string>; applied: ReadonlySet<string>; found: MarkerMistake[] }
+>();
+
+function fileMistakes(
+  f: ScannedFile,
+  ns: string,
+  policies: ReadonlySet<string>,
+  applied: ReadonlySet<string>,
+): MarkerMistake[] {
+  const out: MarkerMistake[] = [];
+  // From one token to the next, the lines between counted rather than split out.
+  const text = f.text;
+  let line = 1;
+  let counted = 0;
+  for (let at = text.indexOf(MARKER_TOKEN); at >= 0;) {
+    const start = text.lastIndexOf('\n', at) + 1;
+    let end = text.indexOf('\n', at);
+    if (end < 0) end = text.length;
+    for (let nl = text.indexOf('\n', counted); nl >= 0 && nl < start; nl = text.indexOf('\n', nl + 1)) line++;
+    counted = start;
+    const lineText = text.slice(start, end);
+    const hash = commentStart(lineText, at - start);
+    if (hash >= 0) {
+      const message = mistake(lineText.slice(hash + 1).trimEnd(), ns, policies, applied);
+      if (message) out.push(Object.freeze({ file: f.file, line, message }));
+    }
+    at = text.indexOf(MARKER_TOKEN, end);
   }
   return out;
 }

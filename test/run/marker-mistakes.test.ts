@@ -95,3 +95,22 @@ test('which policies are defined and applied is worked out once per configuratio
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a file seen again is not read again, but another namespace or set of policies is asked afresh', () => {
+  // A daemon's kept scan hands the same file objects to pass after pass.
+  const f = file('image: a:1 # {"$imagepolicy": "apps:missing"}\nimage: b:1 # {"$imagepolicy": "nope"}\n');
+  const first = markerMistakes([f], automation, policies, applied);
+  assert.equal(first.length, 2);
+  assert.ok(first.every((m) => Object.isFrozen(m)));
+  const again = markerMistakes([f], automation, policies, applied);
+  assert.deepEqual(again, first);
+  assert.equal(again[0], first[0], 'the same mistakes, not found again');
+
+  const elsewhere = { metadata: { namespace: 'web', name: 'fleet' } } as unknown as ImageUpdateAutomation;
+  assert.match(markerMistakes([f], elsewhere, policies, applied)[1]!.message, /"web:nope"/);
+  const more = new Set([...policies, 'apps/missing']);
+  assert.deepEqual(
+    markerMistakes([f], automation, more, new Set([...applied, 'apps/missing'])).map((m) => m.line),
+    [2],
+  );
+});
