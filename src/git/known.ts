@@ -73,6 +73,8 @@ const byWorkspace = new Map<string, KnownCommit>();
  * so a different inode, size or time means someone else has been there.
  */
 export interface LeftClean {
+  /** origin's URL then: a workspace left clean is also known whole for this URL (workspace.ts). */
+  url: string;
   branch: string;
   commit: string;
   index: { ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint };
@@ -93,6 +95,14 @@ export function takeLeftClean(dir: string): LeftClean | undefined {
   const left = leftClean.get(dir);
   leftClean.delete(dir);
   return left;
+}
+
+/**
+ * How the last pass left `dir`, without taking it: whether the workspace is known whole and
+ * without leftovers (openWorkspace), before the checkout takes the note.
+ */
+export function peekLeftClean(dir: string): LeftClean | undefined {
+  return leftClean.get(dir);
 }
 
 /** What is known of `commit` in the workspace `dir`, if it is the one commit kept there. */

@@ -17,7 +17,7 @@ import { git, GitError, type GitOptions, type GitResult } from './exec.js';
 import { credentialsInUrl, prepareAuth, redactUrl, transportOf, withoutUrlCredentials } from './auth.js';
 import { chooseRef, selectSemverTag } from './refs.js';
 import { exists, healthy, sweepLeftovers } from './repair.js';
-import { noteLeftClean, takeLeftClean, type LeftClean } from './known.js';
+import { noteLeftClean, peekLeftClean, takeLeftClean, type LeftClean } from './known.js';
 
 /** The ref actually checked out, after defaults and semver resolution. */
 export type ResolvedRef =
@@ -299,7 +299,7 @@ class GitWorkspace implements Workspace {
     if (this.branch === null || this.head === '') return null;
     const index = await indexStat(join(this.dir, '.git'));
     if (!index) return null;
-    const left = { branch: this.branch, commit: this.head, index };
+    const left = { url: this.url, branch: this.branch, commit: this.head, index };
     noteLeftClean(this.dir, left);
     return sealOf(left);
   }
@@ -509,6 +509,12 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   const wanted = chooseRef(opts.ref, repo.spec.ref);
   const logCtx = { gitRepository: `${repo.metadata.namespace}/${repo.metadata.name}`, url: redactUrl(url) };
   await sweepLeftovers(stateDir, dir);
+  // A workspace this process's last pass left clean, for this URL, was whole then, and every git
+  // process that has been in it since has ended: the checkout takes the note, and only a pass
+  // whose every git process succeeded writes it again. No git killed there left a lock file, so
+  // the health check and its sweep of locks (~25 file-system calls a webhook pass, issue 27) are
+  // for the other starts: the first, and those after a failed or unfinished pass.
+  const knownWhole = peekLeftClean(dir)?.url === url;
   if (
     opts.secret &&
     transportOf(url) === 'http' &&
@@ -518,12 +524,14 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   }
 
   let cloned = false;
-  if (await healthy(dir, url)) {
+  if (knownWhole || (await healthy(dir, url))) {
     log.debug({ ...logCtx, dir }, 'fetching into existing workspace');
     const ws = new GitWorkspace(dir, repo, opts, wanted);
     try {
       await ws.fetch();
     } catch (err) {
+      // A fetch stopped midway may leave its locks: the next pass checks the workspace again.
+      takeLeftClean(dir);
       if (isTransient(err)) throw err;
       log.warn(
         { ...logCtx, err: err instanceof Error ? err.message : String(err) },

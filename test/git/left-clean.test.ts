@@ -9,7 +9,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { access, writeFile } from 'node:fs/promises';
+import { access, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { GitServer } from '../helpers/git-server.js';
@@ -129,5 +129,63 @@ describe('a workspace left clean by the last pass', () => {
     const again = await open(name);
     assert.equal(again.head, sha);
     assert.equal(await present(again, STRAY), false);
+  });
+
+  test('known whole: no repair runs; a lock left there anyway costs a fresh clone, not a failed pass', async () => {
+    const { name, ws } = await passLeftClean();
+    // pawl is the only writer of its workspaces, and a git it stopped would have cost the note:
+    // a lock placed by hand is not looked for, and stays while nothing needs it.
+    const lock = join(ws.dir, '.git', 'refs', 'remotes', 'origin', 'main.lock');
+    await writeFile(lock, '');
+    const quiet = await open(name);
+    assert.ok(await present(quiet, join('.git', 'refs', 'remotes', 'origin', 'main.lock')));
+    // The remote moves: the fetch cannot update the ref past the lock, fails, and the workspace is
+    // cloned again; the pass goes on at the remote's commit.
+    const person = await server.commitFiles(
+      name,
+      'main',
+      { [FILE]: deploy('1.4.0') },
+      { message: 'by hand' },
+    );
+    const again = await open(name);
+    assert.equal(again.head, person);
+    assert.equal(await present(again, join('.git', 'refs', 'remotes', 'origin', 'main.lock')), false);
+  });
+
+  test('known whole for its URL only: another URL for the same GitRepository is checked and cloned', async () => {
+    const { name, ws } = await passLeftClean();
+    const other = `lc${++n}`;
+    await server.createBareRepo(other, { [FILE]: deploy('9.0.0') });
+    const moved = await openWorkspace({
+      stateDir: state.dir,
+      repo: gitRepository(server.cloneUrl(other), { name }),
+      log: silentLogger,
+    });
+    assert.equal(moved.dir, ws.dir);
+    assert.equal(
+      (await moved.git(['config', '--get', 'remote.origin.url'])).stdout.trim(),
+      server.cloneUrl(other),
+    );
+    assert.equal(await present(moved, STRAY), false);
+  });
+
+  test('a fetch that failed costs the note: the next open repairs what a stopped fetch may have left', async () => {
+    const { name, ws } = await passLeftClean();
+    const bare = server.repoPath(name);
+    await rename(bare, `${bare}.away`);
+    await assert.rejects(open(name));
+    await rename(`${bare}.away`, bare);
+    // What a fetch stopped midway leaves, and a mark that only a fresh clone would lose.
+    await writeFile(join(ws.dir, '.git', 'refs', 'remotes', 'origin', 'main.lock'), '');
+    await writeFile(join(ws.dir, '.git', 'pawl-test-mark'), '');
+    const person = await server.commitFiles(
+      name,
+      'main',
+      { [FILE]: deploy('1.5.0') },
+      { message: 'by hand' },
+    );
+    const again = await open(name);
+    assert.equal(again.head, person);
+    assert.ok(await present(again, join('.git', 'pawl-test-mark')), 'repaired, not cloned again');
   });
 });
