@@ -34,6 +34,7 @@ import {
 } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
 import { reuseOutcome, type OutcomeCache } from './outcome-cache.js';
+import { unscannedRow } from './shared-rows.js';
 import type { PullRequestDeps } from './pull-request.js';
 import { readPrints, secretPrint, writePrints } from './secret-prints.js';
 import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
@@ -208,16 +209,11 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       if (s) return { name, tags: s.tags, scanned: s.scanned, anomalies: s.anomalies, error: s.error };
       // Not scanned by this pass: what was known before it is still the latest.
       const { finished: last, good } = latest(r);
-      const row: RepositoryReport = {
-        name,
-        tags: good?.tagCount ?? 0,
-        scanned: false,
-        anomalies: [],
-        error: last?.outcome === 'failed' ? last.error : null,
-        // A stored error is old news: when it was said, so that it is not taken for this pass's.
-        ...(last?.outcome === 'failed' ? { errorAt: (last.endedAt ?? last.startedAt).toISOString() } : {}),
-      };
-      return rows ? rows.repository(row) : row;
+      const failed = last?.outcome === 'failed';
+      const tags = good?.tagCount ?? 0;
+      const error = failed ? last.error : null;
+      const errorAt = failed ? (last.endedAt ?? last.startedAt).toISOString() : undefined;
+      return rows ? rows.unscanned(name, tags, error, errorAt) : unscannedRow(name, tags, error, errorAt);
     });
 
     // A daemon's passes evaluate one at a time (OutcomeCache.oneAtATime): each then finds what
@@ -314,7 +310,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     await runs;
     report = {
       repositories,
-      policies: [...outcomes.values()].map((o) => (rows ? rows.policy(policyReport(o)) : policyReport(o))),
+      policies: [...outcomes.values()].map((o) => (rows ? rows.policy(o) : policyReport(o))),
       automations: automationReports,
     };
   } catch (err) {

@@ -5,12 +5,14 @@
  * (store/result.ts), and made 1,000 JSON texts and SHA-256 digests a pass to find the two that
  * changed. Here a row equal to the one the last pass reported for the same object is that row,
  * the same frozen object, so its digest is made once (the store keeps the digest of a frozen
- * row for as long as the row lives).
+ * row for as long as the row lives). The comparison is of the fields a row is made of, before
+ * it is made: an unchanged object's row costs nothing a pass.
  *
  * Only a daemon holds one (through its OutcomeCache); `pawl run` makes fresh rows every time.
  */
 import type { Config } from '../config/index.js';
 import type { PolicyReport, RepositoryReport } from '../records/index.js';
+import { policyReport, type PolicyOutcome } from './policies.js';
 
 export class SharedRows {
   readonly #repositories = new Map<string, RepositoryReport>();
@@ -27,44 +29,56 @@ export class SharedRows {
     this.#config = config;
   }
 
-  /** `row`, or the row kept for its repository when that one is equal to it. */
-  repository(row: RepositoryReport): RepositoryReport {
-    return share(this.#repositories, row);
+  /**
+   * The row of a repository this pass did not scan: the one kept for it when equal, else a new
+   * one (`make`), kept from now on. Compared field by field before any row is made, so an
+   * unchanged repository costs no allocation.
+   */
+  unscanned(name: string, tags: number, error: string | null, errorAt: string | undefined): RepositoryReport {
+    const was = this.#repositories.get(name);
+    if (
+      was !== undefined &&
+      was.tags === tags &&
+      was.error === error &&
+      was.errorAt === errorAt &&
+      !was.scanned &&
+      was.anomalies.length === 0
+    )
+      return was;
+    return keep(this.#repositories, unscannedRow(name, tags, error, errorAt));
   }
 
-  /** `row`, or the row kept for its policy when that one is equal to it. */
-  policy(row: PolicyReport): PolicyReport {
-    return share(this.#policies, row);
+  /** The row of `o`: the one kept for its policy when equal, else `policyReport(o)`, kept from now on. */
+  policy(o: PolicyOutcome): PolicyReport {
+    const was = this.#policies.get(o.name);
+    if (
+      was !== undefined &&
+      was.candidate === (o.candidate?.tag ?? null) &&
+      was.highWater === (o.ratchet?.highWater ?? null) &&
+      was.error === o.error &&
+      was.unverified?.tag === o.unverified?.tag &&
+      was.unverified?.why === o.unverified?.why
+    )
+      return was;
+    return keep(this.#policies, policyReport(o));
   }
 }
 
-function share<R extends { name: string }>(rows: Map<string, R>, row: R): R {
-  const was = rows.get(row.name);
-  if (was !== undefined && sameRow(was, row)) return was;
+/** The report's row of a repository a pass did not scan: what was known before it. */
+export function unscannedRow(
+  name: string,
+  tags: number,
+  error: string | null,
+  errorAt: string | undefined,
+): RepositoryReport {
+  // A stored error is old news: when it was said, so that it is not taken for this pass's.
+  return { name, tags, scanned: false, anomalies: [], error, ...(errorAt !== undefined ? { errorAt } : {}) };
+}
+
+function keep<R extends { name: string }>(rows: Map<string, R>, row: R): R {
   const kept = deepFreeze(row);
   rows.set(row.name, kept);
   return kept;
-}
-
-/**
- * The same keys in the same order, and the same values: `===` for scalars, the same JSON for the
- * rest (an anomaly list, a failed verification). Key order counts because the store digests the
- * row's JSON text.
- */
-function sameRow(a: object, b: object): boolean {
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i]!;
-    if (k !== kb[i]) return false;
-    const x: unknown = (a as Record<string, unknown>)[k];
-    const y: unknown = (b as Record<string, unknown>)[k];
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-    if (JSON.stringify(x) !== JSON.stringify(y)) return false;
-  }
-  return true;
 }
 
 function deepFreeze<T>(value: T): T {

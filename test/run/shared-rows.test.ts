@@ -1,29 +1,24 @@
 /**
  * The report rows a daemon's passes share (src/run/shared-rows.ts): an unchanged row is the
- * row the pass before reported, the same frozen object; a changed one is new; the rows of
- * objects a new configuration no longer has are forgotten.
+ * row the pass before reported, the same frozen object; a changed one is new, and is what a
+ * fresh row would be, byte for byte; the rows of objects a new configuration no longer has are
+ * forgotten.
  */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import type { Config } from '../../src/config/index.js';
-import type { PolicyReport, RepositoryReport } from '../../src/records/index.js';
-import { SharedRows } from '../../src/run/shared-rows.js';
+import { policyReport, type PolicyOutcome } from '../../src/run/policies.js';
+import { SharedRows, unscannedRow } from '../../src/run/shared-rows.js';
 
-const policy = (over: Partial<PolicyReport> = {}): PolicyReport => ({
-  name: 'apps/web',
-  candidate: '1.2.0',
-  highWater: '1.2.0',
-  error: null,
-  ...over,
-});
-const repository = (over: Partial<RepositoryReport> = {}): RepositoryReport => ({
-  name: 'apps/web',
-  tags: 3,
-  scanned: false,
-  anomalies: [],
-  error: null,
-  ...over,
-});
+const outcome = (over: Partial<PolicyOutcome> = {}): PolicyOutcome =>
+  ({
+    name: 'apps/web',
+    candidate: { name: 'ghcr.io/org/web', tag: '1.2.0', digest: null },
+    ratchet: { highWater: '1.2.0' },
+    error: null,
+    unverified: null,
+    ...over,
+  }) as unknown as PolicyOutcome;
 const configOf = (repositories: string[], policies: string[]): Config =>
   ({
     imageRepositories: new Map(repositories.map((n) => [n, {}])),
@@ -32,42 +27,60 @@ const configOf = (repositories: string[], policies: string[]): Config =>
 
 test('an equal row is the one reported before, frozen to its nested values', () => {
   const rows = new SharedRows();
-  const first = rows.policy(policy({ unverified: { tag: '1.3.0', why: 'no signature' } }));
+  const unverified = () => outcome({ unverified: { tag: '1.3.0', why: 'no signature' } });
+  const first = rows.policy(unverified());
   assert.ok(Object.isFrozen(first) && Object.isFrozen(first.unverified));
-  assert.equal(rows.policy(policy({ unverified: { tag: '1.3.0', why: 'no signature' } })), first);
-  const repo = rows.repository(repository());
+  assert.equal(rows.policy(unverified()), first);
+  const repo = rows.unscanned('apps/web', 3, null, undefined);
   assert.ok(Object.isFrozen(repo) && Object.isFrozen(repo.anomalies));
-  assert.equal(rows.repository(repository()), repo);
+  assert.equal(rows.unscanned('apps/web', 3, null, undefined), repo);
 });
 
-test('a changed value, an added or missing key, or another order is a new row, kept from then on', () => {
+test('a changed field is a new row, the same JSON as a fresh one, and kept from then on', () => {
   const rows = new SharedRows();
-  const first = rows.policy(policy());
-  for (const [what, row] of [
-    ['a value', policy({ candidate: '1.3.0' })],
-    ['a nested value', policy({ unverified: { tag: '1.3.0', why: 'x' } })],
-    ['a missing key', { name: 'apps/web', candidate: '1.2.0', highWater: '1.2.0' } as PolicyReport],
-    ['another order', { candidate: '1.2.0', name: 'apps/web', highWater: '1.2.0', error: null }],
+  let previous = rows.policy(outcome());
+  for (const [what, o] of [
+    ['the candidate', outcome({ candidate: { name: 'ghcr.io/org/web', tag: '1.3.0' } as never })],
+    [
+      'the high-water mark',
+      outcome({
+        candidate: { name: 'ghcr.io/org/web', tag: '1.3.0' } as never,
+        ratchet: { highWater: '1.4.0' } as never,
+      }),
+    ],
+    ['no candidate', outcome({ candidate: null, error: 'no tag matches' })],
+    ['a failed verification', outcome({ unverified: { tag: '1.3.0', why: 'x' } })],
+    ['its reason', outcome({ unverified: { tag: '1.3.0', why: 'y' } })],
   ] as const) {
-    const shared = rows.policy(row);
-    assert.notEqual(shared, first, what);
-    assert.deepEqual(shared, row, what);
-    assert.equal(JSON.stringify(shared), JSON.stringify(row), what);
-    assert.equal(rows.policy(structuredClone(row)), shared, `${what}, seen again`);
+    const shared = rows.policy(o);
+    assert.notEqual(shared, previous, what);
+    assert.equal(JSON.stringify(shared), JSON.stringify(policyReport(o)), what);
+    assert.equal(rows.policy(o), shared, `${what}, seen again`);
+    previous = shared;
   }
-  const failed = rows.repository(repository({ error: 'timeout', errorAt: '2026-12-06T00:00:00.000Z' }));
-  assert.notEqual(rows.repository(repository()), failed);
+  let before = rows.unscanned('apps/web', 3, null, undefined);
+  const cases: [string, Parameters<typeof unscannedRow>][] = [
+    ['tags', ['apps/web', 4, null, undefined]],
+    ['an error', ['apps/web', 4, 'timeout', '2026-12-06T00:00:00.000Z']],
+    ['when it was said', ['apps/web', 4, 'timeout', '2026-12-06T00:01:00.000Z']],
+    ['what was said', ['apps/web', 4, 'connection refused', '2026-12-06T00:01:00.000Z']],
+  ];
+  for (const [what, args] of cases) {
+    const row = rows.unscanned(...args);
+    assert.notEqual(row, before, what);
+    assert.equal(JSON.stringify(row), JSON.stringify(unscannedRow(...args)), what);
+    before = row;
+  }
 });
 
 test('rows of objects a new configuration lacks are forgotten; the others are kept', () => {
   const rows = new SharedRows();
-  const config = configOf(['apps/web', 'apps/api'], ['apps/web', 'apps/api']);
-  rows.prune(config);
-  const web = rows.policy(policy());
-  const api = rows.policy(policy({ name: 'apps/api' }));
-  const apiRepo = rows.repository(repository({ name: 'apps/api' }));
+  rows.prune(configOf(['apps/web', 'apps/api'], ['apps/web', 'apps/api']));
+  const web = rows.policy(outcome());
+  const api = rows.policy(outcome({ name: 'apps/api' }));
+  const apiRepo = rows.unscanned('apps/api', 1, null, undefined);
   rows.prune(configOf(['apps/web'], ['apps/web']));
-  assert.equal(rows.policy(policy()), web);
-  assert.notEqual(rows.policy(policy({ name: 'apps/api' })), api);
-  assert.notEqual(rows.repository(repository({ name: 'apps/api' })), apiRepo);
+  assert.equal(rows.policy(outcome()), web);
+  assert.notEqual(rows.policy(outcome({ name: 'apps/api' })), api);
+  assert.notEqual(rows.unscanned('apps/api', 1, null, undefined), apiRepo);
 });
