@@ -66,11 +66,14 @@ export async function planTree(
       const policy = `${marker.policy.namespace}/${marker.policy.name}`;
       const outcome = outcomes.get(policy);
       if (!outcome) continue;
+      const gate = gateOf(outcome, policy, opts);
       plans.push({
         marker,
         policy,
         outcome,
-        decision: await decide(marker, outcome, null, gateOf(outcome, policy, opts)),
+        // Most markers of a daemon's pass are answered from the outcome's verdicts: without an
+        // await, a pass over 1,000 markers makes no promise for them.
+        decision: knownVerdict(marker, outcome, null, gate) ?? (await decide(marker, outcome, null, gate)),
         value: null,
         pin: null,
       });
@@ -200,13 +203,7 @@ async function decide(
   gate: Gate | null,
 ): Promise<GuardVerdict> {
   const { policy, facts, compiled, candidate } = outcome;
-  // The table's first rows (no candidate, a value that is no reference, the candidate itself)
-  // read neither orders, pins nor the registry: the same value under the same outcome gets the
-  // same verdict, which a daemon's pass over 500 unchanged lines takes from the kept outcome.
-  const key =
-    pin === null && gate === null
-      ? `${marker.field}\n${marker.value}\n${candidate ? `${candidate.name}:${candidate.tag}@${candidate.digest ?? ''}` : ''}\n${outcome.unverified?.tag ?? ''}`
-      : null;
+  const key = verdictKey(marker, outcome, pin, gate);
   const known = key === null ? undefined : outcome.verdicts.get(key);
   if (known) return known;
   const current = parseMarkerValue(marker.field, marker.value);
@@ -238,6 +235,34 @@ async function decide(
     return d;
   }
   throw new Error(`internal error: the decision for ${marker.file}:${marker.line} did not settle`);
+}
+
+/**
+ * The table's first rows (no candidate, a value that is no reference, the candidate itself) read
+ * neither orders, pins nor the registry: the same value under the same outcome gets the same
+ * verdict, which a daemon's pass over 500 unchanged lines takes from the kept outcome. Null when
+ * a pin or a gate may decide.
+ */
+function verdictKey(
+  marker: Marker,
+  outcome: PolicyOutcome,
+  pin: Pin | null,
+  gate: Gate | null,
+): string | null {
+  if (pin !== null || gate !== null) return null;
+  const c = outcome.candidate;
+  return `${marker.field}\n${marker.value}\n${c ? `${c.name}:${c.tag}@${c.digest ?? ''}` : ''}\n${outcome.unverified?.tag ?? ''}`;
+}
+
+/** The verdict `decide` kept for the marker's value under `outcome`, if there is one. */
+function knownVerdict(
+  marker: Marker,
+  outcome: PolicyOutcome,
+  pin: Pin | null,
+  gate: Gate | null,
+): GuardVerdict | undefined {
+  const key = verdictKey(marker, outcome, pin, gate);
+  return key === null ? undefined : outcome.verdicts.get(key);
 }
 
 /** Verdicts that follow from the marker's value and the outcome alone (`decide`). */
