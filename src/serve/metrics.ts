@@ -277,12 +277,21 @@ export class ServeMetrics {
   observeReport(r: RunReport): void {
     for (const p of r.policies)
       this.selections.inc({ policy: p.name, outcome: p.candidate ? 'candidate' : 'none' });
+    // Counted here and added once a reason: prom-client's inc hashes its labels each call, and a
+    // pass over 500 unchanged markers has one reason 500 times.
+    const reasons = new Map<string, number>();
+    const count = (reason: string): void => void reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
     for (const a of r.automations) {
       this.updates.inc({ automation: a.name, result: a.result });
-      for (const c of a.changes) this.decisions.inc({ reason: c.reason });
-      for (const k of a.kept) this.decisions.inc({ reason: k.reason });
-      this.pins.set({ automation: a.name }, a.kept.filter((k) => k.reason === 'pinned').length);
+      for (const c of a.changes) count(c.reason);
+      let pinned = 0;
+      for (const k of a.kept) {
+        count(k.reason);
+        if (k.reason === 'pinned') pinned++;
+      }
+      this.pins.set({ automation: a.name }, pinned);
     }
+    for (const [reason, n] of reasons) this.decisions.inc({ reason }, n);
   }
 
   /** Forgets the series of objects no longer configured, so a reload does not leave ghosts. */

@@ -93,3 +93,37 @@ test("the daemon's scrape holds each metric once, per-object families and prom-c
   m.forget('repository', 'flux-system/app');
   assert.doesNotMatch(await m.text(), /^pawl_repository_tags\{/m);
 });
+
+test('a report is counted: selections by policy, decisions by reason, runs and pins by automation', async () => {
+  const m = new ServeMetrics();
+  const kept = (reason: string) => ({ reason }) as never;
+  const report = {
+    repositories: [],
+    policies: [
+      { name: 'apps/web', candidate: '1.2.0', highWater: '1.2.0', error: null },
+      { name: 'apps/api', candidate: null, highWater: null, error: 'no tag' },
+    ],
+    automations: [
+      {
+        name: 'apps/fleet',
+        result: 'pushed',
+        changes: [{ reason: 'upgrade' }],
+        kept: [kept('up-to-date'), kept('up-to-date'), kept('pinned'), kept('downgrade-blocked')],
+      },
+      { name: 'apps/other', result: 'no-change', changes: [], kept: [kept('pinned'), kept('up-to-date')] },
+    ],
+  } as never;
+  m.observeReport(report);
+  m.observeReport(report);
+  const text = await m.text();
+  const value = (name: string, labels: Record<string, string>) => metricValue(text, name, labels);
+  assert.equal(value('pawl_selections_total', { policy: 'apps/web', outcome: 'candidate' }), 2);
+  assert.equal(value('pawl_selections_total', { policy: 'apps/api', outcome: 'none' }), 2);
+  assert.equal(value('pawl_guard_decisions_total', { reason: 'up-to-date' }), 6);
+  assert.equal(value('pawl_guard_decisions_total', { reason: 'pinned' }), 4);
+  assert.equal(value('pawl_guard_decisions_total', { reason: 'upgrade' }), 2);
+  assert.equal(value('pawl_guard_decisions_total', { reason: 'downgrade-blocked' }), 2);
+  assert.equal(value('pawl_automation_runs_total', { automation: 'apps/fleet', result: 'pushed' }), 2);
+  assert.equal(value('pawl_pinned_markers', { automation: 'apps/fleet' }), 1);
+  assert.equal(value('pawl_pinned_markers', { automation: 'apps/other' }), 1);
+});
