@@ -819,6 +819,22 @@ const leftClean: Mutation[] = [
     description: 'the fact kept past the checkout that took it (a failed pass after it trusted)',
     tests: LEFT_CLEAN_TESTS,
   },
+  {
+    area: 'left-clean',
+    file: WORKSPACE,
+    find: 'const knownWhole = peekLeftClean(dir)?.url === url;',
+    replace: 'const knownWhole = peekLeftClean(dir) !== undefined;',
+    description: 'a workspace left clean for another URL taken as whole for this one',
+    tests: LEFT_CLEAN_TESTS,
+  },
+  {
+    area: 'left-clean',
+    file: WORKSPACE,
+    find: '      takeLeftClean(dir);\n      if (isTransient(err)) throw err;',
+    replace: '      if (isTransient(err)) throw err;',
+    description: 'a failed fetch leaves the workspace known whole (what it may have left is not repaired)',
+    tests: LEFT_CLEAN_TESTS,
+  },
 ];
 
 const CARRIED_TESTS = ['test/store/result.test.ts'];
@@ -848,6 +864,52 @@ const carriedHash: Mutation[] = [
     replace: 'this.#baseResults.set(baseId, { deref: () => result } as WeakRef<object>);',
     description: "a base's result held for as long as the reader lives",
     tests: CARRIED_TESTS,
+  },
+];
+
+const SHARED_ROWS_TESTS = ['test/run/shared-rows.test.ts', 'test/store/result.test.ts'];
+
+/** A daemon's unchanged rows are shared and hashed once; anything else is hashed each time (src/run/shared-rows.ts). */
+const sharedRows: Mutation[] = [
+  {
+    area: 'shared-rows',
+    file: 'src/store/result.ts',
+    find: "const frozen = typeof e === 'object' && e !== null && Object.isFrozen(e);",
+    replace: "const frozen = typeof e === 'object' && e !== null;",
+    description: 'an entry that can change keeps the digest of what it was',
+    tests: SHARED_ROWS_TESTS,
+  },
+  {
+    area: 'shared-rows',
+    file: 'src/run/shared-rows.ts',
+    find: '      was.highWater === (o.ratchet?.highWater ?? null) &&\n',
+    replace: '',
+    description: "a policy's new high-water mark reported with the last pass's row",
+    tests: SHARED_ROWS_TESTS,
+  },
+  {
+    area: 'shared-rows',
+    file: 'src/run/shared-rows.ts',
+    find: '      was.errorAt === errorAt &&\n',
+    replace: '',
+    description: "a repository's stored error reported with when the last one was said",
+    tests: SHARED_ROWS_TESTS,
+  },
+  {
+    area: 'shared-rows',
+    file: 'src/run/shared-rows.ts',
+    find: '  const kept = deepFreeze(row);',
+    replace: '  const kept = row;',
+    description: 'a shared row left mutable',
+    tests: SHARED_ROWS_TESTS,
+  },
+  {
+    area: 'shared-rows',
+    file: 'src/run/markers.ts',
+    find: 'kept !== undefined && kept.ns === ns && kept.policies === policies',
+    replace: 'kept !== undefined && kept.policies === policies',
+    description: "a file's mistakes as another namespace's automation found them",
+    tests: ['test/run/marker-mistakes.test.ts'],
   },
 ];
 
@@ -927,6 +989,7 @@ export const MUTATIONS: Mutation[] = [
   ...knownCommit,
   ...leftClean,
   ...carriedHash,
+  ...sharedRows,
   ...latestScans,
   ...pins,
   ...apply,
