@@ -207,7 +207,11 @@ function scanMarkers(
       let hi = tokenLines.length - 1;
       while (lo <= hi) {
         const mid = (lo + hi) >> 1;
-        const [ls, le] = tokenLines[mid]!;
+        // Indexed, not destructured: without the optimizing compiler (one-shot commands), an
+        // array pattern runs the iterator protocol and allocates, once a value scalar.
+        const line = tokenLines[mid]!;
+        const ls = line[0];
+        const le = line[1];
         if (pos < ls) hi = mid - 1;
         else if (pos > le) lo = mid + 1;
         else return true;
