@@ -890,8 +890,8 @@ const sharedRows: Mutation[] = [
   {
     area: 'shared-rows',
     file: 'src/run/shared-rows.ts',
-    find: '      was.errorAt === errorAt &&\n',
-    replace: '',
+    find: 'was.error === error && was.errorAt === errorAt',
+    replace: 'was.error === error',
     description: "a repository's stored error reported with when the last one was said",
     tests: SHARED_ROWS_TESTS,
   },

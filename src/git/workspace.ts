@@ -509,12 +509,6 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   const wanted = chooseRef(opts.ref, repo.spec.ref);
   const logCtx = { gitRepository: `${repo.metadata.namespace}/${repo.metadata.name}`, url: redactUrl(url) };
   await sweepLeftovers(stateDir, dir);
-  // A workspace this process's last pass left clean, for this URL, was whole then, and every git
-  // process that has been in it since has ended: the checkout takes the note, and only a pass
-  // whose every git process succeeded writes it again. No git killed there left a lock file, so
-  // the health check and its sweep of locks (~25 file-system calls a webhook pass, issue 27) are
-  // for the other starts: the first, and those after a failed or unfinished pass.
-  const knownWhole = peekLeftClean(dir)?.url === url;
   if (
     opts.secret &&
     transportOf(url) === 'http' &&
@@ -524,6 +518,12 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   }
 
   let cloned = false;
+  // A workspace this process's last pass left clean, for this URL, was whole then, and every git
+  // process that has been in it since has ended: the checkout takes the note, and only a pass
+  // whose every git process succeeded writes it again. No git killed there left a lock file, so
+  // the health check and its sweep of locks (~25 file-system calls a webhook pass, issue 27) are
+  // for the other starts: the first, and those after a failed or unfinished pass.
+  const knownWhole = peekLeftClean(dir)?.url === url;
   if (knownWhole || (await healthy(dir, url))) {
     log.debug({ ...logCtx, dir }, 'fetching into existing workspace');
     const ws = new GitWorkspace(dir, repo, opts, wanted);

@@ -67,13 +67,16 @@ export async function planTree(
       const outcome = outcomes.get(policy);
       if (!outcome) continue;
       const gate = gateOf(outcome, policy, opts);
+      const key = verdictKey(marker, outcome, null, gate);
       plans.push({
         marker,
         policy,
         outcome,
         // Most markers of a daemon's pass are answered from the outcome's verdicts: without an
         // await, a pass over 1,000 markers makes no promise for them.
-        decision: knownVerdict(marker, outcome, null, gate) ?? (await decide(marker, outcome, null, gate)),
+        decision:
+          (key === null ? undefined : outcome.verdicts.get(key)) ??
+          (await decide(marker, outcome, null, gate, key)),
         value: null,
         pin: null,
       });
@@ -201,9 +204,9 @@ async function decide(
   outcome: PolicyOutcome,
   pin: Pin | null,
   gate: Gate | null,
+  key: string | null = verdictKey(marker, outcome, pin, gate),
 ): Promise<GuardVerdict> {
   const { policy, facts, compiled, candidate } = outcome;
-  const key = verdictKey(marker, outcome, pin, gate);
   const known = key === null ? undefined : outcome.verdicts.get(key);
   if (known) return known;
   const current = parseMarkerValue(marker.field, marker.value);
@@ -252,17 +255,6 @@ function verdictKey(
   if (pin !== null || gate !== null) return null;
   const c = outcome.candidate;
   return `${marker.field}\n${marker.value}\n${c ? `${c.name}:${c.tag}@${c.digest ?? ''}` : ''}\n${outcome.unverified?.tag ?? ''}`;
-}
-
-/** The verdict `decide` kept for the marker's value under `outcome`, if there is one. */
-function knownVerdict(
-  marker: Marker,
-  outcome: PolicyOutcome,
-  pin: Pin | null,
-  gate: Gate | null,
-): GuardVerdict | undefined {
-  const key = verdictKey(marker, outcome, pin, gate);
-  return key === null ? undefined : outcome.verdicts.get(key);
 }
 
 /** Verdicts that follow from the marker's value and the outcome alone (`decide`). */

@@ -30,21 +30,13 @@ export class SharedRows {
   }
 
   /**
-   * The row of a repository this pass did not scan: the one kept for it when equal, else a new
-   * one (`make`), kept from now on. Compared field by field before any row is made, so an
-   * unchanged repository costs no allocation.
+   * The row of a repository this pass did not scan (`unscannedRow`): the one kept for it when
+   * equal, else a new one, kept from now on. Only such rows are kept here, so the fields compared
+   * are its arguments, before any row is made: an unchanged repository costs no allocation.
    */
   unscanned(name: string, tags: number, error: string | null, errorAt: string | undefined): RepositoryReport {
     const was = this.#repositories.get(name);
-    if (
-      was !== undefined &&
-      was.tags === tags &&
-      was.error === error &&
-      was.errorAt === errorAt &&
-      !was.scanned &&
-      was.anomalies.length === 0
-    )
-      return was;
+    if (was !== undefined && was.tags === tags && was.error === error && was.errorAt === errorAt) return was;
     return keep(this.#repositories, unscannedRow(name, tags, error, errorAt));
   }
 
