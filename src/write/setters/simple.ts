@@ -159,28 +159,6 @@ function keyText(t: string, s: number, e: number): string {
   return k;
 }
 
-/**
- * A map's keys, to refuse a duplicate (the library reports it as an error). Most maps have a
- * handful of keys, which an array finds faster than a set is made; a long one moves to a set, so
- * a map of many keys stays linear.
- */
-class Keys {
-  private few: string[] = [];
-  private many: Set<string> | null = null;
-
-  /** Adds a key; gives up on a duplicate. */
-  add(key: string): void {
-    if (this.many === null) {
-      if (this.few.includes(key)) throw GIVE_UP;
-      this.few.push(key);
-      if (this.few.length > 16) this.many = new Set(this.few);
-      return;
-    }
-    if (this.many.has(key)) throw GIVE_UP;
-    this.many.add(key);
-  }
-}
-
 class Reader {
   /** Start of the current line, first non-space of its content, its end (before any CR), next line. */
   private ls = 0;
@@ -221,7 +199,7 @@ class Reader {
     let eol = nl < 0 ? t.length : nl;
     if (eol > at && t.charCodeAt(eol - 1) === 13) eol--;
     this.eol = eol;
-    this.p = Math.min(runEnd(SPACES, t, at), eol);
+    this.p = runEnd(SPACES, t, at);
   }
 
   /** Skips blank and comment-only lines, starting with the current one. */
@@ -256,7 +234,7 @@ class Reader {
   }
 
   private skipSpaces(): void {
-    if (this.t.charCodeAt(this.p) === SPACE) this.p = Math.min(runEnd(SPACES, this.t, this.p), this.eol);
+    if (this.t.charCodeAt(this.p) === SPACE) this.p = runEnd(SPACES, this.t, this.p);
   }
 
   /** Nothing but blanks and a comment may follow a value on its line. */
@@ -304,11 +282,13 @@ class Reader {
   }
 
   private map(c: number): void {
-    const keys = new Keys();
+    const keys = new Set<string>();
     for (;;) {
       const ke = this.keyEnd(this.p);
       if (ke < 0) throw GIVE_UP;
-      keys.add(keyText(this.t, this.p, ke));
+      const key = keyText(this.t, this.p, ke);
+      if (keys.has(key)) throw GIVE_UP;
+      keys.add(key);
       this.p = ke + 1;
       this.skipSpaces();
       if (this.p === this.eol || this.t.charCodeAt(this.p) === HASH) {
@@ -402,7 +382,7 @@ class Reader {
     const t = this.t;
     const isMap = t.charCodeAt(s) === LBRACE;
     const close = isMap ? RBRACE : RBRACKET;
-    const keys = isMap ? new Keys() : null;
+    const keys = isMap ? new Set<string>() : null;
     let i = this.flowSpaces(s + 1);
     if (t.charCodeAt(i) === close) {
       this.depth--;
@@ -412,7 +392,9 @@ class Reader {
       if (keys) {
         const ke = this.keyEnd(i);
         if (ke < 0 || t.charCodeAt(ke + 1) !== SPACE) throw GIVE_UP;
-        keys.add(keyText(this.t, i, ke));
+        const key = keyText(this.t, i, ke);
+        if (keys.has(key)) throw GIVE_UP;
+        keys.add(key);
         i = this.flowSpaces(ke + 1);
       }
       i = this.flowSpaces(this.flowItem(i));
