@@ -8,12 +8,12 @@
  * the replica that owns the automation: replica 0, which received the notification, and the two
  * that heard of it through the database (NOTIFY). Figures are reported, never asserted.
  */
-import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pushTags } from '../test/helpers/push.js';
 import type { ServeProcess } from '../test/helpers/serve.js';
 import { startReplicaWorld } from '../test/serve/replicas-world.js';
+import { watchRefs } from './ref-watch.js';
 
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 10);
 const AUTOMATIONS = Number(process.env.BENCH_AUTOMATIONS ?? 9);
@@ -26,13 +26,14 @@ const median = (xs: number[]): number => {
 
 const w = await startReplicaWorld(AUTOMATIONS);
 const replicas: ServeProcess[] = [];
+const refs = watchRefs(
+  Array.from({ length: AUTOMATIONS }, (_, i) => join(w.git.repoPath(w.repo(i)), 'refs', 'heads', 'main')),
+);
+const heads = () => refs.read();
 let failed = false;
 try {
   await pushTags(w.registry.url, 'team/app', ['1.0.0']);
   for (let i = 0; i < 3; i++) replicas.push(await w.start(i));
-  const refFile = (i: number) => join(w.git.repoPath(w.repo(i)), 'refs', 'heads', 'main');
-  const heads = async () =>
-    Promise.all(Array.from({ length: AUTOMATIONS }, (_, i) => readFile(refFile(i), 'utf8')));
 
   // Ownership settles once every replica has seen the others' heartbeats.
   const owners = new Map<string, number>();
@@ -74,7 +75,7 @@ try {
       const now = await heads();
       const at = performance.now() - answered;
       for (let i = 0; i < AUTOMATIONS; i++) if (landed[i] === null && now[i] !== before[i]) landed[i] = at;
-      await new Promise((r) => setTimeout(r, 1));
+      await refs.changed();
     }
     // The first push warms every replica's workspace and JIT.
     if (k === 1) continue;
@@ -100,6 +101,7 @@ try {
   console.error(`FAIL: ${(err as Error).message}`);
   failed = true;
 } finally {
+  refs.close();
   for (const r of replicas) await r.stop().catch(() => undefined);
   await w.close();
 }
