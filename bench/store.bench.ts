@@ -7,7 +7,14 @@
  * PostgreSQL is a real server on loopback (test/helpers/postgres.ts, fsync off as in the tests).
  * BENCH_TAGS sets the tags per repository (default 50); BENCH_UNCHANGED=1 lists the same tags
  * in every pass (the steady state of most repositories: issue 27's unchanged rescans).
+ * BENCH_HISTORY=N runs N passes first, unmeasured (a store that has run for a while: 1,000 passes
+ * are ~3.5 days at a 5-minute interval), and prints what a pass then costs. On SQLite it also
+ * prints the bytes a pass writes (this process's `wchar` in /proc/self/io, the WAL and its
+ * checkpoints): a history table's index keyed by repository or policy takes each pass's row on
+ * another page for each of them once the index outgrows a page a key. BENCH_BACKENDS=sqlite (or
+ * postgresql) runs one of the two (default both).
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +28,17 @@ const REPOS = Number(process.env.BENCH_REPOS ?? 500);
 const TAGS = Number(process.env.BENCH_TAGS ?? 50);
 const UNCHANGED = process.env.BENCH_UNCHANGED === '1';
 const PASSES = 3;
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 0);
+const BACKENDS = (process.env.BENCH_BACKENDS ?? 'sqlite,postgresql').split(',');
+
+/** Bytes this process has written through system calls so far (Linux), or NaN. */
+function written(): number {
+  try {
+    return Number(/^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
+}
 
 const repos = Array.from({ length: REPOS }, (_, i) => `bench/r${i}`);
 const tagsAt = (pass: number) => Array.from({ length: TAGS + (UNCHANGED ? 0 : pass) }, (_, i) => `1.0.${i}`);
@@ -33,9 +51,9 @@ async function scanAll(store: Store, pass: number, at: Date): Promise<void> {
   });
 }
 
-/** One pass's store traffic; returns ms per phase. */
-async function pass(store: Store, n: number): Promise<Record<string, number>> {
-  const at = new Date(Date.UTC(2026, 0, 1, n));
+/** Pass `n`'s store traffic at `hour` (a pass of the history, n = 0, lists the first tags); ms per phase. */
+async function pass(store: Store, n: number, hour = n): Promise<Record<string, number>> {
+  const at = new Date(Date.UTC(2026, 0, 1, hour));
   const times: Record<string, number> = {};
   let t = performance.now();
   const lap = (name: string) => {
@@ -95,14 +113,28 @@ async function measure(name: string, store: Store): Promise<void> {
   console.log(
     `${name}: first scans of ${REPOS} repositories × ${TAGS} tags: ${Math.round(performance.now() - t)} ms`,
   );
+  if (HISTORY > 0) {
+    t = performance.now();
+    for (let i = 1; i <= HISTORY; i++) await pass(store, 0, i);
+    console.log(`${name}: ${HISTORY} passes of history first: ${Math.round(performance.now() - t)} ms`);
+  }
   const runs: Record<string, number>[] = [];
-  for (let i = 1; i <= PASSES; i++) runs.push(await pass(store, i));
+  const bytes: number[] = [];
+  for (let i = 1; i <= PASSES; i++) {
+    await store.flush();
+    const w0 = written();
+    runs.push(await pass(store, i, HISTORY + i));
+    await store.flush();
+    bytes.push(written() - w0);
+  }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const phases = Object.keys(runs[0]!);
   const totals = runs.map((r) => Object.values(r).reduce((a, b) => a + b, 0));
   console.log(
     `${name}: steady-state pass (median of ${PASSES}): ${Math.round(median(totals))} ms — ` +
-      phases.map((p) => `${p} ${Math.round(median(runs.map((r) => r[p]!)))} ms`).join(', '),
+      phases.map((p) => `${p} ${Math.round(median(runs.map((r) => r[p]!)))} ms`).join(', ') +
+      (name === 'SQLite' ? `; ${(median(bytes) / 1e6).toFixed(1)} MB written a pass` : '') +
+      (HISTORY > 0 ? ` (after ${HISTORY} passes of history)` : ''),
   );
   t = performance.now();
   await store.close();
@@ -114,12 +146,12 @@ console.log(
     .join(' ')}`,
 );
 const dir = await mkdtemp(join(tmpdir(), 'pawl-bench-store-'));
-const pg = await startPostgres();
+const pg = BACKENDS.includes('postgresql') ? await startPostgres() : null;
 try {
-  await measure('SQLite', openSqliteStore(dir));
-  await measure('PostgreSQL', await openPostgresStore({ url: pg.url }));
+  if (BACKENDS.includes('sqlite')) await measure('SQLite', openSqliteStore(dir));
+  if (pg) await measure('PostgreSQL', await openPostgresStore({ url: pg.url }));
 } finally {
-  await pg.close();
+  await pg?.close();
   await rm(dir, { recursive: true, force: true });
 }
 console.log(
