@@ -824,6 +824,7 @@ const alerts: Mutation[] = [
 
 const PG_SQL = 'src/store/postgres/sql.ts';
 const PG_STORE = 'src/store/postgres/store.ts';
+const PG_MIGRATIONS = 'src/store/postgres/migrations.ts';
 const PG_TESTS = ['test/store/postgres.test.ts'];
 
 const postgresStore: Mutation[] = [
@@ -862,8 +863,8 @@ const postgresStore: Mutation[] = [
   {
     area: 'postgres-store',
     file: PG_SQL,
-    find: "FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3",
-    replace: 'FROM scans WHERE repository = $1 AND image = $2 AND id < $3',
+    find: "AND outcome = 'ok' AND image = $2\n       ORDER BY id DESC LIMIT 1),",
+    replace: 'AND image = $2\n       ORDER BY id DESC LIMIT 1),',
     description: 'a failed scan counts as the previous good scan',
     tests: PG_TESTS,
   },
@@ -886,17 +887,41 @@ const postgresStore: Mutation[] = [
   {
     area: 'postgres-store',
     file: PG_SQL,
-    find: "WHERE repository = ANY($1::text[]) AND outcome <> 'running' ORDER BY repository, id DESC)",
-    replace: 'WHERE repository = ANY($1::text[]) ORDER BY repository, id DESC)',
+    find: 'SELECT repository, max(finished_id) AS finished_id, max(good_id) AS good_id FROM scan_heads',
+    replace: 'SELECT repository, max(last_id) AS finished_id, max(good_id) AS good_id FROM scan_heads',
     description: 'a running scan reported as the last finished one',
     tests: PG_TESTS,
   },
   {
     area: 'postgres-store',
     file: PG_SQL,
-    find: "scanHistory: 'SELECT * FROM scans WHERE repository = $1 ORDER BY id DESC LIMIT $2',",
-    replace: "scanHistory: 'SELECT * FROM scans WHERE repository = $1 ORDER BY id LIMIT $2',",
+    find: 'SELECT s.* FROM back JOIN scans s ON s.id = back.id ORDER BY s.id DESC`,',
+    replace: 'SELECT s.* FROM back JOIN scans s ON s.id = back.id ORDER BY s.id`,',
     description: 'scan history oldest first',
+    tests: PG_TESTS,
+  },
+  {
+    area: 'postgres-store',
+    file: PG_SQL,
+    find: 'SELECT prev_id FROM scans WHERE id = $3 AND (SELECT good_id FROM head) > $3',
+    replace: 'SELECT prev_id FROM scans WHERE id = $3 AND false',
+    description: 'a scan overtaken by a later one is compared with no previous scan',
+    tests: PG_TESTS,
+  },
+  {
+    area: 'postgres-store',
+    file: PG_SQL,
+    find: 'SELECT $2, $3, $5, scan_heads_last($2) FROM held',
+    replace: 'SELECT $2, $3, $5, (SELECT max(last_id) FROM scan_heads WHERE repository = $2) FROM held',
+    description: "a scan's predecessor read in the statement's snapshot, before another replica's begin",
+    tests: PG_TESTS,
+  },
+  {
+    area: 'postgres-store',
+    file: PG_MIGRATIONS,
+    find: 'good_id = greatest(h.good_id, excluded.good_id);',
+    replace: 'good_id = excluded.good_id;',
+    description: "a failed scan clears the image's good head",
     tests: PG_TESTS,
   },
   {

@@ -928,8 +928,8 @@ const latestScans: Mutation[] = [
   {
     area: 'latest-scans',
     file: 'src/store/sqlite/store.ts',
-    find: 'stored.ms(at));\n      this.#latest.forget(repository);',
-    replace: 'stored.ms(at));',
+    find: 'stored.ms(at), repository);\n      this.#latest.forget(repository);',
+    replace: 'stored.ms(at), repository);',
     description: "a scan's beginning (which may interrupt a dead one) leaves the latest scans kept",
     tests: LATEST_TESTS,
   },
@@ -948,6 +948,44 @@ const latestScans: Mutation[] = [
     replace: 'if (stamp === undefined) {',
     description: 'a new stamp leaves the latest scans kept',
     tests: LATEST_TESTS,
+  },
+];
+
+const HEADS_TESTS = ['test/store/sqlite.test.ts'];
+
+/** Each repository's newest scans and its history, without an index keyed by repository (src/store/schema.ts). */
+const scanHeads: Mutation[] = [
+  {
+    area: 'scan-heads',
+    file: 'src/store/sqlite/migrations.ts',
+    find: "good_id = CASE WHEN NEW.outcome = 'ok' THEN max(coalesce(good_id, 0), NEW.id) ELSE good_id END",
+    replace: 'good_id = max(coalesce(good_id, 0), NEW.id)',
+    description: "a failed scan becomes the image's newest good one",
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-heads',
+    file: 'src/store/sqlite/sql.ts',
+    find: 'VALUES (?, ?, ?, (SELECT max(last_id) FROM scan_heads WHERE repository = ?))',
+    replace: 'VALUES (?, ?, ?, (SELECT max(last_id) FROM scan_heads WHERE repository = ? AND false))',
+    description: 'a scan begins with no link to the one before it',
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-heads',
+    file: 'src/store/sqlite/sql.ts',
+    find: "WHERE NOT (s.outcome = 'ok' AND s.image = @image))",
+    replace: 'WHERE NOT (s.image = @image))',
+    description: 'a scan overtaken by a later one is compared with a failed scan before it',
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-heads',
+    file: 'src/store/schema.ts',
+    find: 'lag(id) OVER (PARTITION BY repository ORDER BY id)',
+    replace: 'lag(id) OVER (ORDER BY id)',
+    description: "an older store's history filled across repositories",
+    tests: HEADS_TESTS,
   },
 ];
 
@@ -991,6 +1029,7 @@ export const MUTATIONS: Mutation[] = [
   ...carriedHash,
   ...sharedRows,
   ...latestScans,
+  ...scanHeads,
   ...pins,
   ...apply,
   ...gitPass,

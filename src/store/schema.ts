@@ -133,6 +133,40 @@ export function schemaV1(d: Dialect): string {
 }
 
 /**
+ * Each repository's newest scans, and a link from each scan to the one before it. A pass rescans
+ * every repository; an index keyed by (repository, id) then takes one new entry a repository, on
+ * the page holding that repository's entries, and once a store has a history each lands on a page
+ * of its own: a pass over 500 unchanged lists wrote 19.5 MB after 1,000 passes, against 0.4 MB on
+ * a new store (docs/performance.md, "what a pass writes once the store has a history"). So the
+ * scans table has no such index: `scan_heads` holds one row per (repository, image), updated in
+ * place — the newest scan, the newest finished one and the newest good one — and a repository's
+ * history is walked back from its newest scan through `prev_id`, by primary key. Both are kept
+ * by the database (each backend's triggers and its `beginScan`), filled here for the scans an
+ * older pawl recorded. The old indexes are dropped by each backend's step after the fill, which
+ * reads them.
+ */
+export function scanHeads(d: Pick<Dialect, 'big' | 'keyed'>): string {
+  return `
+  ALTER TABLE scans ADD COLUMN prev_id ${d.big};
+  UPDATE scans SET prev_id = back.prev_id
+    FROM (SELECT id, lag(id) OVER (PARTITION BY repository ORDER BY id) AS prev_id FROM scans) AS back
+    WHERE back.id = scans.id AND back.prev_id IS NOT NULL;
+  CREATE TABLE scan_heads (
+    repository  TEXT    NOT NULL,
+    image       TEXT    NOT NULL,
+    last_id     ${d.big} NOT NULL,
+    finished_id ${d.big},
+    good_id     ${d.big},
+    PRIMARY KEY (repository, image)
+  )${d.keyed};
+  INSERT INTO scan_heads (repository, image, last_id, finished_id, good_id)
+    SELECT repository, image, max(id),
+      max(CASE WHEN outcome <> 'running' THEN id END), max(CASE WHEN outcome = 'ok' THEN id END)
+    FROM scans GROUP BY repository, image;
+  `;
+}
+
+/**
  * The steps after version `current` (version N is `steps[N-1]`), for either backend's runner.
  * A schema newer than `steps` was migrated by a newer pawl: it is refused, nothing changed.
  */

@@ -199,6 +199,77 @@ export function storeContract(name: string, open: OpenStore): void {
       );
 
       test(
+        'an image changed back compares with its own last good scan, across the other image’s',
+        withStore(async (s) => {
+          await scan(s, 'ns/app', ['1', '2'], 0, 'old.example/app');
+          await scan(s, 'ns/app', ['9'], 1, 'new.example/app');
+          const back = await scan(s, 'ns/app', ['1', '2', '3'], 2, 'old.example/app');
+          assert.deepEqual([back.added, back.removed, back.anomalies], [['3'], [], []]);
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2', '3']);
+          assert.deepEqual((await s.tagInfo('ns/app', '1'))!.firstSeen, at(0));
+          assert.deepEqual(
+            (await s.scanHistory('ns/app')).map((x) => x.image),
+            ['old.example/app', 'new.example/app', 'old.example/app'],
+          );
+          assert.deepEqual(await s.knownRepositories(), ['ns/app']);
+        }),
+      );
+
+      test(
+        'overlapping scans: the later one finishing first is current, the earlier is compared with the good scan before both',
+        withStore(async (s) => {
+          const first = await scan(s, 'ns/app', ['1', '2'], 0);
+          await scan(s, 'ns/other', ['x'], 1);
+          const failed = await s.beginScan('ns/app', 'example.com/app', at(2));
+          await s.finishScan(
+            failed,
+            { outcome: 'failed', error: 'x', requests: 1, endedAt: at(2) },
+            diffTags,
+          );
+          const early = await s.beginScan('ns/app', 'example.com/app', at(3));
+          const late = await s.beginScan('ns/app', 'example.com/app', at(4));
+          const ok = (tags: string[], minute: number) =>
+            ({ outcome: 'ok', tags, requests: 1, endedAt: at(minute) }) as const;
+          const l = await s.finishScan(late, ok(['1', '2', '3'], 5), diffTags);
+          assert.deepEqual([l.added, l.removed], [['3'], []]);
+          // Back past the failed scan to the good one before both, which listed the same: nothing
+          // added or removed (against the later scan, '3' would be removed; against none, all added).
+          const e = await s.finishScan(early, ok(['2', '1'], 6), diffTags);
+          assert.deepEqual([e.added, e.removed], [[], []]);
+          // Its rows were not written: the later scan's tags stay current.
+          assert.deepEqual(await s.currentTags('ns/app'), ['1', '2', '3']);
+          assert.deepEqual((await s.tagInfo('ns/app', '3'))!.lastSeen, at(4));
+          const latest = (await s.latestScans(['ns/app'])).get('ns/app')!;
+          assert.deepEqual([latest.finished!.id, latest.good!.id], [late, late]);
+          assert.deepEqual(
+            (await s.scanHistory('ns/app')).map((x) => x.id),
+            [late, early, failed, first.id],
+          );
+          // The next scan compares with the later scan, the image's newest good one.
+          const next = await scan(s, 'ns/app', ['1', '2', '3', '5'], 7);
+          assert.deepEqual([next.added, next.removed], [['5'], []]);
+        }),
+      );
+
+      test(
+        'a long history reads back in order, a page at a time, per repository',
+        withStore(async (s) => {
+          const ids: number[] = [];
+          for (let i = 0; i < 60; i++) {
+            ids.push((await scan(s, 'ns/a', [`${i % 3}`], i)).id);
+            if (i % 2 === 0) await scan(s, 'ns/b', ['x'], i);
+          }
+          assert.deepEqual(
+            (await s.scanHistory('ns/a', 50)).map((x) => x.id),
+            ids.slice(-50).reverse(),
+          );
+          assert.equal((await s.scanHistory('ns/b', 100)).length, 30);
+          assert.deepEqual(await s.scanHistory('ns/none'), []);
+          assert.equal((await s.lastScan('ns/a'))!.id, ids.at(-1));
+        }),
+      );
+
+      test(
         'tag digests',
         withStore(async (s) => {
           await scan(s, 'ns/app', ['1'], 0);
@@ -936,9 +1007,9 @@ export async function checkLegacyHistory(s: Store): Promise<void> {
 }
 
 /**
- * The rows an unchanged rescan writes, at 10 and 2,000 tags: the scan's insert and its end and its
- * raw response, nothing that grows with the list; a changed list moves the rows (what a change
- * costs). `written(fn)`: the rows `fn` inserted, updated or deleted, by table (the backend's
+ * The rows an unchanged rescan writes, at 10 and 2,000 tags: the scan's insert and its end, the
+ * image's heads at each, and its raw response, nothing that grows with the list; a changed list
+ * moves the rows (what a change costs). `written(fn)`: the rows `fn` inserted, updated or deleted, by table (the backend's
  * triggers count them).
  */
 export async function checkUnchangedRescanWrites(
@@ -956,18 +1027,82 @@ export async function checkUnchangedRescanWrites(
   for (const n of [10, 2000]) {
     const tags = Array.from({ length: n }, (_, i) => `1.${i}.0`);
     const repo = `ns/app${n}`;
-    assert.deepEqual(await written(rescan(repo, tags, 0)), { raw_responses: 1, scans: 2, tags: n });
+    assert.deepEqual(await written(rescan(repo, tags, 0)), {
+      raw_responses: 1,
+      scan_heads: 2,
+      scans: 2,
+      tags: n,
+    });
     for (const minute of [1, 2, 3])
       assert.deepEqual(await written(rescan(repo, [...tags].reverse(), minute)), {
         raw_responses: 1,
+        scan_heads: 2,
         scans: 2,
       });
     // One tag more: the rows move to the new list, one new row.
     assert.deepEqual(await written(rescan(repo, [...tags, '9.9.9'], 4)), {
       raw_responses: 1,
+      scan_heads: 2,
       scans: 2,
       tags: n + 1,
     });
     assert.equal((await store.tagInfo(repo, '1.0.0'))!.lastSeen.getTime(), at(4).getTime());
   }
+}
+
+/**
+ * Two repositories' scans as pawl wrote them before scan_heads (SQLite 9, PostgreSQL 7),
+ * interleaved: ns/a scanned as two images, with a failed scan and one left running by a crash.
+ * Literal statements, the same on both backends.
+ */
+export function legacyScans(): string[] {
+  const ms = (minute: number) => at(minute).getTime();
+  const ok = (id: number, repo: string, image: string, tags: string[], list = id) =>
+    `(${id}, '${repo}', '${image}', ${ms(id)}, ${ms(id)}, 'ok', NULL, ${tags.length}, '${tagListChecksum(tags)}', '[]', '[]', '[]', 1, ${list})`;
+  return [
+    `INSERT INTO scans (id, repository, image, started_at, ended_at, outcome, error, tag_count, checksum, added, removed, anomalies, requests, list_scan_id) VALUES
+      ${ok(1, 'ns/a', 'one.example/a', ['1'])},
+      ${ok(2, 'ns/b', 'example.com/b', ['x'])},
+      (3, 'ns/a', 'one.example/a', ${ms(3)}, ${ms(3)}, 'failed', 'registry said 503', NULL, NULL, '[]', '[]', '[]', 3, NULL),
+      ${ok(4, 'ns/b', 'example.com/b', ['x'], 2)},
+      ${ok(5, 'ns/a', 'two.example/a', ['9'])},
+      (6, 'ns/a', 'one.example/a', ${ms(6)}, NULL, 'running', NULL, NULL, NULL, '[]', '[]', '[]', 0, NULL)`,
+    `INSERT INTO tags (repository, image, tag, first_seen, last_seen, first_scan_id, last_scan_id, initial) VALUES
+      ('ns/a', 'one.example/a', '1', ${ms(1)}, ${ms(1)}, 1, 1, 1),
+      ('ns/b', 'example.com/b', 'x', ${ms(2)}, ${ms(2)}, 2, 2, 1),
+      ('ns/a', 'two.example/a', '9', ${ms(5)}, ${ms(5)}, 5, 5, 1)`,
+  ];
+}
+
+/** A store holding `legacyScans`, upgraded in place: each repository's history and heads as before. */
+export async function checkLegacyScans(s: Store): Promise<void> {
+  const history = async (repo: string) => (await s.scanHistory(repo, 100)).map((x) => x.id);
+  assert.deepEqual(await history('ns/a'), [6, 5, 3, 1]);
+  assert.deepEqual(await history('ns/b'), [4, 2]);
+  assert.deepEqual(await s.knownRepositories(), ['ns/a', 'ns/b']);
+  const latest = await s.latestScans(['ns/a', 'ns/b']);
+  assert.deepEqual(
+    [...latest.values()].map((l) => [l.finished!.id, l.good!.id]),
+    [
+      [5, 5],
+      [4, 4],
+    ],
+  );
+  assert.equal((await s.lastScan('ns/a'))!.outcome, 'running');
+  assert.deepEqual(Object.fromEntries(await s.currentTagsOf(['ns/a', 'ns/b'])), {
+    'ns/a': ['9'],
+    'ns/b': ['x'],
+  });
+  // Scanning on, a day later: the scan left running is interrupted, and each new scan compares
+  // with its own image's last good one and follows the repository's newest scan.
+  const a = await scan(s, 'ns/a', ['1', '2'], 24 * 60, 'one.example/a');
+  assert.deepEqual([a.added, a.removed], [['2'], []]);
+  const b = await scan(s, 'ns/b', ['x'], 24 * 60, 'example.com/b');
+  assert.deepEqual([b.added, b.removed], [[], []]);
+  assert.deepEqual(await history('ns/a'), [a.id, 6, 5, 3, 1]);
+  assert.deepEqual(await history('ns/b'), [b.id, 4, 2]);
+  assert.equal((await s.scanHistory('ns/a'))[1]!.outcome, 'failed');
+  const after = (await s.latestScans(['ns/a'])).get('ns/a')!;
+  assert.deepEqual([after.finished!.id, after.good!.id], [a.id, a.id]);
+  assert.deepEqual(await s.currentTags('ns/a'), ['1', '2']);
 }

@@ -22,9 +22,12 @@ import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { freePort } from '../helpers/registry.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import {
+  at,
   checkLegacyHistory,
+  checkLegacyScans,
   checkUnchangedRescanWrites,
   legacyHistory,
+  legacyScans,
   scan,
   storeContract,
 } from './contract.js';
@@ -187,6 +190,47 @@ describe('PostgreSQL store', { skip }, () => {
       }
     });
 
+    test('version 8 finds the latest scans and the history of a store written before it', async () => {
+      const schema = fresh();
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      try {
+        const set = { schema, table: 'store_migrations', what: 'the store', location: 'test' };
+        await migratePostgres(c, { ...set, steps: PG_MIGRATIONS.slice(0, 7) });
+        await c.query(`SET search_path TO ${schema}`);
+        for (const sql of legacyScans()) await c.query(sql);
+        await c.query("SELECT setval(pg_get_serial_sequence('scans', 'id'), 6)");
+      } finally {
+        await c.end();
+      }
+      const store = await open(schema);
+      try {
+        assert.equal(await store.schemaVersion(), PG_SCHEMA_VERSION);
+        await checkLegacyScans(store);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('scans begun at once by two replicas: the history holds every one, in order', async () => {
+      const schema = fresh();
+      const [a, b] = [await open(schema), await open(schema)];
+      try {
+        const begun = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).beginScan('ns/app', 'example.com/app', at(i))),
+        );
+        const history = await a.scanHistory('ns/app', 100);
+        assert.deepEqual(
+          history.map((x) => x.id),
+          [...begun].sort((x, y) => y - x),
+        );
+        assert.equal((await b.lastScan('ns/app'))!.id, Math.max(...begun));
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
     test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async () => {
       const schema = fresh();
       const store = await open(schema);
@@ -201,6 +245,8 @@ describe('PostgreSQL store', { skip }, () => {
           CREATE TRIGGER count_tags AFTER INSERT OR UPDATE OR DELETE ON ${schema}.tags
             FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
           CREATE TRIGGER count_raw AFTER INSERT OR UPDATE OR DELETE ON ${schema}.raw_responses
+            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
+          CREATE TRIGGER count_heads AFTER INSERT OR UPDATE OR DELETE ON ${schema}.scan_heads
             FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();`);
         const written = async (fn: () => Promise<unknown>) => {
           await store.pool.query(`DELETE FROM ${schema}.written`);

@@ -12,8 +12,10 @@ import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import {
   at,
   checkLegacyHistory,
+  checkLegacyScans,
   checkUnchangedRescanWrites,
   legacyHistory,
+  legacyScans,
   response,
   scan,
   storeContract,
@@ -58,6 +60,26 @@ describe('SQLite: openSqliteStore', () => {
       .join('\n');
     db.close();
     assert.match(plan, /USING INDEX scans_running/);
+  });
+
+  test('no statement reads every scan: each finds its scans by id, through the heads or the running ones', async (t) => {
+    const dir = tempDir(t);
+    await openSqliteStore(dir).close();
+    const db = new Database(join(dir, 'pawl.db'), { readonly: true });
+    t.after(() => db.close());
+    const statements = Object.entries(SQL).filter(([, sql]) => /\bscans\b/.test(sql));
+    assert.ok(statements.length >= 10, `${statements.length} statements`);
+    for (const [name, sql] of statements) {
+      const st = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+      const named = [...sql.matchAll(/@(\w+)/g)].map((m) => m[1]!);
+      const params =
+        named.length > 0
+          ? [Object.fromEntries(named.map((n) => [n, 1]))]
+          : Array(st.source.split('?').length - 1).fill('[]');
+      const plan = (st.all(...params) as { detail: string }[]).map((r) => r.detail);
+      const full = plan.filter((d) => /^SCAN (scans|s)\b/.test(d) && !d.includes('INDEX scans_running'));
+      assert.deepEqual(full, [], `${name}: ${plan.join(' | ')}`);
+    }
   });
 
   test("version 6 drops the tags_by_scan index; asking for a scan's tags still searches the primary key", async (t) => {
@@ -111,6 +133,46 @@ describe('SQLite: openSqliteStore', () => {
     await checkCarriedSequence(store, true);
   });
 
+  test('version 10 finds the latest scans and the history of a store written before it', async (t) => {
+    const dir = tempDir(t);
+    const db = new Database(join(dir, 'pawl.db'));
+    for (const step of MIGRATIONS.slice(0, 9)) db.exec(step);
+    db.pragma('user_version = 9');
+    for (const sql of legacyScans()) db.exec(sql);
+    db.close();
+    const store = openSqliteStore(dir, {});
+    t.after(() => store.close());
+    assert.equal(await store.schemaVersion(), SCHEMA_VERSION);
+    await checkLegacyScans(store);
+  });
+
+  test('the pages a pass of unchanged rescans writes do not grow with the history', async (t) => {
+    const dir = tempDir(t);
+    const store = openSqliteStore(dir, {});
+    t.after(() => store.close());
+    const db = new Database(join(dir, 'pawl.db'));
+    t.after(() => db.close());
+    const repositories = Array.from({ length: 50 }, (_, i) => `ns/app${i}`);
+    // One pass, one group commit: nothing here waits for a timer, so nothing commits before flush.
+    const pass = async (minute: number) => {
+      for (const repo of repositories) await scan(store, repo, ['1.0.0', '1.1.0'], minute);
+      await store.flush();
+    };
+    // The WAL's frames a pass appends, a page each (https://sqlite.org/pragma.html#pragma_wal_checkpoint).
+    const frames = async (minute: number) => {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      await pass(minute);
+      return (db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]!.log;
+    };
+    await pass(0);
+    const young = await frames(1);
+    for (let minute = 2; minute < 300; minute++) await pass(minute);
+    const old = await frames(300);
+    // With an index keyed by repository and id, each repository's new entry lands on a page of
+    // its own once the history is longer than a page a repository: 50 more pages at least.
+    assert.ok(old <= young + 5, `a pass wrote ${young} pages on a young store, ${old} after 300 passes`);
+  });
+
   test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async (t) => {
     const dir = tempDir(t);
     const store = openSqliteStore(dir, {});
@@ -120,7 +182,7 @@ describe('SQLite: openSqliteStore', () => {
     const db = new Database(join(dir, 'pawl.db'));
     t.after(() => db.close());
     db.exec('CREATE TABLE written (tbl TEXT NOT NULL)');
-    for (const tbl of ['scans', 'tags', 'raw_responses'])
+    for (const tbl of ['scans', 'scan_heads', 'tags', 'raw_responses'])
       for (const op of ['INSERT', 'UPDATE', 'DELETE'])
         db.exec(
           `CREATE TRIGGER count_${tbl}_${op} AFTER ${op} ON ${tbl} BEGIN INSERT INTO written VALUES ('${tbl}'); END`,

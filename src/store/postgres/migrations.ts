@@ -5,7 +5,7 @@
  * PostgreSQL's types, so both backends share their row conversions (../rows.ts): times are
  * BIGINT milliseconds since the epoch, lists are JSON text, flags are 0/1.
  */
-import { schemaV1 } from '../schema.js';
+import { scanHeads, schemaV1 } from '../schema.js';
 
 export const PG_MIGRATIONS: readonly string[] = [
   schemaV1({
@@ -57,5 +57,32 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN decisions_excluded TEXT;
   CREATE INDEX runs_carried ON runs (decisions_first) WHERE decisions_base IS NOT NULL;
   CREATE INDEX decisions_by_policy_run ON decisions (policy, run_id);
+  `,
+  // 8: each repository's newest scans in scan_heads, its history through scans.prev_id, and no
+  // index on scans keyed by repository (../schema.ts, scanHeads). The trigger keeps the heads for
+  // every writer, never backwards (greatest() passes over a NULL); `scan_heads_last` reads the
+  // newest scan for beginScan's prev_id with a snapshot of its own, taken after beginScan's lock
+  // (a statement's own snapshot predates it). Both run with the store's schema as search_path.
+  `${scanHeads({ big: 'BIGINT', keyed: '' })}
+  CREATE FUNCTION scan_heads_keep() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+  BEGIN
+    INSERT INTO scan_heads AS h (repository, image, last_id, finished_id, good_id)
+      VALUES (NEW.repository, NEW.image, NEW.id,
+        CASE WHEN NEW.outcome <> 'running' THEN NEW.id END, CASE WHEN NEW.outcome = 'ok' THEN NEW.id END)
+      ON CONFLICT (repository, image) DO UPDATE SET
+        last_id = greatest(h.last_id, excluded.last_id),
+        finished_id = greatest(h.finished_id, excluded.finished_id),
+        good_id = greatest(h.good_id, excluded.good_id);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER scan_heads_kept AFTER INSERT OR UPDATE OF outcome ON scans
+    FOR EACH ROW EXECUTE FUNCTION scan_heads_keep();
+  CREATE FUNCTION scan_heads_last(name TEXT) RETURNS BIGINT LANGUAGE plpgsql VOLATILE
+    SET search_path FROM CURRENT AS $$
+  BEGIN
+    RETURN (SELECT max(last_id) FROM scan_heads WHERE repository = name);
+  END $$;
+  DROP INDEX scans_by_repository;
+  DROP INDEX scans_good;
   `,
 ];

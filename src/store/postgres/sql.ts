@@ -2,11 +2,17 @@
 export const SQL = {
   schemaVersion: 'SELECT max(version) AS v FROM store_migrations',
   // A scan still "running" long after any timeout was cut off by a crash or a kill, and is
-  // marked so as the new one starts: one statement, so one round trip.
-  beginScan: `WITH interrupted AS (
+  // marked so as the new one starts: one statement, so one round trip. prev_id is the
+  // repository's newest scan (the history, ../schema.ts). The row is made from `held`'s, so its
+  // id is drawn and the newest read once the repository's lock is held: a scan's predecessor is
+  // always the one begun before it, even by another replica.
+  beginScan: `WITH held AS (SELECT pg_advisory_xact_lock(hashtextextended('pawl:scan:' || $2::text, 0))),
+     interrupted AS (
        UPDATE scans SET outcome = 'failed', ended_at = started_at, error = $1
        WHERE repository = $2 AND outcome = 'running' AND started_at < $4)
-     INSERT INTO scans (repository, image, started_at) VALUES ($2, $3, $5) RETURNING id`,
+     INSERT INTO scans (repository, image, started_at, prev_id)
+     SELECT $2, $3, $5, scan_heads_last($2) FROM held
+     RETURNING id`,
   // One finisher per repository at a time: the comparison with the previous good scan must see
   // a settled list, as SQLite's single writer guarantees.
   lockRepository:
@@ -32,40 +38,50 @@ export const SQL = {
   // The previous good scan of the image (none: id null), and the tags of its list unless its
   // checksum is the new list's ($4: then nothing is compared or moved), and whether a good scan
   // that started later finished first (../finish.ts: superseded), in one round trip.
-  previousGood: `WITH prev AS (
-       SELECT id, started_at, checksum, coalesce(list_scan_id, id) AS list
-       FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id < $3
+  // The image's newest good scan is the previous one unless it started later; then the previous
+  // is found back through the history from this scan (a walk as long as the scans between).
+  previousGood: `WITH RECURSIVE head AS (SELECT good_id FROM scan_heads WHERE repository = $1 AND image = $2),
+     back (id) AS (
+       SELECT prev_id FROM scans WHERE id = $3 AND (SELECT good_id FROM head) > $3
+       UNION ALL
+       SELECT s.prev_id FROM back JOIN scans s ON s.id = back.id WHERE NOT (s.outcome = 'ok' AND s.image = $2)),
+     prev AS (
+       SELECT id, started_at, checksum, coalesce(list_scan_id, id) AS list FROM scans
+       WHERE id IN (SELECT good_id FROM head WHERE good_id < $3 UNION ALL SELECT id FROM back)
+         AND outcome = 'ok' AND image = $2
        ORDER BY id DESC LIMIT 1),
-     newer AS (SELECT EXISTS (
-       SELECT 1 FROM scans WHERE repository = $1 AND image = $2 AND outcome = 'ok' AND id > $3) AS superseded)
+     newer AS (SELECT coalesce((SELECT good_id FROM head) > $3, false) AS superseded)
      SELECT newer.superseded, prev.*, t.tag FROM newer
      LEFT JOIN prev ON true
      LEFT JOIN tags t ON t.repository = $1 AND t.image = $2 AND t.last_scan_id = prev.list
        AND prev.checksum IS DISTINCT FROM $4`,
-  // One seek in scans_by_repository per repository (a loose index scan), where DISTINCT read
-  // every scan the store ever recorded.
-  knownRepositories: `WITH RECURSIVE known (repository) AS (
-       SELECT min(repository) FROM scans
-       UNION ALL
-       SELECT (SELECT min(repository) FROM scans WHERE repository > known.repository) FROM known
-       WHERE known.repository IS NOT NULL)
-     SELECT repository FROM known WHERE repository IS NOT NULL`,
-  lastScan: 'SELECT * FROM scans WHERE repository = $1 ORDER BY id DESC LIMIT 1',
-  latestScans: `(SELECT DISTINCT ON (repository) 'finished' AS which, * FROM scans
-       WHERE repository = ANY($1::text[]) AND outcome <> 'running' ORDER BY repository, id DESC)
+  // A repository's heads: one row per image it was scanned as, the newest of each kind wins.
+  knownRepositories: 'SELECT DISTINCT repository FROM scan_heads',
+  lastScan: 'SELECT * FROM scans WHERE id = (SELECT max(last_id) FROM scan_heads WHERE repository = $1)',
+  latestScans: `WITH h AS (
+       SELECT repository, max(finished_id) AS finished_id, max(good_id) AS good_id FROM scan_heads
+       WHERE repository = ANY($1::text[]) GROUP BY repository)
+     SELECT 'finished' AS which, s.* FROM h JOIN scans s ON s.id = h.finished_id
      UNION ALL
-     (SELECT DISTINCT ON (repository) 'good' AS which, * FROM scans
-       WHERE repository = ANY($1::text[]) AND outcome = 'ok' ORDER BY repository, id DESC)`,
-  scanHistory: 'SELECT * FROM scans WHERE repository = $1 ORDER BY id DESC LIMIT $2',
+     SELECT 'good' AS which, s.* FROM h JOIN scans s ON s.id = h.good_id`,
+  // Back from the newest scan, one primary-key lookup a scan (../schema.ts).
+  scanHistory: `WITH RECURSIVE back (id, n) AS (
+       SELECT max(last_id), 1 FROM scan_heads WHERE repository = $1
+       UNION ALL
+       SELECT s.prev_id, back.n + 1 FROM back JOIN scans s ON s.id = back.id
+       WHERE s.prev_id IS NOT NULL AND back.n < $2)
+     SELECT s.* FROM back JOIN scans s ON s.id = back.id ORDER BY s.id DESC`,
   // Where each repository's current tags are (../current.ts): its latest good scan's list scan.
-  currentLists: `SELECT DISTINCT ON (repository) repository, image, coalesce(list_scan_id, id) AS list, checksum
-     FROM scans WHERE repository = ANY($1::text[]) AND outcome = 'ok' ORDER BY repository, id DESC`,
+  currentLists: `SELECT h.repository, s.image, coalesce(s.list_scan_id, s.id) AS list, s.checksum FROM (
+       SELECT repository, max(good_id) AS id FROM scan_heads
+       WHERE repository = ANY($1::text[]) GROUP BY repository) h
+     JOIN scans s ON s.id = h.id`,
   tagsOfLists: `SELECT t.repository, t.tag FROM unnest($1::text[], $2::text[], $3::bigint[]) AS l (repository, image, list)
      JOIN tags t ON t.repository = l.repository AND t.image = l.image AND t.last_scan_id = l.list`,
   // A current tag (a row of the latest good scan's list) was last seen at that scan's start.
   tagInfo: `WITH good AS (
        SELECT image, coalesce(list_scan_id, id) AS list, started_at FROM scans
-       WHERE repository = $1 AND outcome = 'ok' ORDER BY id DESC LIMIT 1)
+       WHERE id = (SELECT max(good_id) FROM scan_heads WHERE repository = $1))
      SELECT t.tag, t.first_seen, CASE WHEN t.last_scan_id = g.list THEN g.started_at ELSE t.last_seen END AS last_seen,
        t.initial, d.digest FROM tags t
      JOIN good g ON t.image = g.image
@@ -73,7 +89,7 @@ export const SQL = {
      WHERE t.repository = $1 AND t.tag = $2`,
   tagInfos: `WITH good AS (
        SELECT image, coalesce(list_scan_id, id) AS list, started_at FROM scans
-       WHERE repository = $1 AND outcome = 'ok' ORDER BY id DESC LIMIT 1)
+       WHERE id = (SELECT max(good_id) FROM scan_heads WHERE repository = $1))
      SELECT t.tag, t.first_seen, g.started_at AS last_seen, t.initial, d.digest FROM tags t
      JOIN good g ON t.image = g.image AND t.last_scan_id = g.list
      LEFT JOIN tag_digests d ON d.repository = t.repository AND d.tag = t.tag

@@ -2,7 +2,7 @@
  * SQLite's schema versions, applied in order; `PRAGMA user_version` records the last one applied.
  * Append new steps; never edit a released one. Times are integer milliseconds since the epoch.
  */
-import { schemaV1 } from '../schema.js';
+import { scanHeads, schemaV1 } from '../schema.js';
 
 export const MIGRATIONS: readonly string[] = [
   schemaV1({
@@ -70,5 +70,28 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN decisions_excluded TEXT;
   CREATE INDEX runs_carried ON runs (decisions_first) WHERE decisions_base IS NOT NULL;
   CREATE INDEX decisions_by_policy_run ON decisions (policy, run_id);
+  `,
+  // 10: each repository's newest scans in scan_heads, its history through scans.prev_id, and no
+  // index on scans keyed by repository (../schema.ts, scanHeads). beginScan sets prev_id; these
+  // triggers keep the heads, so every writer of scans keeps them alike (a start that interrupts
+  // every running scan included). SQLite's max() of a NULL is NULL: hence the coalesces.
+  `${scanHeads({ big: 'INTEGER', keyed: ' WITHOUT ROWID' })}
+  CREATE TRIGGER scan_heads_begun AFTER INSERT ON scans BEGIN
+    INSERT INTO scan_heads (repository, image, last_id, finished_id, good_id)
+      VALUES (NEW.repository, NEW.image, NEW.id,
+        CASE WHEN NEW.outcome <> 'running' THEN NEW.id END, CASE WHEN NEW.outcome = 'ok' THEN NEW.id END)
+      ON CONFLICT (repository, image) DO UPDATE SET
+        last_id = max(last_id, excluded.last_id),
+        finished_id = coalesce(max(finished_id, excluded.finished_id), finished_id, excluded.finished_id),
+        good_id = coalesce(max(good_id, excluded.good_id), good_id, excluded.good_id);
+  END;
+  CREATE TRIGGER scan_heads_ended AFTER UPDATE OF outcome ON scans WHEN NEW.outcome <> 'running' BEGIN
+    UPDATE scan_heads SET
+      finished_id = max(coalesce(finished_id, 0), NEW.id),
+      good_id = CASE WHEN NEW.outcome = 'ok' THEN max(coalesce(good_id, 0), NEW.id) ELSE good_id END
+    WHERE repository = NEW.repository AND image = NEW.image;
+  END;
+  DROP INDEX scans_by_repository;
+  DROP INDEX scans_good;
   `,
 ];

@@ -23,8 +23,9 @@ const SQL = {
           events = excluded.events, first_at = excluded.first_at, version = excluded.version`,
   delete: 'DELETE FROM serve_work WHERE key = ?',
   all: 'SELECT key, repositories, tags, events, first_at, version FROM serve_work ORDER BY first_at, key',
-  running: "SELECT id FROM scans WHERE outcome = 'running' ORDER BY id",
-  interrupt: `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = ? WHERE outcome = 'running'`,
+  // Plucked. Through scans_running: a plain SELECT with ORDER BY id read every scan ever recorded.
+  interrupt: `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = ? WHERE outcome = 'running'
+        RETURNING id`,
 } as const;
 
 export class SqliteWorkQueue {
@@ -61,9 +62,8 @@ export class SqliteWorkQueue {
 
   async interruptRunningScans(): Promise<number[]> {
     return this.groups.write(() => {
-      const ids = this.db.prepare(SQL.running).pluck().all() as number[];
-      this.db.prepare(SQL.interrupt).run(stored.INTERRUPTED);
-      return ids;
+      const ids = this.db.prepare(SQL.interrupt).pluck().all(stored.INTERRUPTED) as number[];
+      return ids.sort((a, b) => a - b);
     });
   }
 }

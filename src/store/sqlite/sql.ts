@@ -5,7 +5,10 @@
 export const SQL = {
   interruptScans: `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = ?
      WHERE repository = ? AND outcome = 'running' AND started_at < ?`,
-  beginScan: 'INSERT INTO scans (repository, image, started_at) VALUES (?, ?, ?)',
+  // prev_id: the repository's newest scan, whatever its image (the history, ../schema.ts). The
+  // write lock makes it exact: no other scan of the repository can begin in between.
+  beginScan: `INSERT INTO scans (repository, image, started_at, prev_id)
+     VALUES (?, ?, ?, (SELECT max(last_id) FROM scan_heads WHERE repository = ?))`,
   scan: 'SELECT * FROM scans WHERE id = ?',
   failScan: "UPDATE scans SET outcome = 'failed', ended_at = ?, error = ?, requests = ? WHERE id = ?",
   goodScan: `UPDATE scans SET outcome = 'ok', ended_at = ?, error = NULL, tag_count = ?, checksum = ?,
@@ -24,39 +27,49 @@ export const SQL = {
   // where NOT IN built the kept list and walked every row of the repository).
   pruneRaw: `DELETE FROM raw_responses WHERE repository = ? AND scan_id <=
      (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT 1 OFFSET ?)`,
-  previousGood: `SELECT id, started_at, checksum, list_scan_id FROM scans
-     WHERE repository = ? AND image = ? AND outcome = 'ok' AND id < ? ORDER BY id DESC LIMIT 1`,
-  // A good scan of the image that started later and finished first (finish.ts: `superseded`).
-  newerGood:
-    "SELECT 1 AS newer FROM scans WHERE repository = ? AND image = ? AND outcome = 'ok' AND id > ? LIMIT 1",
+  // The image's newest good scan, and whether it started after this one (../finish.ts:
+  // `superseded`; two processes scanned at once).
+  goodHead: 'SELECT good_id FROM scan_heads WHERE repository = ? AND image = ?',
+  goodScanOf: 'SELECT id, started_at, checksum, list_scan_id FROM scans WHERE id = ?',
+  // The previous good scan of the image when a later one is the head: back through the history
+  // from the scan, to the first good one of the image (a walk only as long as the scans between).
+  // CROSS JOIN: SQLite then reads the walk's ids first, where a plain join chose to scan every
+  // scan and probe the walk.
+  previousGoodBack: `WITH RECURSIVE back (id) AS (
+       SELECT prev_id FROM scans WHERE id = @id
+       UNION ALL
+       SELECT s.prev_id FROM back JOIN scans s ON s.id = back.id
+       WHERE NOT (s.outcome = 'ok' AND s.image = @image))
+     SELECT s.id, s.started_at, s.checksum, s.list_scan_id FROM back CROSS JOIN scans s ON s.id = back.id
+     WHERE s.outcome = 'ok' AND s.image = @image`,
   /** Plucked. */
   tagsOfScan: 'SELECT tag FROM tags WHERE repository = ? AND image = ? AND last_scan_id = ?',
-  lastScan: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT 1',
-  lastGood: "SELECT * FROM scans WHERE repository = ? AND outcome = 'ok' ORDER BY id DESC LIMIT 1",
-  // Plucked. One seek in scans_by_repository per repository (a loose index scan), where DISTINCT
-  // read every scan the store ever recorded.
-  knownRepositories: `WITH RECURSIVE known (repository) AS (
-       SELECT min(repository) FROM scans
-       UNION ALL
-       SELECT (SELECT min(repository) FROM scans WHERE repository > known.repository) FROM known
-       WHERE known.repository IS NOT NULL)
-     SELECT repository FROM known WHERE repository IS NOT NULL`,
+  // A repository's heads: one row per image it was scanned as, the newest of each kind wins.
+  lastScan: 'SELECT * FROM scans WHERE id = (SELECT max(last_id) FROM scan_heads WHERE repository = ?)',
+  lastGood: 'SELECT * FROM scans WHERE id = (SELECT max(good_id) FROM scan_heads WHERE repository = ?)',
+  /** Plucked. */
+  knownRepositories: 'SELECT DISTINCT repository FROM scan_heads ORDER BY repository',
   // One statement for the whole list: a pass asks for 500 repositories at once, and a call
   // into SQLite costs more than the index lookups it makes.
   latestScans: `WITH wanted AS (
        SELECT value AS name,
-         (SELECT id FROM scans WHERE repository = value AND outcome != 'running' ORDER BY id DESC LIMIT 1) AS finished_id,
-         (SELECT id FROM scans WHERE repository = value AND outcome = 'ok' ORDER BY id DESC LIMIT 1) AS good_id
+         (SELECT max(finished_id) FROM scan_heads WHERE repository = value) AS finished_id,
+         (SELECT max(good_id) FROM scan_heads WHERE repository = value) AS good_id
        FROM json_each(?))
      SELECT wanted.name, wanted.finished_id, wanted.good_id, s.* FROM wanted
      JOIN scans s ON s.id = wanted.finished_id OR s.id = wanted.good_id`,
   /** Changes when another connection commits (https://sqlite.org/pragma.html#pragma_data_version). */
   dataVersion: 'PRAGMA data_version',
-  scanHistory: 'SELECT * FROM scans WHERE repository = ? ORDER BY id DESC LIMIT ?',
+  // Back from the newest scan, one primary-key lookup a scan (../schema.ts).
+  scanHistory: `WITH RECURSIVE back (id, n) AS (
+       SELECT max(last_id), 1 FROM scan_heads WHERE repository = @repository
+       UNION ALL
+       SELECT s.prev_id, back.n + 1 FROM back JOIN scans s ON s.id = back.id
+       WHERE s.prev_id IS NOT NULL AND back.n < @limit)
+     SELECT s.* FROM back CROSS JOIN scans s ON s.id = back.id ORDER BY s.id DESC`,
   // Where each repository's current tags are (current.ts): its latest good scan's list scan.
   currentLists: `WITH good AS (
-       SELECT value AS name,
-         (SELECT id FROM scans WHERE repository = value AND outcome = 'ok' ORDER BY id DESC LIMIT 1) AS id
+       SELECT value AS name, (SELECT max(good_id) FROM scan_heads WHERE repository = value) AS id
        FROM json_each(?))
      SELECT good.name AS repository, s.image, coalesce(s.list_scan_id, s.id) AS list, s.checksum FROM good
      JOIN scans s ON s.id = good.id`,

@@ -124,7 +124,7 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
         repository,
         stored.ms(at) - stored.STALE_RUNNING_SCAN_MS,
       );
-      const id = this.#run(SQL.beginScan, repository, image, stored.ms(at));
+      const id = this.#run(SQL.beginScan, repository, image, stored.ms(at), repository);
       this.#latest.forget(repository);
       return id;
     });
@@ -147,8 +147,9 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
         finished = failedRow(row, columns);
       } else {
         const checksum = tagListChecksum(tags);
-        const previous = this.#previousGood(row, checksum);
-        const superseded = this.#get(SQL.newerGood, repository, image, id) !== undefined;
+        const head = this.#get<{ good_id: number | null }>(SQL.goodHead, repository, image)?.good_id ?? null;
+        const superseded = head !== null && head > id;
+        const previous = this.#previousGood(row, checksum, head);
         const good = goodScan(row, tags, checksum, previous, superseded, result, compare);
         this.#run(SQL.goodScan, ...good.columns, id);
         if (good.previous !== null) {
@@ -180,10 +181,17 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     });
   }
 
-  /** The previous good scan of the image; its tags only when `checksum` is not its list's. */
-  #previousGood(row: stored.ScanRow, checksum: string): PreviousScan | null {
+  /**
+   * The previous good scan of the image; its tags only when `checksum` is not its list's. `head`:
+   * the image's newest good scan, the previous one unless a later scan finished first.
+   */
+  #previousGood(row: stored.ScanRow, checksum: string, head: number | null): PreviousScan | null {
     type Row = Pick<stored.ScanRow, 'id' | 'started_at' | 'checksum' | 'list_scan_id'>;
-    const prev = this.#get<Row>(SQL.previousGood, row.repository, row.image, row.id);
+    if (head === null) return null;
+    const prev =
+      head < row.id
+        ? this.#get<Row>(SQL.goodScanOf, head)
+        : this.#get<Row>(SQL.previousGoodBack, { id: row.id, image: row.image });
     if (!prev) return null;
     const list = stored.listOf(prev);
     return {
@@ -234,9 +242,8 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   }
 
   async scanHistory(repository: string, limit = 20): Promise<records.ScanRecord[]> {
-    return this.#all<stored.ScanRow>(SQL.scanHistory, repository, stored.limitOf(limit, 20)).map(
-      stored.toScan,
-    );
+    const params = { repository, limit: stored.limitOf(limit, 20) };
+    return this.#all<stored.ScanRow>(SQL.scanHistory, params).map(stored.toScan);
   }
 
   async currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>> {
