@@ -935,11 +935,18 @@ const postgresStore: Mutation[] = [
   },
   {
     area: 'postgres-store',
-    file: PG_SQL,
-    find: "'SELECT DISTINCT ON (policy) * FROM selections WHERE policy = ANY($1::text[]) ORDER BY policy, id DESC',",
-    replace:
-      "'SELECT DISTINCT ON (policy) * FROM selections WHERE policy = ANY($1::text[]) ORDER BY policy, id',",
+    file: PG_MIGRATIONS,
+    find: 'ON CONFLICT (policy) DO UPDATE SET before_id = h.last_id, last_id = excluded.last_id',
+    replace: 'ON CONFLICT (policy) DO UPDATE SET before_id = h.last_id',
     description: 'the latest selection is the first one',
+    tests: PG_TESTS,
+  },
+  {
+    area: 'postgres-store',
+    file: PG_MIGRATIONS,
+    find: 'RETURNING h.before_id INTO NEW.prev_id;',
+    replace: 'RETURNING NULL INTO NEW.prev_id;',
+    description: "a policy's selections not linked: its history is its newest one",
     tests: PG_TESTS,
   },
   {

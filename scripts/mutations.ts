@@ -953,7 +953,7 @@ const latestScans: Mutation[] = [
 
 const HEADS_TESTS = ['test/store/sqlite.test.ts'];
 
-/** Each repository's newest scans and its history, without an index keyed by repository (src/store/schema.ts). */
+/** Each repository's newest scans and each policy's newest selection, and their histories, without an index keyed by either (src/store/schema.ts). */
 const scanHeads: Mutation[] = [
   {
     area: 'scan-heads',
@@ -985,6 +985,22 @@ const scanHeads: Mutation[] = [
     find: 'lag(id) OVER (PARTITION BY repository ORDER BY id)',
     replace: 'lag(id) OVER (ORDER BY id)',
     description: "an older store's history filled across repositories",
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-heads',
+    file: 'src/store/sqlite/sql.ts',
+    find: 'ON CONFLICT (policy) DO UPDATE SET last_id = excluded.last_id`,',
+    replace: 'ON CONFLICT (policy) DO NOTHING`,',
+    description: "a policy's newest selection stays its first",
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-heads',
+    file: 'src/store/sqlite/sql.ts',
+    find: 'VALUES (?, ?, ?, ?, ?, (SELECT last_id FROM selection_heads WHERE policy = ?))',
+    replace: 'VALUES (?, ?, ?, ?, ?, (SELECT last_id FROM selection_heads WHERE policy = ? AND false))',
+    description: "a policy's selections not linked: its history is its newest one",
     tests: HEADS_TESTS,
   },
 ];

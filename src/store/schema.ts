@@ -167,6 +167,27 @@ export function scanHeads(d: Pick<Dialect, 'big' | 'keyed'>): string {
 }
 
 /**
+ * Each policy's newest selection, and a link from each selection to the one before it: the same
+ * as `scanHeads`, for `selections_by_policy`, which took a page a policy a pass once a store had
+ * a history (a one-shot `pawl run` records a selection for every policy). `selection_heads` holds
+ * the last selection linked, which each backend keeps (SQLite's `recordSelection` and
+ * `moveSelectionHead`, PostgreSQL's trigger); filled here for older stores, whose index the backend's step drops.
+ */
+export function selectionHeads(d: Pick<Dialect, 'big' | 'keyed'>): string {
+  return `
+  ALTER TABLE selections ADD COLUMN prev_id ${d.big};
+  UPDATE selections SET prev_id = back.prev_id
+    FROM (SELECT id, lag(id) OVER (PARTITION BY policy ORDER BY id) AS prev_id FROM selections) AS back
+    WHERE back.id = selections.id AND back.prev_id IS NOT NULL;
+  CREATE TABLE selection_heads (
+    policy  TEXT    PRIMARY KEY,
+    last_id ${d.big} NOT NULL
+  )${d.keyed};
+  INSERT INTO selection_heads (policy, last_id) SELECT policy, max(id) FROM selections GROUP BY policy;
+  `;
+}
+
+/**
  * The steps after version `current` (version N is `steps[N-1]`), for either backend's runner.
  * A schema newer than `steps` was migrated by a newer pawl: it is refused, nothing changed.
  */

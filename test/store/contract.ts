@@ -1051,11 +1051,11 @@ export async function checkUnchangedRescanWrites(
 }
 
 /**
- * Two repositories' scans as pawl wrote them before scan_heads (SQLite 9, PostgreSQL 7),
- * interleaved: ns/a scanned as two images, with a failed scan and one left running by a crash.
- * Literal statements, the same on both backends.
+ * Two repositories' scans and two policies' selections as pawl wrote them before scan_heads and
+ * selection_heads (SQLite 9, PostgreSQL 7), interleaved: ns/a scanned as two images, with a
+ * failed scan and one left running by a crash. Literal statements, the same on both backends.
  */
-export function legacyScans(): string[] {
+export function legacyHeads(): string[] {
   const ms = (minute: number) => at(minute).getTime();
   const ok = (id: number, repo: string, image: string, tags: string[], list = id) =>
     `(${id}, '${repo}', '${image}', ${ms(id)}, ${ms(id)}, 'ok', NULL, ${tags.length}, '${tagListChecksum(tags)}', '[]', '[]', '[]', 1, ${list})`;
@@ -1071,11 +1071,27 @@ export function legacyScans(): string[] {
       ('ns/a', 'one.example/a', '1', ${ms(1)}, ${ms(1)}, 1, 1, 1),
       ('ns/b', 'example.com/b', 'x', ${ms(2)}, ${ms(2)}, 2, 2, 1),
       ('ns/a', 'two.example/a', '9', ${ms(5)}, ${ms(5)}, 5, 5, 1)`,
+    `INSERT INTO selections (id, policy, at, candidate, error, unverified) VALUES
+      (1, 'ns/p', ${ms(1)}, '1', NULL, NULL), (2, 'ns/q', ${ms(1)}, 'x', NULL, NULL),
+      (3, 'ns/p', ${ms(2)}, NULL, 'empty tag list', NULL), (4, 'ns/p', ${ms(3)}, '2', NULL, NULL)`,
   ];
 }
 
-/** A store holding `legacyScans`, upgraded in place: each repository's history and heads as before. */
-export async function checkLegacyScans(s: Store): Promise<void> {
+/** A store holding `legacyHeads`, upgraded in place: each repository's and policy's history and newest as before. */
+export async function checkLegacyHeads(s: Store): Promise<void> {
+  const selections = async (policy: string) => (await s.selectionHistory(policy, 100)).map((x) => x.id);
+  assert.deepEqual(await selections('ns/p'), [4, 3, 1]);
+  assert.deepEqual(await selections('ns/q'), [2]);
+  const newest = await s.latestSelections(['ns/p', 'ns/q', 'ns/none']);
+  assert.deepEqual([...newest.values()].map((x) => [x.policy, x.candidate]).sort(), [
+    ['ns/p', '2'],
+    ['ns/q', 'x'],
+  ]);
+  await s.write({ selections: [{ policy: 'ns/q', at: at(9), candidate: 'y', error: null }] });
+  assert.deepEqual(
+    (await s.selectionHistory('ns/q')).map((x) => x.candidate),
+    ['y', 'x'],
+  );
   const history = async (repo: string) => (await s.scanHistory(repo, 100)).map((x) => x.id);
   assert.deepEqual(await history('ns/a'), [6, 5, 3, 1]);
   assert.deepEqual(await history('ns/b'), [4, 2]);

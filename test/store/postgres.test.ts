@@ -24,10 +24,10 @@ import { postgresUnavailable, startPostgres, type TestPostgres } from '../helper
 import {
   at,
   checkLegacyHistory,
-  checkLegacyScans,
+  checkLegacyHeads,
   checkUnchangedRescanWrites,
   legacyHistory,
-  legacyScans,
+  legacyHeads,
   scan,
   storeContract,
 } from './contract.js';
@@ -190,7 +190,7 @@ describe('PostgreSQL store', { skip }, () => {
       }
     });
 
-    test('version 8 finds the latest scans and the history of a store written before it', async () => {
+    test('versions 8 and 9 find the newest scans and selections, and their history, of a store written before them', async () => {
       const schema = fresh();
       const c = new pg.Client({ connectionString: server.url });
       await c.connect();
@@ -198,17 +198,48 @@ describe('PostgreSQL store', { skip }, () => {
         const set = { schema, table: 'store_migrations', what: 'the store', location: 'test' };
         await migratePostgres(c, { ...set, steps: PG_MIGRATIONS.slice(0, 7) });
         await c.query(`SET search_path TO ${schema}`);
-        for (const sql of legacyScans()) await c.query(sql);
+        for (const sql of legacyHeads()) await c.query(sql);
         await c.query("SELECT setval(pg_get_serial_sequence('scans', 'id'), 6)");
+        await c.query("SELECT setval(pg_get_serial_sequence('selections', 'id'), 4)");
       } finally {
         await c.end();
       }
       const store = await open(schema);
       try {
         assert.equal(await store.schemaVersion(), PG_SCHEMA_VERSION);
-        await checkLegacyScans(store);
+        await checkLegacyHeads(store);
       } finally {
         await store.close();
+      }
+    });
+
+    test("selections written at once by two replicas: the policy's history holds every one", async () => {
+      const schema = fresh();
+      const [a, b] = [await open(schema), await open(schema)];
+      try {
+        await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            (i % 2 ? a : b).write({
+              selections: [
+                { policy: 'ns/p', at: at(i), candidate: `${i}`, error: null },
+                { policy: 'ns/p', at: at(i), candidate: `${i}b`, error: null },
+              ],
+            }),
+          ),
+        );
+        const history = await a.selectionHistory('ns/p', 100);
+        assert.equal(history.length, 80);
+        assert.deepEqual(
+          history.map((x) => x.candidate).sort(),
+          Array.from({ length: 40 }, (_, i) => [`${i}`, `${i}b`])
+            .flat()
+            .sort(),
+        );
+        const newest = (await b.latestSelections(['ns/p'])).get('ns/p')!;
+        assert.equal(newest.id, history.reduce((m, x) => (x.id > m.id ? x : m)).id);
+      } finally {
+        await a.close();
+        await b.close();
       }
     });
 

@@ -12,10 +12,10 @@ import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import {
   at,
   checkLegacyHistory,
-  checkLegacyScans,
+  checkLegacyHeads,
   checkUnchangedRescanWrites,
   legacyHistory,
-  legacyScans,
+  legacyHeads,
   response,
   scan,
   storeContract,
@@ -62,12 +62,12 @@ describe('SQLite: openSqliteStore', () => {
     assert.match(plan, /USING INDEX scans_running/);
   });
 
-  test('no statement reads every scan: each finds its scans by id, through the heads or the running ones', async (t) => {
+  test('no statement reads every scan or selection: each finds them by id, through the heads or the running ones', async (t) => {
     const dir = tempDir(t);
     await openSqliteStore(dir).close();
     const db = new Database(join(dir, 'pawl.db'), { readonly: true });
     t.after(() => db.close());
-    const statements = Object.entries(SQL).filter(([, sql]) => /\bscans\b/.test(sql));
+    const statements = Object.entries(SQL).filter(([, sql]) => /\b(scans|selections)\b/.test(sql));
     assert.ok(statements.length >= 10, `${statements.length} statements`);
     for (const [name, sql] of statements) {
       const st = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
@@ -77,7 +77,9 @@ describe('SQLite: openSqliteStore', () => {
           ? [Object.fromEntries(named.map((n) => [n, 1]))]
           : Array(st.source.split('?').length - 1).fill('[]');
       const plan = (st.all(...params) as { detail: string }[]).map((r) => r.detail);
-      const full = plan.filter((d) => /^SCAN (scans|s)\b/.test(d) && !d.includes('INDEX scans_running'));
+      const full = plan.filter(
+        (d) => /^SCAN (scans|selections|s)\b/.test(d) && !d.includes('INDEX scans_running'),
+      );
       assert.deepEqual(full, [], `${name}: ${plan.join(' | ')}`);
     }
   });
@@ -133,20 +135,20 @@ describe('SQLite: openSqliteStore', () => {
     await checkCarriedSequence(store, true);
   });
 
-  test('version 10 finds the latest scans and the history of a store written before it', async (t) => {
+  test('versions 10 and 11 find the newest scans and selections, and their history, of a store written before them', async (t) => {
     const dir = tempDir(t);
     const db = new Database(join(dir, 'pawl.db'));
     for (const step of MIGRATIONS.slice(0, 9)) db.exec(step);
     db.pragma('user_version = 9');
-    for (const sql of legacyScans()) db.exec(sql);
+    for (const sql of legacyHeads()) db.exec(sql);
     db.close();
     const store = openSqliteStore(dir, {});
     t.after(() => store.close());
     assert.equal(await store.schemaVersion(), SCHEMA_VERSION);
-    await checkLegacyScans(store);
+    await checkLegacyHeads(store);
   });
 
-  test('the pages a pass of unchanged rescans writes do not grow with the history', async (t) => {
+  test('the pages a pass of unchanged rescans and its selections writes do not grow with the history', async (t) => {
     const dir = tempDir(t);
     const store = openSqliteStore(dir, {});
     t.after(() => store.close());
@@ -156,6 +158,13 @@ describe('SQLite: openSqliteStore', () => {
     // One pass, one group commit: nothing here waits for a timer, so nothing commits before flush.
     const pass = async (minute: number) => {
       for (const repo of repositories) await scan(store, repo, ['1.0.0', '1.1.0'], minute);
+      const selections = repositories.map((policy) => ({
+        policy,
+        at: at(minute),
+        candidate: '1.1.0',
+        error: null,
+      }));
+      await store.write({ selections });
       await store.flush();
     };
     // The WAL's frames a pass appends, a page each (https://sqlite.org/pragma.html#pragma_wal_checkpoint).
@@ -165,12 +174,25 @@ describe('SQLite: openSqliteStore', () => {
       return (db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]!.log;
     };
     await pass(0);
+    const many = Array.from({ length: 500 }, (_, i) => `ns/policy${i}`);
+    const selections = (minute: number) =>
+      many.map((policy) => ({ policy, at: at(minute), candidate: '1', error: null }));
+    await store.write({ selections: selections(0) });
     const young = await frames(1);
     for (let minute = 2; minute < 300; minute++) await pass(minute);
     const old = await frames(300);
-    // With an index keyed by repository and id, each repository's new entry lands on a page of
-    // its own once the history is longer than a page a repository: 50 more pages at least.
+    // With an index keyed by repository (or policy) and id, each one's new entry lands on a page
+    // of its own once the history is longer than a page each: 50 more pages at least.
     assert.ok(old <= young + 5, `a pass wrote ${young} pages on a young store, ${old} after 300 passes`);
+    // A statement with a trigger journals each page it touches for its own rollback, and 500 such
+    // statements in a pass's transaction spilled ~6 MB of journal to a temporary file (a trigger
+    // kept the selections' heads): 500 selections after the scans write little beyond the WAL.
+    const wchar = () => Number(/^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+    const before = wchar();
+    for (const repo of repositories) await scan(store, repo, ['1.0.0', '1.1.0'], 301);
+    await store.write({ selections: selections(301) });
+    await store.flush();
+    assert.ok(wchar() - before < 1e6, `a pass and 500 selections wrote ${wchar() - before} bytes`);
   });
 
   test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async (t) => {

@@ -5,7 +5,7 @@
  * PostgreSQL's types, so both backends share their row conversions (../rows.ts): times are
  * BIGINT milliseconds since the epoch, lists are JSON text, flags are 0/1.
  */
-import { scanHeads, schemaV1 } from '../schema.js';
+import { scanHeads, schemaV1, selectionHeads } from '../schema.js';
 
 export const PG_MIGRATIONS: readonly string[] = [
   schemaV1({
@@ -84,5 +84,23 @@ export const PG_MIGRATIONS: readonly string[] = [
   END $$;
   DROP INDEX scans_by_repository;
   DROP INDEX scans_good;
+  `,
+  // 9: each policy's newest selection in selection_heads, its history through selections.prev_id
+  // (../schema.ts, selectionHeads). The trigger swaps the head for each new selection and links
+  // the selection to the one it replaced, in one upsert: its row lock orders two transactions
+  // writing a policy's selections at once, and the second links to the first once it commits.
+  // (The chain's order is then the order of the swaps, which ids drawn earlier may not follow.)
+  `${selectionHeads({ big: 'BIGINT', keyed: '' })}
+  ALTER TABLE selection_heads ADD COLUMN before_id BIGINT;
+  CREATE FUNCTION selection_heads_link() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+  BEGIN
+    INSERT INTO selection_heads AS h (policy, last_id) VALUES (NEW.policy, NEW.id)
+      ON CONFLICT (policy) DO UPDATE SET before_id = h.last_id, last_id = excluded.last_id
+      RETURNING h.before_id INTO NEW.prev_id;
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER selection_heads_linked BEFORE INSERT ON selections
+    FOR EACH ROW EXECUTE FUNCTION selection_heads_link();
+  DROP INDEX selections_by_policy;
   `,
 ];

@@ -104,9 +104,15 @@ export const SQL = {
   setVerified: `INSERT INTO verified_digests (key, signer, at) VALUES ($1, $2, $3)
      ON CONFLICT (key) DO UPDATE SET signer = excluded.signer, at = excluded.at`,
   policyStates: 'SELECT * FROM policy_state WHERE policy = ANY($1::text[])',
-  selectionHistory: 'SELECT * FROM selections WHERE policy = $1 ORDER BY id DESC LIMIT $2',
-  latestSelections:
-    'SELECT DISTINCT ON (policy) * FROM selections WHERE policy = ANY($1::text[]) ORDER BY policy, id DESC',
+  // Back from the policy's newest selection, one primary-key lookup a selection (../schema.ts).
+  selectionHistory: `WITH RECURSIVE back (id, n) AS (
+       SELECT last_id, 1 FROM selection_heads WHERE policy = $1
+       UNION ALL
+       SELECT s.prev_id, back.n + 1 FROM back JOIN selections s ON s.id = back.id
+       WHERE s.prev_id IS NOT NULL AND back.n < $2)
+     SELECT s.* FROM back JOIN selections s ON s.id = back.id ORDER BY s.id DESC`,
+  latestSelections: `SELECT s.* FROM selection_heads h JOIN selections s ON s.id = h.last_id
+     WHERE h.policy = ANY($1::text[])`,
   beginRun: 'INSERT INTO runs (at, kind) VALUES ($1, $2) RETURNING id',
   run: 'SELECT * FROM runs WHERE id = $1',
   decisions: `SELECT d.*, r.at AS run_at, r.kind AS run_kind FROM decisions d JOIN runs r ON r.id = d.run_id

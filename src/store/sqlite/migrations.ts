@@ -2,7 +2,7 @@
  * SQLite's schema versions, applied in order; `PRAGMA user_version` records the last one applied.
  * Append new steps; never edit a released one. Times are integer milliseconds since the epoch.
  */
-import { scanHeads, schemaV1 } from '../schema.js';
+import { scanHeads, schemaV1, selectionHeads } from '../schema.js';
 
 export const MIGRATIONS: readonly string[] = [
   schemaV1({
@@ -93,5 +93,13 @@ export const MIGRATIONS: readonly string[] = [
   END;
   DROP INDEX scans_by_repository;
   DROP INDEX scans_good;
+  `,
+  // 11: each policy's newest selection in selection_heads, its history through selections.prev_id
+  // (../schema.ts, selectionHeads). recordSelection links a selection to the head and
+  // moveSelectionHead moves the head to it, under the write lock. Not a trigger: a statement with
+  // one journals every page it touches for its own rollback, and a pass's 500 selections in one
+  // savepoint then wrote ~6 MB of statement journal to a temporary file.
+  `${selectionHeads({ big: 'INTEGER', keyed: ' WITHOUT ROWID' })}
+  DROP INDEX selections_by_policy;
   `,
 ];

@@ -94,8 +94,19 @@ export const SQL = {
   setPolicyState: `INSERT INTO policy_state (policy, spec_hash, high_water, high_water_at, pending) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (policy) DO UPDATE SET spec_hash = excluded.spec_hash, high_water = excluded.high_water,
        high_water_at = excluded.high_water_at, pending = excluded.pending`,
-  recordSelection: 'INSERT INTO selections (policy, at, candidate, error, unverified) VALUES (?, ?, ?, ?, ?)',
-  selectionHistory: 'SELECT * FROM selections WHERE policy = ? ORDER BY id DESC LIMIT ?',
+  recordSelection: `INSERT INTO selections (policy, at, candidate, error, unverified, prev_id)
+     VALUES (?, ?, ?, ?, ?, (SELECT last_id FROM selection_heads WHERE policy = ?))`,
+  moveSelectionHead: `INSERT INTO selection_heads (policy, last_id) VALUES (?, ?)
+     ON CONFLICT (policy) DO UPDATE SET last_id = excluded.last_id`,
+  // Back from the policy's newest selection, one primary-key lookup a selection (../schema.ts).
+  selectionHistory: `WITH RECURSIVE back (id, n) AS (
+       SELECT last_id, 1 FROM selection_heads WHERE policy = @policy
+       UNION ALL
+       SELECT s.prev_id, back.n + 1 FROM back JOIN selections s ON s.id = back.id
+       WHERE s.prev_id IS NOT NULL AND back.n < @limit)
+     SELECT s.* FROM back CROSS JOIN selections s ON s.id = back.id ORDER BY s.id DESC`,
+  latestSelections: `SELECT s.* FROM json_each(?) j JOIN selection_heads h ON h.policy = j.value
+     CROSS JOIN selections s ON s.id = h.last_id`,
   beginRun: 'INSERT INTO runs (at, kind) VALUES (?, ?)',
   recordDecision: `INSERT INTO decisions (run_id, automation, file, line, setter, policy, current, candidate, reason, detail, action)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -327,18 +327,13 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   }
 
   async selectionHistory(policy: string, limit = 20): Promise<store.SelectionRecord[]> {
-    return this.#all<stored.SelectionRow>(SQL.selectionHistory, policy, stored.limitOf(limit, 20)).map(
-      stored.toSelection,
-    );
+    const params = { policy, limit: stored.limitOf(limit, 20) };
+    return this.#all<stored.SelectionRow>(SQL.selectionHistory, params).map(stored.toSelection);
   }
 
   async latestSelections(policies: readonly string[]): Promise<Map<string, store.SelectionRecord>> {
-    const out = new Map<string, store.SelectionRecord>();
-    for (const p of policies) {
-      const [newest] = await this.selectionHistory(p, 1);
-      if (newest) out.set(p, newest);
-    }
-    return out;
+    const rows = this.#all<stored.SelectionRow>(SQL.latestSelections, JSON.stringify(policies));
+    return new Map(rows.map((r) => [r.policy, stored.toSelection(r)]));
   }
 
   // ---------------------------------------------------------------- commit batches

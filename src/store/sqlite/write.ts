@@ -18,6 +18,7 @@ export function writeBatch(db: Database.Database, batch: StoreWrite, carrier: De
   const setTagDigest = once('setTagDigest');
   const setPolicyState = once('setPolicyState');
   const recordSelection = once('recordSelection');
+  const moveSelectionHead = once('moveSelectionHead');
   const recordDecision = once('recordDecision');
   const recordEvent = once('recordEvent');
   for (const d of batch.tagDigests ?? []) setTagDigest().run(d.repository, d.tag, d.digest, ms(d.at));
@@ -29,14 +30,17 @@ export function writeBatch(db: Database.Database, batch: StoreWrite, carrier: De
       state.highWaterAt ? ms(state.highWaterAt) : null,
       pendingJson(state),
     );
-  for (const s of batch.selections ?? [])
-    recordSelection().run(
+  for (const s of batch.selections ?? []) {
+    const { lastInsertRowid } = recordSelection().run(
       s.policy,
       ms(s.at),
       s.candidate,
       s.error,
       s.unverified ? JSON.stringify(s.unverified) : null,
+      s.policy,
     );
+    moveSelectionHead().run(s.policy, lastInsertRowid);
+  }
   const runId = batch.decisions?.runId;
   const earlier = mayBeWhole(batch) && db.prepare(SQL.hasDecisions).pluck().get(runId) !== undefined;
   const plan = carrier.plan(batch, earlier);
