@@ -982,9 +982,9 @@ const scanHeads: Mutation[] = [
   {
     area: 'scan-heads',
     file: 'src/store/schema.ts',
-    find: 'lag(id) OVER (PARTITION BY repository ORDER BY id)',
+    find: 'lag(id) OVER (PARTITION BY ${key} ORDER BY id)',
     replace: 'lag(id) OVER (ORDER BY id)',
-    description: "an older store's history filled across repositories",
+    description: "an older store's histories filled across repositories and policies",
     tests: HEADS_TESTS,
   },
   {

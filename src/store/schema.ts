@@ -132,6 +132,15 @@ export function schemaV1(d: Dialect): string {
   `;
 }
 
+/** `prev_id` on `table`: each row's link to the one before it with the same `key`, filled for the rows there. */
+function linkedBack(table: string, key: string, d: Pick<Dialect, 'big'>): string {
+  return `
+  ALTER TABLE ${table} ADD COLUMN prev_id ${d.big};
+  UPDATE ${table} SET prev_id = back.prev_id
+    FROM (SELECT id, lag(id) OVER (PARTITION BY ${key} ORDER BY id) AS prev_id FROM ${table}) AS back
+    WHERE back.id = ${table}.id AND back.prev_id IS NOT NULL;`;
+}
+
 /**
  * Each repository's newest scans, and a link from each scan to the one before it. A pass rescans
  * every repository; an index keyed by (repository, id) then takes one new entry a repository, on
@@ -146,11 +155,7 @@ export function schemaV1(d: Dialect): string {
  * reads them.
  */
 export function scanHeads(d: Pick<Dialect, 'big' | 'keyed'>): string {
-  return `
-  ALTER TABLE scans ADD COLUMN prev_id ${d.big};
-  UPDATE scans SET prev_id = back.prev_id
-    FROM (SELECT id, lag(id) OVER (PARTITION BY repository ORDER BY id) AS prev_id FROM scans) AS back
-    WHERE back.id = scans.id AND back.prev_id IS NOT NULL;
+  return `${linkedBack('scans', 'repository', d)}
   CREATE TABLE scan_heads (
     repository  TEXT    NOT NULL,
     image       TEXT    NOT NULL,
@@ -174,11 +179,7 @@ export function scanHeads(d: Pick<Dialect, 'big' | 'keyed'>): string {
  * `moveSelectionHead`, PostgreSQL's trigger); filled here for older stores, whose index the backend's step drops.
  */
 export function selectionHeads(d: Pick<Dialect, 'big' | 'keyed'>): string {
-  return `
-  ALTER TABLE selections ADD COLUMN prev_id ${d.big};
-  UPDATE selections SET prev_id = back.prev_id
-    FROM (SELECT id, lag(id) OVER (PARTITION BY policy ORDER BY id) AS prev_id FROM selections) AS back
-    WHERE back.id = selections.id AND back.prev_id IS NOT NULL;
+  return `${linkedBack('selections', 'policy', d)}
   CREATE TABLE selection_heads (
     policy  TEXT    PRIMARY KEY,
     last_id ${d.big} NOT NULL
