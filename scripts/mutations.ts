@@ -1005,6 +1005,42 @@ const scanHeads: Mutation[] = [
   },
 ];
 
+/** A one-shot run carries from the newest base of its automations in the store (src/store/carry.ts). */
+const storedBases: Mutation[] = [
+  {
+    area: 'stored-bases',
+    file: 'src/store/carry.ts',
+    find: 'if (this.#bases.has(lineage) || this.#looked.has(lineage)) return null;',
+    replace: 'if (this.#bases.has(lineage) || this.#looked.has(lineage) || lineage !== null) return null;',
+    description: "a one-shot run never looks for its automations' base in the store",
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'stored-bases',
+    file: 'src/store/carry.ts',
+    find: "if ([...new Set(await src.automations(id))].sort().join('\\n') !== lineage) continue;",
+    replace: '',
+    description: 'a base of other automations is carried from',
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'stored-bases',
+    file: 'src/store/carry.ts',
+    find: 'if (rows.length !== row.decisions_count) continue;',
+    replace: '',
+    description: 'a base whose rows do not add up is carried from',
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'stored-bases',
+    file: 'src/store/sqlite/sql.ts',
+    find: 'WHERE decisions_count IS NOT NULL ORDER BY base DESC LIMIT 8`,',
+    replace: 'WHERE decisions_count IS NOT NULL ORDER BY base LIMIT 8`,',
+    description: 'the oldest base in the store is carried from',
+    tests: HEADS_TESTS,
+  },
+];
+
 const PINS = 'src/guard/pins.ts';
 const PIN_TESTS = ['test/guard/pins.test.ts'];
 
@@ -1046,6 +1082,7 @@ export const MUTATIONS: Mutation[] = [
   ...sharedRows,
   ...latestScans,
   ...scanHeads,
+  ...storedBases,
   ...pins,
   ...apply,
   ...gitPass,

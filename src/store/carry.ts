@@ -84,11 +84,40 @@ export const mayBeWhole = (batch: StoreWrite): boolean =>
 
 /**
  * The writer's side: the last base this store wrote for each set of automations (a daemon's job
- * is one automation), so a later run of the same automations can carry from it. Only bases this
- * process wrote are used: their rows are known without reading them, and never change.
+ * is one automation), so a later run of the same automations can carry from it. A base's rows
+ * never change. Those this process wrote are known without reading them; for a set of
+ * automations it has not written yet, the backend looks once for the newest base of theirs in the
+ * store (`unknown`, `storedBase`, `learn`): a one-shot `pawl run` then carries from the run of
+ * the process before it, as a daemon's passes carry from each other.
  */
 export class DecisionCarrier {
   readonly #bases = new Map<string, Base>();
+  /** The sets of automations already looked for in the store. */
+  readonly #looked = new Set<string>();
+
+  /**
+   * The automations of `batch` (its lineage) when it may be a whole run of automations this
+   * carrier has no base of and has not looked for in the store; null otherwise.
+   */
+  unknown(batch: StoreWrite): string | null {
+    if (!mayBeWhole(batch)) return null;
+    const lineage = lineageOf(batch.decisions!.decisions);
+    if (this.#bases.has(lineage) || this.#looked.has(lineage)) return null;
+    this.#looked.add(lineage);
+    return lineage;
+  }
+
+  /** A base of `lineage` read from the store (`storedBase`). */
+  learn(lineage: string, base: StoredBase): void {
+    if (this.#bases.has(lineage) || lineageOf(base.decisions) !== lineage) return;
+    const ds = base.decisions;
+    this.#bases.set(lineage, {
+      run: base.run,
+      decisions: ds,
+      positions: new FirstPositions(ds.length, (i) => keyOf(ds[i]!)),
+      lists: keptLists(base.result),
+    });
+  }
 
   /**
    * How `batch`'s decisions are to be written. `earlier`: the run has stored decisions already
@@ -148,11 +177,64 @@ export class DecisionCarrier {
   /** Forgets every base: writes this process believed stored may not be (a failed commit). */
   clear(): void {
     this.#bases.clear();
+    this.#looked.clear();
   }
 }
 
 function lineageOf(ds: readonly Decision[]): string {
   return [...new Set(ds.map((d) => d.automation))].sort().join('\n');
+}
+
+/** A base as read from the store: its run, its decisions in id order, its result as written. */
+export interface StoredBase {
+  run: number;
+  decisions: Decision[];
+  result: unknown;
+}
+
+/** What a backend answers for `storedBase`, beside its `CarriedReader`. */
+export interface BaseSource {
+  /** The bases of the newest runs that have decisions (themselves, or the run each carries from), newest first. */
+  recentBases(): Promise<number[]>;
+  /** The automations a run's stored rows decide, sorted or not. */
+  automations(runId: number): Promise<string[]>;
+  /** The run's row (null when there is none). */
+  runRow(runId: number): Promise<(RunRow & CarriedRunRow) | null>;
+}
+
+/**
+ * The newest base in the store whose decisions are of exactly these automations (a lineage),
+ * with its rows and its result as they were written; null when none of the newest runs' is. A
+ * run that does not add up (changed by hand) is passed over: the run then is written whole.
+ */
+export async function storedBase(
+  lineage: string,
+  src: BaseSource,
+  reader: CarriedReader,
+): Promise<StoredBase | null> {
+  for (const id of await src.recentBases()) {
+    if ([...new Set(await src.automations(id))].sort().join('\n') !== lineage) continue;
+    const row = await src.runRow(id);
+    if (row === null || row.decisions_base !== null || row.decisions_count === null) continue;
+    const rows = await reader.runRows(row);
+    if (rows.length !== row.decisions_count) continue;
+    const decisions = rows.map(
+      ({ automation, file, line, setter, policy, current, candidate, reason, detail, action }): Decision => ({
+        automation,
+        file,
+        line,
+        setter,
+        policy,
+        current,
+        candidate,
+        reason,
+        detail,
+        action,
+      }),
+    );
+    return { run: id, decisions, result: (await reader.run(row)).result };
+  }
+  return null;
 }
 
 /** A `runs` row as the readers of carried runs need it. */

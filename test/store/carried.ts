@@ -160,9 +160,14 @@ export function legacyRuns(): { sql: string[]; seed: (m: Model) => void } {
 /**
  * A sequence of passes of two automations, every reader's answer compared with the model's.
  * `legacy`: the store holds `legacyRuns()` (upgraded in place): they read as they did, and
- * the passes after them carry as on a new store.
+ * the passes after them carry as on a new store. `reopen`: each pass is written by a store
+ * opened anew (closing the one before), as one-shot `pawl run`s are; returns the last store.
  */
-export async function checkCarriedSequence(s: Store, legacy = false): Promise<void> {
+export async function checkCarriedSequence(
+  s: Store,
+  legacy = false,
+  reopen?: (s: Store) => Promise<Store>,
+): Promise<Store> {
   const model = new Model(1);
   const runs: number[] = [];
   if (legacy) {
@@ -179,6 +184,7 @@ export async function checkCarriedSequence(s: Store, legacy = false): Promise<vo
     opts: { split?: boolean; unfinished?: boolean; result?: unknown } = {},
   ): Promise<void> => {
     minute += 5;
+    if (reopen) s = await reopen(s);
     const id = await s.beginRun(at(minute), kind);
     model.begin(id, kind, minute);
     runs.push(id);
@@ -269,24 +275,28 @@ export async function checkCarriedSequence(s: Store, legacy = false): Promise<vo
   }
   await pass('run', []); // nothing to decide
   await pass('run', cur);
+  return s;
 }
 
 /**
  * The rows a daemon's passes write, among 10 and 100 markers: the first every row; then an
  * unchanged pass none, a pass with one changed marker one (until the changes since the last
  * whole run pass `carryLimit`, then a whole run again). `written(fn)`: rows inserted, updated or
- * deleted by table; `resultBytes(run)`: the stored result's length.
+ * deleted by table; `resultBytes(run)`: the stored result's length. `reopen`: each pass in a
+ * store opened anew, as one-shot `pawl run`s are (the same rows: each carries from the store's).
  */
 export async function checkCarriedWrites(
   store: Store,
   written: (fn: () => Promise<unknown>) => Promise<Record<string, number>>,
   resultBytes: (runId: number) => Promise<number>,
-): Promise<void> {
+  reopen?: (s: Store) => Promise<Store>,
+): Promise<Store> {
   const bytes: Record<number, number[]> = {};
   for (const n of [10, 100]) {
     const auto = `flux-system/fleet-${n}`;
     let minute = 0;
     const pass = (ds: Decision[]) => async () => {
+      if (reopen) store = await reopen(store);
       const id = await store.beginRun(at(++minute), 'run');
       await store.write({
         decisions: { runId: id, decisions: ds },
@@ -301,7 +311,26 @@ export async function checkCarriedWrites(
     assert.deepEqual(await written(pass(one)), { decisions: 1, runs: 2 }, `${n}: one marker changed`);
     assert.deepEqual(await written(pass(one)), { decisions: 1, runs: 2 }, `${n}: the same change again`);
   }
+  // Back to the first automations after the others' passes: from their own base, not the newest.
+  let minute = 100;
+  const again = (ds: Decision[]) => async () => {
+    if (reopen) store = await reopen(store);
+    const id = await store.beginRun(at(++minute), 'run');
+    await store.write({
+      decisions: { runId: id, decisions: ds },
+      finishRun: { runId: id, result: reportOf(ds), endedAt: at(minute) },
+    });
+  };
+  const ten = (version: number) =>
+    Array.from({ length: 10 }, (_, i) =>
+      marker('flux-system/fleet-10', i, version, i === 0 ? 'write' : 'keep'),
+    );
+  assert.deepEqual(await written(again(ten(1))), { decisions: 1, runs: 2 }, 'fleet-10 after fleet-100');
+  // Every marker changed: a new base; the same pass again carries from it, not from the old one.
+  assert.deepEqual(await written(again(ten(5))), { decisions: 10, runs: 2 }, 'fleet-10, all changed');
+  assert.deepEqual(await written(again(ten(5))), { runs: 2 }, 'fleet-10, from its new base');
   // The stored result of an unchanged pass holds no row per marker: 10 against 100 markers.
   const [small, large] = [bytes[10]!, bytes[100]!];
   assert.ok(large[1]! - small[1]! < (large[0]! - small[0]!) / 2, `result bytes ${JSON.stringify(bytes)}`);
+  return store;
 }

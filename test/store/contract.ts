@@ -909,7 +909,9 @@ export function storeContract(name: string, open: OpenStore): void {
 
       test(
         'carried decisions: a sequence of passes reads back as a store that writes every row does',
-        withStore((s) => checkCarriedSequence(s)),
+        withStore(async (s) => {
+          await checkCarriedSequence(s);
+        }),
       );
 
       test(

@@ -16,6 +16,7 @@ import {
   migratePostgres,
   StoreUnavailableError,
   type PostgresStore,
+  type Store,
 } from '../../src/store/index.js';
 import { PG_SCHEMA_VERSION } from '../../src/store/postgres/index.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
@@ -323,6 +324,46 @@ describe('PostgreSQL store', { skip }, () => {
         await checkCarriedWrites(store, written, resultBytes);
       } finally {
         await store.close();
+      }
+    });
+
+    test('one-shot runs, each in a store opened anew, carry from the base in the store and read back alike', async () => {
+      const schema = fresh();
+      const reopen = async (s: Store) => (await s.close(), open(schema));
+      await (await checkCarriedSequence(await open(schema), false, reopen)).close();
+    });
+
+    test('a one-shot pass writes the decisions that differ from the store’s base, as a daemon’s pass does', async () => {
+      const schema = fresh();
+      const admin = await open(schema);
+      try {
+        await admin.pool.query(`
+          CREATE TABLE ${schema}.written (tbl TEXT NOT NULL);
+          CREATE FUNCTION ${schema}.count_written() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
+          CREATE TRIGGER count_runs AFTER INSERT OR UPDATE OR DELETE ON ${schema}.runs
+            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
+          CREATE TRIGGER count_decisions AFTER INSERT OR UPDATE OR DELETE ON ${schema}.decisions
+            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();`);
+        const written = async (fn: () => Promise<unknown>) => {
+          await admin.pool.query(`DELETE FROM ${schema}.written`);
+          await fn();
+          const rows = await admin.pool.query<{ tbl: string; n: number }>(
+            `SELECT tbl, count(*)::int AS n FROM ${schema}.written GROUP BY tbl ORDER BY tbl`,
+          );
+          return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
+        };
+        const resultBytes = async (runId: number) =>
+          (
+            await admin.pool.query<{ n: number }>(
+              `SELECT length(result)::int AS n FROM ${schema}.runs WHERE id = $1`,
+              [runId],
+            )
+          ).rows[0]!.n;
+        const reopen = async (s: Store) => (await s.close(), open(schema));
+        await (await checkCarriedWrites(await open(schema), written, resultBytes, reopen)).close();
+      } finally {
+        await admin.close();
       }
     });
 

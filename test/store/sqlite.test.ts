@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION } from '../../src/store/index.js';
+import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION, type Store } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
@@ -20,7 +20,7 @@ import {
   scan,
   storeContract,
 } from './contract.js';
-import { checkCarriedSequence, checkCarriedWrites, legacyRuns } from './carried.js';
+import { checkCarriedSequence, checkCarriedWrites, legacyRuns, marker, reportOf } from './carried.js';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'pawl-store-'));
@@ -246,6 +246,66 @@ describe('SQLite: openSqliteStore', () => {
       return (db.prepare('SELECT length(result) AS n FROM runs WHERE id = ?').get(runId) as { n: number }).n;
     };
     await checkCarriedWrites(store, written, resultBytes);
+  });
+
+  test('one-shot runs, each in a store opened anew, carry from the base in the store and read back alike', async (t) => {
+    const dir = tempDir(t);
+    const reopen = async (s: Store) => (await s.close(), openSqliteStore(dir, {}));
+    const last = await checkCarriedSequence(openSqliteStore(dir, {}), false, reopen);
+    await last.close();
+  });
+
+  test('a one-shot pass writes the decisions that differ from the store’s base, as a daemon’s pass does', async (t) => {
+    const dir = tempDir(t);
+    await openSqliteStore(dir, {}).close();
+    const db = new Database(join(dir, 'pawl.db'));
+    t.after(() => db.close());
+    db.exec('CREATE TABLE written (tbl TEXT NOT NULL)');
+    for (const tbl of ['runs', 'decisions'])
+      for (const op of ['INSERT', 'UPDATE', 'DELETE'])
+        db.exec(
+          `CREATE TRIGGER count_${tbl}_${op} AFTER ${op} ON ${tbl} BEGIN INSERT INTO written VALUES ('${tbl}'); END`,
+        );
+    // Each pass closes the store before it is counted: a one-shot process's writes are committed at its end.
+    let current: Store | null = null;
+    const reopen = async (s: Store | null) => (await s?.close(), (current = openSqliteStore(dir, {})));
+    const written = async (fn: () => Promise<unknown>) => {
+      db.exec('DELETE FROM written');
+      await fn();
+      await current!.flush();
+      const rows = db.prepare('SELECT tbl, count(*) AS n FROM written GROUP BY tbl ORDER BY tbl').all();
+      return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
+    };
+    const resultBytes = async (runId: number) => {
+      await current!.flush();
+      return (db.prepare('SELECT length(result) AS n FROM runs WHERE id = ?').get(runId) as { n: number }).n;
+    };
+    await (await checkCarriedWrites(await reopen(null), written, resultBytes, reopen)).close();
+  });
+
+  test('a one-shot run does not carry from a base changed by hand: it is written whole', async (t) => {
+    const dir = tempDir(t);
+    const ds = Array.from({ length: 10 }, (_, i) => marker('flux-system/fleet', i));
+    const pass = async (minute: number) => {
+      const s = openSqliteStore(dir, {});
+      const id = await s.beginRun(at(minute), 'run');
+      await s.write({
+        decisions: { runId: id, decisions: ds },
+        finishRun: { runId: id, result: reportOf(ds), endedAt: at(minute) },
+      });
+      await s.close();
+      return id;
+    };
+    const base = await pass(1);
+    const db = new Database(join(dir, 'pawl.db'));
+    t.after(() => db.close());
+    db.prepare('DELETE FROM decisions WHERE id = (SELECT max(id) FROM decisions WHERE run_id = ?)').run(base);
+    const next = await pass(2);
+    const row = db.prepare('SELECT decisions_base, decisions_count FROM runs WHERE id = ?').get(next);
+    assert.deepEqual(row, { decisions_base: null, decisions_count: 10 });
+    const s = openSqliteStore(dir, {});
+    t.after(() => s.close());
+    assert.equal((await s.decisions({ runId: next })).length, 10);
   });
 
   test('refuses a database from a newer pawl, saying it is safe to move away', async (t) => {

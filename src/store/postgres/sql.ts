@@ -165,6 +165,12 @@ export const SQL = {
      FROM unnest($2::bigint[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
        AS x(id, automation, file, line, setter, policy, current, candidate, reason, detail, action)`,
   runResult: 'SELECT result FROM runs WHERE id = $1',
+  // The bases of the newest runs that have decisions, newest first (../carry.ts, storedBase):
+  // among the last 256 runs, so a store of runs without any stops early.
+  recentBases: `SELECT DISTINCT coalesce(decisions_base, id) AS base FROM (
+       SELECT id, decisions_base, decisions_count FROM runs ORDER BY id DESC LIMIT 256) r
+     WHERE decisions_count IS NOT NULL ORDER BY base DESC LIMIT 8`,
+  automationsOfRun: 'SELECT DISTINCT automation FROM decisions WHERE run_id = $1',
   carriedRun:
     'SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs WHERE id = $1',
   // Newest block first; with a policy, only runs whose base decided it.

@@ -5,7 +5,7 @@
  * (session.ts).
  */
 import type * as records from '../../records/index.js';
-import { CarriedReader, DecisionCarrier, type CarriedRunRow } from '../carry.js';
+import { CarriedReader, DecisionCarrier, storedBase, type BaseSource, type CarriedRunRow } from '../carry.js';
 import { CurrentTagsCache, type CurrentList } from '../current.js';
 import {
   failedScanColumns,
@@ -55,6 +55,12 @@ export class PostgresStore extends SingleReads implements store.Store {
   readonly #current: CurrentTagsCache;
   readonly #carrier = new DecisionCarrier();
   readonly #carried: CarriedReader;
+  readonly #bases: BaseSource = {
+    recentBases: async () => (await this.#s.q<{ base: number }>(SQL.recentBases)).map((r) => r.base),
+    automations: async (runId) =>
+      (await this.#s.q<{ automation: string }>(SQL.automationsOfRun, [runId])).map((r) => r.automation),
+    runRow: async (runId) => (await this.#s.q<stored.RunRow & CarriedRunRow>(SQL.run, [runId]))[0] ?? null,
+  };
 
   /** Use openPostgresStore. */
   constructor(opts: PostgresStoreOptions) {
@@ -320,6 +326,11 @@ export class PostgresStore extends SingleReads implements store.Store {
 
   async write(batch: store.StoreWrite): Promise<void> {
     if (isEmpty(batch)) return;
+    const lineage = this.#carrier.unknown(batch);
+    if (lineage !== null) {
+      const base = await storedBase(lineage, this.#bases, this.#carried);
+      if (base) this.#carrier.learn(lineage, base);
+    }
     const written = await this.#s.tx((c) => writeBatch(c, batch, this.#carrier));
     written();
   }

@@ -123,6 +123,13 @@ export const SQL = {
   finishRun: `UPDATE runs SET ended_at = ?, result = ?, decisions_base = ?, decisions_first = ?,
        decisions_count = ?, decisions_excluded = ? WHERE id = ?`,
   runResult: 'SELECT result FROM runs WHERE id = ?',
+  // The bases of the newest runs that have decisions, newest first (../carry.ts, storedBase):
+  // among the last 256 runs, so a store of runs without any stops early.
+  recentBases: `SELECT DISTINCT coalesce(decisions_base, id) AS base FROM (
+       SELECT id, decisions_base, decisions_count FROM runs ORDER BY id DESC LIMIT 256)
+     WHERE decisions_count IS NOT NULL ORDER BY base DESC LIMIT 8`,
+  /** Plucked. */
+  automationsOfRun: 'SELECT DISTINCT automation FROM decisions WHERE run_id = ?',
   carriedRun:
     'SELECT id, at, kind, decisions_base, decisions_first, decisions_count, decisions_excluded FROM runs WHERE id = ?',
   // Newest block first, in runs_carried; with a policy, only runs whose base decided it (a run

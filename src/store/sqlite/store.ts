@@ -1,7 +1,7 @@
 /** The SQLite store: one file in the state directory, for one host (better-sqlite3, synchronous underneath). */
 import type Database from 'better-sqlite3';
 import type * as records from '../../records/index.js';
-import { CarriedReader, DecisionCarrier, type CarriedRunRow } from '../carry.js';
+import { CarriedReader, DecisionCarrier, storedBase, type BaseSource, type CarriedRunRow } from '../carry.js';
 import { CurrentTagsCache, type CurrentList } from '../current.js';
 import { LatestScansCache } from '../latest.js';
 import {
@@ -44,6 +44,11 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   /** The commits that had failed when the carrier last learnt a base. */
   #failures = 0;
   readonly #carried: CarriedReader;
+  readonly #bases: BaseSource = {
+    recentBases: async () => this.#all<{ base: number }>(SQL.recentBases).map((r) => r.base),
+    automations: async (runId) => this.#db.prepare(SQL.automationsOfRun).pluck().all(runId) as string[],
+    runRow: async (runId) => this.#get<stored.RunRow & CarriedRunRow>(SQL.run, runId) ?? null,
+  };
 
   /** Use openSqliteStore. */
   constructor(
@@ -388,6 +393,11 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     if (this.#groups.failures() !== this.#failures) {
       this.#carrier.clear();
       this.#failures = this.#groups.failures();
+    }
+    const lineage = this.#carrier.unknown(batch);
+    if (lineage !== null) {
+      const base = await storedBase(lineage, this.#bases, this.#carried);
+      if (base) this.#carrier.learn(lineage, base);
     }
     this.#groups.write(() => writeBatch(this.#db, batch, this.#carrier))();
   }
