@@ -1039,6 +1039,14 @@ const storedBases: Mutation[] = [
     description: 'the oldest base in the store is carried from',
     tests: HEADS_TESTS,
   },
+  {
+    area: 'stored-bases',
+    file: 'src/store/carry.ts',
+    find: '      if (err instanceof RuntimeError) continue;\n',
+    replace: '',
+    description: "a base whose result does not add up fails the run's write",
+    tests: HEADS_TESTS,
+  },
 ];
 
 const PINS = 'src/guard/pins.ts';

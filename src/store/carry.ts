@@ -232,7 +232,15 @@ export async function storedBase(
         action,
       }),
     );
-    return { run: id, decisions, result: (await reader.run(row)).result };
+    let result: unknown;
+    try {
+      result = (await reader.run(row)).result;
+    } catch (err) {
+      // Its result does not add up: passed over as its rows would be.
+      if (err instanceof RuntimeError) continue;
+      throw err;
+    }
+    return { run: id, decisions, result };
   }
   return null;
 }

@@ -283,30 +283,41 @@ describe('SQLite: openSqliteStore', () => {
     await (await checkCarriedWrites(await reopen(null), written, resultBytes, reopen)).close();
   });
 
-  test('a one-shot run does not carry from a base changed by hand: it is written whole', async (t) => {
-    const dir = tempDir(t);
-    const ds = Array.from({ length: 10 }, (_, i) => marker('flux-system/fleet', i));
-    const pass = async (minute: number) => {
+  for (const [what, tamper] of [
+    [
+      'a decision row deleted',
+      'DELETE FROM decisions WHERE id = (SELECT max(id) FROM decisions WHERE run_id = ?)',
+    ],
+    [
+      'a result carried from no base',
+      `UPDATE runs SET result = '{"repositories":{"$carried":true,"own":[],"excluded":[],"count":1}}' WHERE id = ?`,
+    ],
+  ] as const)
+    test(`a one-shot run does not carry from a base changed by hand (${what}): it is written whole`, async (t) => {
+      const dir = tempDir(t);
+      const ds = Array.from({ length: 10 }, (_, i) => marker('flux-system/fleet', i));
+      const pass = async (minute: number) => {
+        const s = openSqliteStore(dir, {});
+        const id = await s.beginRun(at(minute), 'run');
+        await s.write({
+          decisions: { runId: id, decisions: ds },
+          finishRun: { runId: id, result: reportOf(ds), endedAt: at(minute) },
+        });
+        await s.close();
+        return id;
+      };
+      const base = await pass(1);
+      const db = new Database(join(dir, 'pawl.db'));
+      t.after(() => db.close());
+      db.prepare(tamper).run(base);
+      const next = await pass(2);
+      const row = db.prepare('SELECT decisions_base, decisions_count FROM runs WHERE id = ?').get(next);
+      assert.deepEqual(row, { decisions_base: null, decisions_count: 10 });
       const s = openSqliteStore(dir, {});
-      const id = await s.beginRun(at(minute), 'run');
-      await s.write({
-        decisions: { runId: id, decisions: ds },
-        finishRun: { runId: id, result: reportOf(ds), endedAt: at(minute) },
-      });
-      await s.close();
-      return id;
-    };
-    const base = await pass(1);
-    const db = new Database(join(dir, 'pawl.db'));
-    t.after(() => db.close());
-    db.prepare('DELETE FROM decisions WHERE id = (SELECT max(id) FROM decisions WHERE run_id = ?)').run(base);
-    const next = await pass(2);
-    const row = db.prepare('SELECT decisions_base, decisions_count FROM runs WHERE id = ?').get(next);
-    assert.deepEqual(row, { decisions_base: null, decisions_count: 10 });
-    const s = openSqliteStore(dir, {});
-    t.after(() => s.close());
-    assert.equal((await s.decisions({ runId: next })).length, 10);
-  });
+      t.after(() => s.close());
+      assert.equal((await s.decisions({ runId: next })).length, 10);
+      assert.deepEqual((await s.getRun(next))!.result, reportOf(ds));
+    });
 
   test('refuses a database from a newer pawl, saying it is safe to move away', async (t) => {
     const dir = tempDir(t);
