@@ -31,7 +31,7 @@ import {
 import { FirstPositions } from './positions.js';
 import type { KeptList } from './result.js';
 import type { DecisionRow, RunRow } from './rows.js';
-import { DECISION_FIELDS, parseJson, toDecision, toRun } from './rows.js';
+import { DECISION_FIELDS, decisionOf, parseJson, toDecision, toRun } from './rows.js';
 import type { DecisionFilter, RunRecord, StoreWrite } from './types.js';
 
 export { carryLimit };
@@ -218,20 +218,7 @@ export async function storedBase(
     if (row === null || row.decisions_base !== null || row.decisions_count === null) continue;
     const rows = await reader.runRows(row);
     if (rows.length !== row.decisions_count) continue;
-    const decisions = rows.map(
-      ({ automation, file, line, setter, policy, current, candidate, reason, detail, action }): Decision => ({
-        automation,
-        file,
-        line,
-        setter,
-        policy,
-        current,
-        candidate,
-        reason,
-        detail,
-        action,
-      }),
-    );
+    const decisions = rows.map(decisionOf);
     let result: unknown;
     try {
       result = (await reader.run(row)).result;

@@ -243,11 +243,12 @@ export const decisionValues = (d: Decision): Decision[(typeof DECISION_FIELDS)[n
 export type DecisionRow = Decision & { id: number; run_id: number; run_at: number; run_kind: RunKind };
 
 export function toDecision(r: DecisionRow): DecisionRecord {
+  return { id: r.id, runId: r.run_id, runKind: r.run_kind, at: date(r.run_at), ...decisionOf(r) };
+}
+
+/** The decision a row holds, without its id and run. */
+export function decisionOf(r: DecisionRow): Decision {
   return {
-    id: r.id,
-    runId: r.run_id,
-    runKind: r.run_kind,
-    at: date(r.run_at),
     automation: r.automation,
     file: r.file,
     line: r.line,

@@ -56,6 +56,39 @@ after(async () => {
 
 const open = (schema = fresh()) => openPostgresStore({ url: server.url, schema });
 
+/**
+ * Every row inserted, updated or deleted in `tables`, by table, counted by triggers:
+ * `written(fn)` the rows `fn` touched; `resultBytes(run)` the length of a run's stored result.
+ */
+async function counting(store: PostgresStore, schema: string, tables: readonly string[]) {
+  await store.pool.query(`
+    CREATE TABLE ${schema}.written (tbl TEXT NOT NULL);
+    CREATE FUNCTION ${schema}.count_written() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
+    ${tables
+      .map(
+        (t) => `CREATE TRIGGER count_${t} AFTER INSERT OR UPDATE OR DELETE ON ${schema}.${t}
+      FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();`,
+      )
+      .join('\n')}`);
+  const written = async (fn: () => Promise<unknown>) => {
+    await store.pool.query(`DELETE FROM ${schema}.written`);
+    await fn();
+    const rows = await store.pool.query<{ tbl: string; n: number }>(
+      `SELECT tbl, count(*)::int AS n FROM ${schema}.written GROUP BY tbl ORDER BY tbl`,
+    );
+    return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
+  };
+  const resultBytes = async (runId: number) =>
+    (
+      await store.pool.query<{ n: number }>(
+        `SELECT length(result)::int AS n FROM ${schema}.runs WHERE id = $1`,
+        [runId],
+      )
+    ).rows[0]!.n;
+  return { written, resultBytes };
+}
+
 describe('PostgreSQL store', { skip }, () => {
   storeContract('PostgreSQL', async (options) =>
     openPostgresStore({ url: server.url, schema: fresh(), ...options }),
@@ -267,27 +300,7 @@ describe('PostgreSQL store', { skip }, () => {
       const schema = fresh();
       const store = await open(schema);
       try {
-        // Every row inserted, updated or deleted, by table, counted by triggers.
-        await store.pool.query(`
-          CREATE TABLE ${schema}.written (tbl TEXT NOT NULL);
-          CREATE FUNCTION ${schema}.count_written() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
-          CREATE TRIGGER count_scans AFTER INSERT OR UPDATE OR DELETE ON ${schema}.scans
-            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
-          CREATE TRIGGER count_tags AFTER INSERT OR UPDATE OR DELETE ON ${schema}.tags
-            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
-          CREATE TRIGGER count_raw AFTER INSERT OR UPDATE OR DELETE ON ${schema}.raw_responses
-            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
-          CREATE TRIGGER count_heads AFTER INSERT OR UPDATE OR DELETE ON ${schema}.scan_heads
-            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();`);
-        const written = async (fn: () => Promise<unknown>) => {
-          await store.pool.query(`DELETE FROM ${schema}.written`);
-          await fn();
-          const rows = await store.pool.query<{ tbl: string; n: number }>(
-            `SELECT tbl, count(*)::int AS n FROM ${schema}.written GROUP BY tbl ORDER BY tbl`,
-          );
-          return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
-        };
+        const { written } = await counting(store, schema, ['scans', 'tags', 'raw_responses', 'scan_heads']);
         await checkUnchangedRescanWrites(store, written);
       } finally {
         await store.close();
@@ -298,29 +311,7 @@ describe('PostgreSQL store', { skip }, () => {
       const schema = fresh();
       const store = await open(schema);
       try {
-        await store.pool.query(`
-          CREATE TABLE ${schema}.written (tbl TEXT NOT NULL);
-          CREATE FUNCTION ${schema}.count_written() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
-          CREATE TRIGGER count_runs AFTER INSERT OR UPDATE OR DELETE ON ${schema}.runs
-            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
-          CREATE TRIGGER count_decisions AFTER INSERT OR UPDATE OR DELETE ON ${schema}.decisions
-            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();`);
-        const written = async (fn: () => Promise<unknown>) => {
-          await store.pool.query(`DELETE FROM ${schema}.written`);
-          await fn();
-          const rows = await store.pool.query<{ tbl: string; n: number }>(
-            `SELECT tbl, count(*)::int AS n FROM ${schema}.written GROUP BY tbl ORDER BY tbl`,
-          );
-          return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
-        };
-        const resultBytes = async (runId: number) =>
-          (
-            await store.pool.query<{ n: number }>(
-              `SELECT length(result)::int AS n FROM ${schema}.runs WHERE id = $1`,
-              [runId],
-            )
-          ).rows[0]!.n;
+        const { written, resultBytes } = await counting(store, schema, ['runs', 'decisions']);
         await checkCarriedWrites(store, written, resultBytes);
       } finally {
         await store.close();
@@ -337,29 +328,7 @@ describe('PostgreSQL store', { skip }, () => {
       const schema = fresh();
       const admin = await open(schema);
       try {
-        await admin.pool.query(`
-          CREATE TABLE ${schema}.written (tbl TEXT NOT NULL);
-          CREATE FUNCTION ${schema}.count_written() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
-          CREATE TRIGGER count_runs AFTER INSERT OR UPDATE OR DELETE ON ${schema}.runs
-            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();
-          CREATE TRIGGER count_decisions AFTER INSERT OR UPDATE OR DELETE ON ${schema}.decisions
-            FOR EACH ROW EXECUTE FUNCTION ${schema}.count_written();`);
-        const written = async (fn: () => Promise<unknown>) => {
-          await admin.pool.query(`DELETE FROM ${schema}.written`);
-          await fn();
-          const rows = await admin.pool.query<{ tbl: string; n: number }>(
-            `SELECT tbl, count(*)::int AS n FROM ${schema}.written GROUP BY tbl ORDER BY tbl`,
-          );
-          return Object.fromEntries(rows.rows.map((r) => [r.tbl, r.n]));
-        };
-        const resultBytes = async (runId: number) =>
-          (
-            await admin.pool.query<{ n: number }>(
-              `SELECT length(result)::int AS n FROM ${schema}.runs WHERE id = $1`,
-              [runId],
-            )
-          ).rows[0]!.n;
+        const { written, resultBytes } = await counting(admin, schema, ['runs', 'decisions']);
         const reopen = async (s: Store) => (await s.close(), open(schema));
         await (await checkCarriedWrites(await open(schema), written, resultBytes, reopen)).close();
       } finally {

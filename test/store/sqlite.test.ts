@@ -1,4 +1,4 @@
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,48 @@ function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'pawl-store-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/** A store at schema `version` holding the rows `sql` inserts, opened (so upgraded) by this pawl. */
+function upgraded(t: TestContext, version: number, sql: readonly string[]) {
+  const dir = tempDir(t);
+  const db = new Database(join(dir, 'pawl.db'));
+  for (const step of MIGRATIONS.slice(0, version)) db.exec(step);
+  db.pragma(`user_version = ${version}`);
+  for (const statement of sql) db.exec(statement);
+  db.close();
+  const store = openSqliteStore(dir, {});
+  t.after(() => store.close());
+  return store;
+}
+
+/**
+ * Every row inserted, updated or deleted in `tables` of the store in `dir`, by table, counted by
+ * triggers on its file: `written(fn)` the rows `fn` touched, `resultBytes(run)` a run's stored
+ * result's length. `flush` commits what the store holds back.
+ */
+function counting(t: TestContext, dir: string, tables: readonly string[], flush: () => Promise<void>) {
+  const db = new Database(join(dir, 'pawl.db'));
+  t.after(() => db.close());
+  db.exec('CREATE TABLE written (tbl TEXT NOT NULL)');
+  for (const tbl of tables)
+    for (const op of ['INSERT', 'UPDATE', 'DELETE'])
+      db.exec(
+        `CREATE TRIGGER count_${tbl}_${op} AFTER ${op} ON ${tbl} BEGIN INSERT INTO written VALUES ('${tbl}'); END`,
+      );
+  const written = async (fn: () => Promise<unknown>) => {
+    await flush();
+    db.exec('DELETE FROM written');
+    await fn();
+    await flush();
+    const rows = db.prepare('SELECT tbl, count(*) AS n FROM written GROUP BY tbl ORDER BY tbl').all();
+    return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
+  };
+  const resultBytes = async (runId: number) => {
+    await flush();
+    return (db.prepare('SELECT length(result) AS n FROM runs WHERE id = ?').get(runId) as { n: number }).n;
+  };
+  return { written, resultBytes };
 }
 
 storeContract('SQLite', async (options) => openSqliteStore(':memory:', options ?? {}));
@@ -110,40 +152,19 @@ describe('SQLite: openSqliteStore', () => {
   });
 
   test('version 8 upgrades a store with history in place: it reads as it did, and scans on', async (t) => {
-    const dir = tempDir(t);
-    const db = new Database(join(dir, 'pawl.db'));
-    for (const step of MIGRATIONS.slice(0, 7)) db.exec(step);
-    db.pragma('user_version = 7');
-    for (const sql of legacyHistory()) db.exec(sql);
-    db.close();
-    const store = openSqliteStore(dir, {});
-    t.after(() => store.close());
+    const store = upgraded(t, 7, legacyHistory());
     assert.equal(await store.schemaVersion(), SCHEMA_VERSION);
     await checkLegacyHistory(store);
   });
 
   test('version 9 upgrades a store with runs in place: they read as they did, and passes carry on', async (t) => {
-    const dir = tempDir(t);
-    const db = new Database(join(dir, 'pawl.db'));
-    for (const step of MIGRATIONS.slice(0, 8)) db.exec(step);
-    db.pragma('user_version = 8');
-    for (const sql of legacyRuns().sql) db.exec(sql);
-    db.close();
-    const store = openSqliteStore(dir, {});
-    t.after(() => store.close());
+    const store = upgraded(t, 8, legacyRuns().sql);
     assert.equal(await store.schemaVersion(), SCHEMA_VERSION);
     await checkCarriedSequence(store, true);
   });
 
   test('versions 10 and 11 find the newest scans and selections, and their history, of a store written before them', async (t) => {
-    const dir = tempDir(t);
-    const db = new Database(join(dir, 'pawl.db'));
-    for (const step of MIGRATIONS.slice(0, 9)) db.exec(step);
-    db.pragma('user_version = 9');
-    for (const sql of legacyHeads()) db.exec(sql);
-    db.close();
-    const store = openSqliteStore(dir, {});
-    t.after(() => store.close());
+    const store = upgraded(t, 9, legacyHeads());
     assert.equal(await store.schemaVersion(), SCHEMA_VERSION);
     await checkLegacyHeads(store);
   });
@@ -200,23 +221,9 @@ describe('SQLite: openSqliteStore', () => {
     const store = openSqliteStore(dir, {});
     t.after(() => store.close());
     await store.flush();
-    // Every row inserted, updated or deleted, by table, counted by triggers on the store's file.
-    const db = new Database(join(dir, 'pawl.db'));
-    t.after(() => db.close());
-    db.exec('CREATE TABLE written (tbl TEXT NOT NULL)');
-    for (const tbl of ['scans', 'scan_heads', 'tags', 'raw_responses'])
-      for (const op of ['INSERT', 'UPDATE', 'DELETE'])
-        db.exec(
-          `CREATE TRIGGER count_${tbl}_${op} AFTER ${op} ON ${tbl} BEGIN INSERT INTO written VALUES ('${tbl}'); END`,
-        );
-    const written = async (fn: () => Promise<unknown>) => {
-      await store.flush();
-      db.exec('DELETE FROM written');
-      await fn();
-      await store.flush();
-      const rows = db.prepare('SELECT tbl, count(*) AS n FROM written GROUP BY tbl ORDER BY tbl').all();
-      return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
-    };
+    const { written } = counting(t, dir, ['scans', 'scan_heads', 'tags', 'raw_responses'], () =>
+      store.flush(),
+    );
     await checkUnchangedRescanWrites(store, written);
   });
 
@@ -225,26 +232,7 @@ describe('SQLite: openSqliteStore', () => {
     const store = openSqliteStore(dir, {});
     t.after(() => store.close());
     await store.flush();
-    const db = new Database(join(dir, 'pawl.db'));
-    t.after(() => db.close());
-    db.exec('CREATE TABLE written (tbl TEXT NOT NULL)');
-    for (const tbl of ['runs', 'decisions'])
-      for (const op of ['INSERT', 'UPDATE', 'DELETE'])
-        db.exec(
-          `CREATE TRIGGER count_${tbl}_${op} AFTER ${op} ON ${tbl} BEGIN INSERT INTO written VALUES ('${tbl}'); END`,
-        );
-    const written = async (fn: () => Promise<unknown>) => {
-      await store.flush();
-      db.exec('DELETE FROM written');
-      await fn();
-      await store.flush();
-      const rows = db.prepare('SELECT tbl, count(*) AS n FROM written GROUP BY tbl ORDER BY tbl').all();
-      return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
-    };
-    const resultBytes = async (runId: number) => {
-      await store.flush();
-      return (db.prepare('SELECT length(result) AS n FROM runs WHERE id = ?').get(runId) as { n: number }).n;
-    };
+    const { written, resultBytes } = counting(t, dir, ['runs', 'decisions'], () => store.flush());
     await checkCarriedWrites(store, written, resultBytes);
   });
 
@@ -258,28 +246,10 @@ describe('SQLite: openSqliteStore', () => {
   test('a one-shot pass writes the decisions that differ from the store’s base, as a daemon’s pass does', async (t) => {
     const dir = tempDir(t);
     await openSqliteStore(dir, {}).close();
-    const db = new Database(join(dir, 'pawl.db'));
-    t.after(() => db.close());
-    db.exec('CREATE TABLE written (tbl TEXT NOT NULL)');
-    for (const tbl of ['runs', 'decisions'])
-      for (const op of ['INSERT', 'UPDATE', 'DELETE'])
-        db.exec(
-          `CREATE TRIGGER count_${tbl}_${op} AFTER ${op} ON ${tbl} BEGIN INSERT INTO written VALUES ('${tbl}'); END`,
-        );
-    // Each pass closes the store before it is counted: a one-shot process's writes are committed at its end.
+    // Each pass opens a store and closes the one before, as one-shot processes do.
     let current: Store | null = null;
     const reopen = async (s: Store | null) => (await s?.close(), (current = openSqliteStore(dir, {})));
-    const written = async (fn: () => Promise<unknown>) => {
-      db.exec('DELETE FROM written');
-      await fn();
-      await current!.flush();
-      const rows = db.prepare('SELECT tbl, count(*) AS n FROM written GROUP BY tbl ORDER BY tbl').all();
-      return Object.fromEntries((rows as { tbl: string; n: number }[]).map((r) => [r.tbl, r.n]));
-    };
-    const resultBytes = async (runId: number) => {
-      await current!.flush();
-      return (db.prepare('SELECT length(result) AS n FROM runs WHERE id = ?').get(runId) as { n: number }).n;
-    };
+    const { written, resultBytes } = counting(t, dir, ['runs', 'decisions'], async () => current?.flush());
     await (await checkCarriedWrites(await reopen(null), written, resultBytes, reopen)).close();
   });
 
