@@ -1018,7 +1018,7 @@ const storedBases: Mutation[] = [
   {
     area: 'stored-bases',
     file: 'src/store/carry.ts',
-    find: "if ([...new Set(await src.automations(id))].sort().join('\\n') !== lineage) continue;",
+    find: 'if (lineageOfNames(await src.automations(id)) !== lineage) continue;',
     replace: '',
     description: 'a base of other automations is carried from',
     tests: HEADS_TESTS,

@@ -182,7 +182,12 @@ export class DecisionCarrier {
 }
 
 function lineageOf(ds: readonly Decision[]): string {
-  return [...new Set(ds.map((d) => d.automation))].sort().join('\n');
+  return lineageOfNames(ds.map((d) => d.automation));
+}
+
+/** A set of automations as one key: their names, each once, sorted. */
+function lineageOfNames(names: readonly string[]): string {
+  return [...new Set(names)].sort().join('\n');
 }
 
 /** A base as read from the store: its run, its decisions in id order, its result as written. */
@@ -213,7 +218,7 @@ export async function storedBase(
   reader: CarriedReader,
 ): Promise<StoredBase | null> {
   for (const id of await src.recentBases()) {
-    if ([...new Set(await src.automations(id))].sort().join('\n') !== lineage) continue;
+    if (lineageOfNames(await src.automations(id)) !== lineage) continue;
     const row = await src.runRow(id);
     if (row === null || row.decisions_base !== null || row.decisions_count === null) continue;
     const rows = await reader.runRows(row);
