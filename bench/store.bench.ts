@@ -14,11 +14,11 @@
  * another page for each of them once the index outgrows a page a key. BENCH_BACKENDS=sqlite (or
  * postgresql) runs one of the two (default both).
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { bytesWritten as written } from '../test/helpers/written.js';
 import type { Decision } from '../src/records/index.js';
 import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.js';
 import { diffTags } from '../src/scan/index.js';
@@ -30,15 +30,6 @@ const UNCHANGED = process.env.BENCH_UNCHANGED === '1';
 const PASSES = 3;
 const HISTORY = Number(process.env.BENCH_HISTORY ?? 0);
 const BACKENDS = (process.env.BENCH_BACKENDS ?? 'sqlite,postgresql').split(',');
-
-/** Bytes this process has written through system calls so far (Linux), or NaN. */
-function written(): number {
-  try {
-    return Number(/^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? NaN);
-  } catch {
-    return NaN;
-  }
-}
 
 const repos = Array.from({ length: REPOS }, (_, i) => `bench/r${i}`);
 const tagsAt = (pass: number) => Array.from({ length: TAGS + (UNCHANGED ? 0 : pass) }, (_, i) => `1.0.${i}`);

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION, type Store } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
+import { bytesWritten } from '../helpers/written.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import {
   at,
@@ -208,12 +209,14 @@ describe('SQLite: openSqliteStore', () => {
     // A statement with a trigger journals each page it touches for its own rollback, and 500 such
     // statements in a pass's transaction spilled ~6 MB of journal to a temporary file (a trigger
     // kept the selections' heads): 500 selections after the scans write little beyond the WAL.
-    const wchar = () => Number(/^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
-    const before = wchar();
+    const before = bytesWritten();
     for (const repo of repositories) await scan(store, repo, ['1.0.0', '1.1.0'], 301);
     await store.write({ selections: selections(301) });
     await store.flush();
-    assert.ok(wchar() - before < 1e6, `a pass and 500 selections wrote ${wchar() - before} bytes`);
+    assert.ok(
+      bytesWritten() - before < 1e6,
+      `a pass and 500 selections wrote ${bytesWritten() - before} bytes`,
+    );
   });
 
   test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async (t) => {
