@@ -7,6 +7,8 @@ import { CommanderError } from 'commander';
 import { buildProgram } from './program.js';
 
 export async function main(argv: string[]): Promise<number> {
+  readerMayLeave(process.stdout);
+  readerMayLeave(process.stderr);
   const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -19,4 +21,21 @@ export async function main(argv: string[]): Promise<number> {
     throw err;
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0;
+}
+
+const watched = new WeakSet<NodeJS.WriteStream>();
+
+/**
+ * `pawl run --json | head`: the reader closing the pipe ends the output, not the command. Node
+ * reports the closed pipe as an `error` event on the stream, and with no listener that is an
+ * uncaught exception: a stack trace and exit status 1 after the pass had done its work. The
+ * rest of the output is dropped, and the command's own exit status stands. Any other error on
+ * the stream is still thrown.
+ */
+function readerMayLeave(stream: NodeJS.WriteStream): void {
+  if (watched.has(stream)) return;
+  watched.add(stream);
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
 }
