@@ -162,7 +162,9 @@ export function loadBundle(opts: LoadOptions): LoadedBundle {
     }
   }
   const t0 = performance.now();
-  const source = readFileSync(opts.bundle, 'utf8');
+  // The build refuses a bundle that is not ASCII (scripts/build.ts), and for ASCII Latin-1 reads
+  // the same text: without the UTF-8 decoder's pass over 4 MB (8.4 → 4.7 ms of a start here).
+  const source = readFileSync(opts.bundle, 'latin1');
   // The wrapper ends its line, and lineOffset -1 numbers the bundle's lines as in the file, so
   // stack traces and the source map beside the bundle agree.
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {\n${source}\n})`, {
