@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openSqliteStore, storeOptionsFromEnv, SCHEMA_VERSION, type Store } from '../../src/store/index.js';
+import {
+  openSqliteStore,
+  storeOptionsFromEnv,
+  SCHEMA_VERSION,
+  STALE_RUNNING_SCAN_MS,
+  type Store,
+} from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
 import { bytesWritten } from '../helpers/written.js';
@@ -98,7 +104,7 @@ describe('SQLite: openSqliteStore', () => {
     const db = new Database(join(dir, 'pawl.db'), { readonly: true });
     const plan = db
       .prepare(`EXPLAIN QUERY PLAN ${SQL.interruptScans}`)
-      .all('interrupted', 'ns/app', 0)
+      .all('interrupted', 0)
       .map((r) => (r as { detail: string }).detail)
       .join('\n');
     db.close();
@@ -217,6 +223,91 @@ describe('SQLite: openSqliteStore', () => {
       bytesWritten() - before < 1e6,
       `a pass and 500 selections wrote ${bytesWritten() - before} bytes`,
     );
+  });
+
+  test('a rescan runs four statements of its own; stale scans and old raw responses are seen to once a group', async (t) => {
+    const dir = tempDir(t);
+    const repositories = Array.from({ length: 50 }, (_, i) => `ns/app${i}`);
+    const kept = 2;
+    // Statements run, by their text: each statement prepared from here on is counted.
+    const counts = new Map<string, number>();
+    const prepare = Database.prototype.prepare;
+    t.after(() => (Database.prototype.prepare = prepare));
+    Database.prototype.prepare = function (this: Database.Database, sql: string) {
+      const st = prepare.call(this, sql);
+      for (const method of ['run', 'get', 'all'] as const) {
+        const f = st[method] as (...args: unknown[]) => unknown;
+        Object.defineProperty(st, method, {
+          value: (...args: unknown[]) => {
+            counts.set(sql, (counts.get(sql) ?? 0) + 1);
+            return f.apply(st, args);
+          },
+        });
+      }
+      return st;
+    } as typeof prepare;
+    const store = openSqliteStore(dir, { rawScansKept: kept });
+    t.after(() => store.close());
+    const pass = async (minute: number) => {
+      for (const repo of repositories) {
+        const id = await store.beginScan(repo, 'example.com/app', at(minute));
+        await store.finishScan(
+          id,
+          { outcome: 'ok', tags: ['1.0.0'], requests: 1, responses: [response(minute)], endedAt: at(minute) },
+          diffTags,
+        );
+      }
+      await store.flush();
+    };
+    for (let minute = 0; minute <= kept; minute++) await pass(minute);
+    counts.clear();
+    await pass(kept + 1);
+    const ran = (sql: string) => counts.get(sql) ?? 0;
+    assert.equal(ran(SQL.beginScan), 50);
+    assert.equal(ran(SQL.finishing), 50);
+    assert.equal(ran(SQL.goodScan), 50);
+    assert.equal(ran(SQL.putRaw), 50);
+    // Once for the pass (one group), not once a scan.
+    assert.equal(ran(SQL.interruptScans), 1);
+    assert.equal(ran(SQL.pruneRaw), 1);
+    // Nothing else a scan (the group's savepoints aside: two a scan, and its BEGIN and COMMIT).
+    const own = [...counts].filter(([sql]) => !/^(SAVEPOINT|RELEASE|BEGIN|COMMIT)\b/.test(sql));
+    assert.equal(
+      own.reduce((n, [, k]) => n + k, 0),
+      50 * 4 + 2,
+      own.map(([sql, k]) => `${k} × ${sql.slice(0, 60)}`).join('\n'),
+    );
+    // Pruned all the same, as committed: the newest `kept` of each repository.
+    const db = new Database(join(dir, 'pawl.db'), { readonly: true });
+    t.after(() => db.close());
+    const left = db
+      .prepare('SELECT repository, count(*) AS n FROM raw_responses GROUP BY repository')
+      .all() as { repository: string; n: number }[];
+    assert.equal(left.length, 50);
+    assert.ok(
+      left.every((r) => r.n === kept),
+      JSON.stringify(left.filter((r) => r.n !== kept)),
+    );
+  });
+
+  test('beginScan marks the stale running scans of every repository, at most once a minute of its clock', async (t) => {
+    const store = openSqliteStore(tempDir(t), {});
+    t.after(() => store.close());
+    const stuck = await store.beginScan('ns/stuck', 'example.com/stuck', at(0));
+    const stuckScan = async () => (await store.scanHistory('ns/stuck'))[0]!;
+    const outcome = async () => (await stuckScan()).outcome;
+    const stale = STALE_RUNNING_SCAN_MS / 60_000;
+    // Not stale yet: the sweep at this begin leaves it.
+    await scan(store, 'ns/other', ['1'], stale - 0.5);
+    assert.equal(await outcome(), 'running');
+    // Stale now, but within a minute of the last sweep: left for the next.
+    await scan(store, 'ns/other', ['1'], stale + 0.25);
+    assert.equal(await outcome(), 'running');
+    // A minute on, a scan of another repository marks it.
+    await scan(store, 'ns/other', ['1'], stale + 0.75);
+    assert.equal(await outcome(), 'failed');
+    assert.equal((await stuckScan()).id, stuck);
+    assert.match((await stuckScan()).error!, /interrupted/);
   });
 
   test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async (t) => {

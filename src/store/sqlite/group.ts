@@ -33,6 +33,8 @@ export class WriteGroups {
   #failures = 0;
   #savepoints:
     { begin: Database.Statement; release: Database.Statement; undo: Database.Statement } | undefined;
+  /** Run in the open group just before it commits (beforeCommit), once each. */
+  #beforeCommit: (() => void)[] = [];
   readonly #commitOnExit = (): void => {
     try {
       this.#commit();
@@ -75,9 +77,16 @@ export class WriteGroups {
         openGroups.set(this.location, open.add(this));
       }
     }
-    // A savepoint of our own rather than `db.transaction(fn)()`: that builds four wrapper
-    // functions and defines twenty properties on them for every write, and a pass makes a
-    // thousand writes (issue 27). The same statements, the same all-or-nothing.
+    return this.#savepoint(fn);
+  }
+
+  /**
+   * `fn` all or nothing, in the open transaction. A savepoint of our own rather than
+   * `db.transaction(fn)()`: that builds four wrapper functions and defines twenty properties on
+   * them for every write, and a pass makes a thousand writes (issue 27). The same statements,
+   * the same all-or-nothing.
+   */
+  #savepoint<T>(fn: () => T): T {
     this.#savepoints ??= {
       begin: this.db.prepare('SAVEPOINT pawl_write'),
       release: this.db.prepare('RELEASE pawl_write'),
@@ -99,8 +108,29 @@ export class WriteGroups {
     }
   }
 
+  /**
+   * Runs `fn` as a write of the open group just before it commits: housekeeping a group needs
+   * once, not at each of its writes (the raw responses' pruning). One that fails is undone as
+   * any write is, and the group commits without it.
+   */
+  beforeCommit(fn: () => void): void {
+    this.#beforeCommit.push(fn);
+  }
+
   #commit(): void {
     if (this.#group === undefined) return;
+    // Kept for the next group when this one has no transaction left to run them in.
+    if (this.db.open && this.db.inTransaction) {
+      const due = this.#beforeCommit;
+      this.#beforeCommit = [];
+      for (const fn of due) {
+        try {
+          this.#savepoint(fn);
+        } catch {
+          // Undone by its savepoint; the group's own writes are committed all the same.
+        }
+      }
+    }
     clearTimeout(this.#group);
     this.#group = undefined;
     process.removeListener('exit', this.#commitOnExit);

@@ -3,13 +3,22 @@
  * changes a statement's mode: each text here is used one way only.
  */
 export const SQL = {
+  // Every repository's at once, through scans_running (the running ones only); plucked.
   interruptScans: `UPDATE scans SET outcome = 'failed', ended_at = started_at, error = ?
-     WHERE repository = ? AND outcome = 'running' AND started_at < ?`,
+     WHERE outcome = 'running' AND started_at < ? RETURNING repository`,
   // prev_id: the repository's newest scan, whatever its image (the history, ../schema.ts). The
   // write lock makes it exact: no other scan of the repository can begin in between.
   beginScan: `INSERT INTO scans (repository, image, started_at, prev_id)
      VALUES (?, ?, ?, (SELECT max(last_id) FROM scan_heads WHERE repository = ?))`,
   scan: 'SELECT * FROM scans WHERE id = ?',
+  // A scan to finish, with the image's newest good scan (its id, and its row when it began
+  // before this one: the previous good scan, ../finish.ts): one statement, where it was three.
+  finishing: `SELECT s.*, h.good_id AS head_good_id, p.id AS head_id, p.started_at AS head_started_at,
+       p.checksum AS head_checksum, p.list_scan_id AS head_list_scan_id
+     FROM scans s
+     LEFT JOIN scan_heads h ON h.repository = s.repository AND h.image = s.image
+     LEFT JOIN scans p ON p.id = h.good_id AND h.good_id < s.id
+     WHERE s.id = ?`,
   failScan: "UPDATE scans SET outcome = 'failed', ended_at = ?, error = ?, requests = ? WHERE id = ?",
   goodScan: `UPDATE scans SET outcome = 'ok', ended_at = ?, error = NULL, tag_count = ?, checksum = ?,
        added = ?, removed = ?, anomalies = ?, requests = ?, list_scan_id = ? WHERE id = ?`,
@@ -23,14 +32,12 @@ export const SQL = {
      SELECT ?, ?, value, ?, ?, ?, ?, ? FROM json_each(?) WHERE true
      ON CONFLICT (repository, image, tag) DO UPDATE SET last_seen = excluded.last_seen, last_scan_id = excluded.last_scan_id`,
   putRaw: 'INSERT OR REPLACE INTO raw_responses (scan_id, repository, body, truncated) VALUES (?, ?, ?, ?)',
-  // The newest `kept` stay: everything from the one after them down (a seek in raw_by_repository,
-  // where NOT IN built the kept list and walked every row of the repository).
-  pruneRaw: `DELETE FROM raw_responses WHERE repository = ? AND scan_id <=
-     (SELECT scan_id FROM raw_responses WHERE repository = ? ORDER BY scan_id DESC LIMIT 1 OFFSET ?)`,
-  // The image's newest good scan, and whether it started after this one (../finish.ts:
-  // `superseded`; two processes scanned at once).
-  goodHead: 'SELECT good_id FROM scan_heads WHERE repository = ? AND image = ?',
-  goodScanOf: 'SELECT id, started_at, checksum, list_scan_id FROM scans WHERE id = ?',
+  // The newest `kept` of each repository (a JSON list) stay: everything from the one after them
+  // down (a seek in raw_by_repository, where NOT IN built the kept list and walked every row).
+  pruneRaw: `DELETE FROM raw_responses WHERE scan_id IN (
+       SELECT r.scan_id FROM json_each(?) j JOIN raw_responses r ON r.repository = j.value
+       WHERE r.scan_id <= (SELECT k.scan_id FROM raw_responses k WHERE k.repository = j.value
+         ORDER BY k.scan_id DESC LIMIT 1 OFFSET ?))`,
   // The previous good scan of the image when a later one is the head: back through the history
   // from the scan, to the first good one of the image (a walk only as long as the scans between).
   // CROSS JOIN: SQLite then reads the walk's ids first, where a plain join chose to scan every

@@ -27,6 +27,21 @@ import { writeBatch } from './write.js';
 
 type Db = Database.Database;
 
+/** How often, at most, beginScan marks stale running scans interrupted (#interruptStale). */
+const STALE_SWEEP_MS = 60_000;
+
+/** The columns of a good scan that the next scan of its image compares with. */
+type GoodScanRow = Pick<stored.ScanRow, 'id' | 'started_at' | 'checksum' | 'list_scan_id'>;
+
+/** SQL.finishing: the scan, and the image's newest good scan (head_id: when it began before). */
+type FinishingRow = stored.ScanRow & {
+  head_good_id: number | null;
+  head_id: number | null;
+  head_started_at: number | null;
+  head_checksum: string | null;
+  head_list_scan_id: number | null;
+};
+
 /**
  * The SQLite store. Every method runs synchronously inside and resolves at once, so a method's
  * statements never interleave with another caller's. Writes are grouped (group.ts): each is a
@@ -43,6 +58,21 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   readonly #carrier = new DecisionCarrier();
   /** The commits that had failed when the carrier last learnt a base. */
   #failures = 0;
+  /** When beginScan last marked stale scans interrupted (the scans' clock, ms; #interruptStale). */
+  #swept: number | null = null;
+  /** Repositories whose raw responses grew in the open group: pruned once, before it commits. */
+  readonly #rawWritten = new Set<string>();
+  /**
+   * Each repository's raw responses beyond the newest `kept`, deleted for every repository the
+   * group wrote to in one statement where each scan's end made one (issue 27). Run before the
+   * group commits, and before raw responses are read.
+   */
+  readonly #pruneRaw = (): void => {
+    if (this.#rawWritten.size === 0) return;
+    const repositories = JSON.stringify([...this.#rawWritten]);
+    this.#rawWritten.clear();
+    this.#run(SQL.pruneRaw, repositories, this.#raw.kept);
+  };
   readonly #carried: CarriedReader;
   readonly #bases: BaseSource = {
     recentBases: async () => this.#all<{ base: number }>(SQL.recentBases).map((r) => r.base),
@@ -122,17 +152,28 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
 
   async beginScan(repository: string, image: string, at: Date): Promise<number> {
     return this.#groups.write(() => {
-      // A scan still "running" long after any timeout was cut off by a crash or a kill.
-      this.#run(
-        SQL.interruptScans,
-        stored.INTERRUPTED,
-        repository,
-        stored.ms(at) - stored.STALE_RUNNING_SCAN_MS,
-      );
+      this.#interruptStale(stored.ms(at));
       const id = this.#run(SQL.beginScan, repository, image, stored.ms(at), repository);
       this.#latest.forget(repository);
       return id;
     });
+  }
+
+  /**
+   * A scan still "running" long after any timeout was cut off by a crash or a kill (of any
+   * process on this file): marked interrupted before a scan begins. Every repository's in one
+   * statement, at most once a minute of the scans' clock: a statement for each scan begun was
+   * 500 a pass of 500 repositories (issue 27), and a scan stale for six hours is as well marked
+   * a minute later. A clock set back sweeps again.
+   */
+  #interruptStale(now: number): void {
+    const last = this.#swept;
+    if (last !== null && now >= last && now - last < STALE_SWEEP_MS) return;
+    const swept = this.#prepared(SQL.interruptScans)
+      .pluck()
+      .all(stored.INTERRUPTED, now - stored.STALE_RUNNING_SCAN_MS) as string[];
+    for (const repository of swept) this.#latest.forget(repository);
+    this.#swept = now;
   }
 
   async finishScan(
@@ -141,7 +182,16 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     compare: records.CompareTags,
   ): Promise<records.ScanRecord> {
     return this.#groups.write((): records.ScanRecord => {
-      const row = runningScan(id, this.#get<stored.ScanRow>(SQL.scan, id), this.#groups.failing());
+      const read = this.#get<FinishingRow>(SQL.finishing, id);
+      const {
+        head_good_id: head,
+        head_id,
+        head_started_at,
+        head_checksum,
+        head_list_scan_id,
+        ...rest
+      } = read ?? ({} as FinishingRow);
+      const row = runningScan(id, read && rest, this.#groups.failing());
       const { repository, image } = row;
       this.#latest.forget(repository);
       const tags = goodTags(id, result);
@@ -152,9 +202,17 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
         finished = failedRow(row, columns);
       } else {
         const checksum = tagListChecksum(tags);
-        const head = this.#get<{ good_id: number | null }>(SQL.goodHead, repository, image)?.good_id ?? null;
         const superseded = head !== null && head > id;
-        const previous = this.#previousGood(row, checksum, head);
+        const before =
+          head_id === null
+            ? null
+            : {
+                id: head_id,
+                started_at: head_started_at!,
+                checksum: head_checksum,
+                list_scan_id: head_list_scan_id,
+              };
+        const previous = this.#previousGood(row, checksum, head, before);
         const good = goodScan(row, tags, checksum, previous, superseded, result, compare);
         this.#run(SQL.goodScan, ...good.columns, id);
         if (good.previous !== null) {
@@ -180,7 +238,8 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
       const raw = rawToKeep(result, this.#raw);
       if (raw) {
         this.#run(SQL.putRaw, id, repository, raw.body, raw.truncated);
-        this.#run(SQL.pruneRaw, repository, repository, this.#raw.kept);
+        if (this.#rawWritten.size === 0) this.#groups.beforeCommit(this.#pruneRaw);
+        this.#rawWritten.add(repository);
       }
       return stored.toScan(finished);
     });
@@ -188,15 +247,18 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
 
   /**
    * The previous good scan of the image; its tags only when `checksum` is not its list's. `head`:
-   * the image's newest good scan, the previous one unless a later scan finished first.
+   * the image's newest good scan, the previous one unless a later scan finished first; `before`,
+   * its row when it began before this scan (read with it, SQL.finishing).
    */
-  #previousGood(row: stored.ScanRow, checksum: string, head: number | null): PreviousScan | null {
-    type Row = Pick<stored.ScanRow, 'id' | 'started_at' | 'checksum' | 'list_scan_id'>;
+  #previousGood(
+    row: stored.ScanRow,
+    checksum: string,
+    head: number | null,
+    before: GoodScanRow | null,
+  ): PreviousScan | null {
     if (head === null) return null;
     const prev =
-      head < row.id
-        ? this.#get<Row>(SQL.goodScanOf, head)
-        : this.#get<Row>(SQL.previousGoodBack, { id: row.id, image: row.image });
+      head < row.id ? before : this.#get<GoodScanRow>(SQL.previousGoodBack, { id: row.id, image: row.image });
     if (!prev) return null;
     const list = stored.listOf(prev);
     return {
@@ -285,6 +347,8 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   }
 
   async rawResponses(repository: string, scanId?: number): Promise<store.RawScanResponses[]> {
+    // What the open group wrote is read as it will be committed: pruned.
+    if (this.#rawWritten.size > 0) this.#groups.write(this.#pruneRaw);
     const id = scanId ?? null;
     return this.#all<stored.RawResponsesRow>(SQL.rawResponses, repository, id, id).map(stored.toRawResponses);
   }
