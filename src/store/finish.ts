@@ -15,7 +15,7 @@ import type { ScanResult } from './types.js';
  * The scan to finish: it must exist and still be running. `unsaved`: why writes did not land
  * lately (a full disk): the scan's start was among them, and that is the cause to report.
  */
-export function runningScan(id: number, row: ScanRow | undefined, unsaved?: string | null): ScanRow {
+export function runningScan<R extends ScanRow>(id: number, row: R | undefined, unsaved?: string | null): R {
   if (!row)
     throw new RuntimeError(unsaved ? `the scan could not be recorded: ${unsaved}` : `no scan with id ${id}`);
   if (row.outcome !== 'running') throw new RuntimeError(`scan ${id} has already finished (${row.outcome})`);

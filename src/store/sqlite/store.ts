@@ -182,16 +182,14 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     compare: records.CompareTags,
   ): Promise<records.ScanRecord> {
     return this.#groups.write((): records.ScanRecord => {
-      const read = this.#get<FinishingRow>(SQL.finishing, id);
-      const {
-        head_good_id: head,
-        head_id,
-        head_started_at,
-        head_checksum,
-        head_list_scan_id,
-        ...rest
-      } = read ?? ({} as FinishingRow);
-      const row = runningScan(id, read && rest, this.#groups.failing());
+      // The head's columns ride along on the row (no copy without them: an object rest costs
+      // more than the statement it saved, in a one-shot command's interpreter).
+      const row: FinishingRow = runningScan(
+        id,
+        this.#get<FinishingRow>(SQL.finishing, id),
+        this.#groups.failing(),
+      );
+      const head = row.head_good_id;
       const { repository, image } = row;
       this.#latest.forget(repository);
       const tags = goodTags(id, result);
@@ -204,13 +202,13 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
         const checksum = tagListChecksum(tags);
         const superseded = head !== null && head > id;
         const before =
-          head_id === null
+          row.head_id === null
             ? null
             : {
-                id: head_id,
-                started_at: head_started_at!,
-                checksum: head_checksum,
-                list_scan_id: head_list_scan_id,
+                id: row.head_id,
+                started_at: row.head_started_at!,
+                checksum: row.head_checksum,
+                list_scan_id: row.head_list_scan_id,
               };
         const previous = this.#previousGood(row, checksum, head, before);
         const good = goodScan(row, tags, checksum, previous, superseded, result, compare);
