@@ -14,6 +14,7 @@ import {
 } from '../../src/store/index.js';
 import { diffTags } from '../../src/scan/index.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
+import { WriteGroups } from '../../src/store/sqlite/group.js';
 import { bytesWritten } from '../helpers/written.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import {
@@ -464,6 +465,37 @@ describe('SQLite: writes are committed in groups', () => {
     await s.write({ events: [{ at: at(1), kind: 'stale-scan', detail: {} }] });
     await s.close();
     assert.equal(committed(dir, 'SELECT count(*) FROM events'), 2);
+  });
+
+  test("a group's housekeeping runs once, just before it commits; one that fails is undone alone", async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec('CREATE TABLE t (v TEXT NOT NULL)');
+    const groups = new WriteGroups(db, ':memory:');
+    const count = () => (db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n;
+    let ran = 0;
+    groups.write(() => db.prepare("INSERT INTO t VALUES ('a')").run());
+    groups.beforeCommit(() => {
+      ran++;
+      // Still inside the group: what it writes commits with it.
+      assert.ok(db.inTransaction);
+      db.prepare("INSERT INTO t VALUES ('kept')").run();
+    });
+    groups.beforeCommit(() => {
+      db.prepare("INSERT INTO t VALUES ('undone')").run();
+      db.prepare('INSERT INTO t VALUES (NULL)').run(); // NOT NULL: fails
+    });
+    groups.write(() => db.prepare("INSERT INTO t VALUES ('b')").run());
+    assert.equal(ran, 0);
+    groups.flush();
+    assert.equal(ran, 1);
+    assert.ok(!db.inTransaction);
+    assert.deepEqual(db.prepare('SELECT v FROM t ORDER BY rowid').pluck().all(), ['a', 'b', 'kept']);
+    // Once: the next group runs none of them.
+    groups.write(() => db.prepare("INSERT INTO t VALUES ('c')").run());
+    groups.flush();
+    assert.equal(ran, 1);
+    assert.equal(count(), 4);
   });
 
   test('a write that fails is undone alone: the rest of its group is kept', async (t) => {

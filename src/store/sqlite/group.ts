@@ -119,35 +119,50 @@ export class WriteGroups {
 
   #commit(): void {
     if (this.#group === undefined) return;
-    // Kept for the next group when this one has no transaction left to run them in.
-    if (this.db.open && this.db.inTransaction) {
-      const due = this.#beforeCommit;
-      this.#beforeCommit = [];
-      for (const fn of due) {
-        try {
-          this.#savepoint(fn);
-        } catch {
-          // Undone by its savepoint; the group's own writes are committed all the same.
-        }
-      }
-    }
+    const ended = this.db.open && this.db.inTransaction ? this.#runBeforeCommit() : null;
     clearTimeout(this.#group);
     this.#group = undefined;
     process.removeListener('exit', this.#commitOnExit);
     const open = openGroups.get(this.location);
     if (open?.delete(this) && open.size === 0) openGroups.delete(this.location);
-    if (!this.db.open || !this.db.inTransaction) return;
+    if (!this.db.open || !this.db.inTransaction) {
+      // SQLite rolled the group back under a housekeeping write (a full disk): lost, and said so.
+      if (ended !== null) this.#lose(ended);
+      return;
+    }
     try {
       this.db.exec('COMMIT');
       this.#failing = null;
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      this.#failures++;
-      this.#failing = `cannot commit to the state database ${this.location}: ${errorMessage(err)}`;
-      throw new RuntimeError(
-        `${this.#failing} (the writes of the last ${GROUP_COMMIT_MS} ms are lost; the next pass observes again)`,
-      );
+      this.#lose(err);
     }
+  }
+
+  /**
+   * The group's beforeCommit writes, once each. One that fails is undone by its savepoint and the
+   * group commits without it; the error that ended the whole transaction, if one did, is returned.
+   * When there is no transaction to run them in they are kept for the next group.
+   */
+  #runBeforeCommit(): unknown {
+    const due = this.#beforeCommit;
+    this.#beforeCommit = [];
+    for (const fn of due) {
+      try {
+        this.#savepoint(fn);
+      } catch (err) {
+        if (!this.db.inTransaction) return err;
+      }
+    }
+    return null;
+  }
+
+  #lose(err: unknown): never {
+    this.#failures++;
+    this.#failing = `cannot commit to the state database ${this.location}: ${errorMessage(err)}`;
+    throw new RuntimeError(
+      `${this.#failing} (the writes of the last ${GROUP_COMMIT_MS} ms are lost; the next pass observes again)`,
+    );
   }
 
   /** How many commits failed so far: what was written before one may not be stored. */
