@@ -169,7 +169,8 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   #interruptStale(now: number): void {
     const last = this.#swept;
     if (last !== null && now >= last && now - last < STALE_SWEEP_MS) return;
-    const swept = this.#prepared(SQL.interruptScans)
+    const swept = this.#db
+      .prepare(SQL.interruptScans)
       .pluck()
       .all(stored.INTERRUPTED, now - stored.STALE_RUNNING_SCAN_MS) as string[];
     for (const repository of swept) this.#latest.forget(repository);
