@@ -1049,6 +1049,58 @@ const storedBases: Mutation[] = [
   },
 ];
 
+/** A rescan's statements on SQLite: the stale-scan sweep and the raw responses' pruning, once a group. */
+const scanStatements: Mutation[] = [
+  {
+    area: 'scan-statements',
+    file: 'src/store/sqlite/store.ts',
+    find: 'if (last !== null && now >= last && now - last < STALE_SWEEP_MS) return;',
+    replace: 'if (last !== null) return;',
+    description: 'stale running scans are marked only at the first scan a store begins',
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-statements',
+    file: 'src/store/sqlite/store.ts',
+    find: 'if (last !== null && now >= last && now - last < STALE_SWEEP_MS) return;',
+    replace: '',
+    description: 'every scan begun sweeps every repository',
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-statements',
+    file: 'src/store/sqlite/store.ts',
+    find: '    for (const repository of swept) this.#latest.forget(repository);\n',
+    replace: '',
+    description: 'a repository whose dead scan was marked keeps its latest scans as read before',
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-statements',
+    file: 'src/store/sqlite/store.ts',
+    find: '        if (this.#rawWritten.size === 0) this.#groups.beforeCommit(this.#pruneRaw);\n',
+    replace: '',
+    description: 'old raw responses are never pruned on commit',
+    tests: HEADS_TESTS,
+  },
+  {
+    area: 'scan-statements',
+    file: 'src/store/sqlite/store.ts',
+    find: '    if (this.#rawWritten.size > 0) this.#groups.write(this.#pruneRaw);\n',
+    replace: '',
+    description: 'raw responses read before the group commits are not pruned yet',
+    tests: ['test/store/sqlite.test.ts'],
+  },
+  {
+    area: 'scan-statements',
+    file: 'src/store/sqlite/group.ts',
+    find: '        this.#savepoint(fn);\n      } catch (err) {',
+    replace: '        fn();\n      } catch (err) {',
+    description: 'a failing housekeeping write is not undone: its first rows commit with the group',
+    tests: HEADS_TESTS,
+  },
+];
+
 const PINS = 'src/guard/pins.ts';
 const PIN_TESTS = ['test/guard/pins.test.ts'];
 
@@ -1091,6 +1143,7 @@ export const MUTATIONS: Mutation[] = [
   ...latestScans,
   ...scanHeads,
   ...storedBases,
+  ...scanStatements,
   ...pins,
   ...apply,
   ...gitPass,

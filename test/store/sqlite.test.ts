@@ -304,11 +304,15 @@ describe('SQLite: openSqliteStore', () => {
     // Stale now, but within a minute of the last sweep: left for the next.
     await scan(store, 'ns/other', ['1'], stale + 0.25);
     assert.equal(await outcome(), 'running');
+    // The store keeps the latest scans it has read: the repository has none finished yet.
+    assert.equal((await store.latestScans(['ns/stuck'])).get('ns/stuck')?.finished ?? null, null);
     // A minute on, a scan of another repository marks it.
     await scan(store, 'ns/other', ['1'], stale + 0.75);
     assert.equal(await outcome(), 'failed');
     assert.equal((await stuckScan()).id, stuck);
     assert.match((await stuckScan()).error!, /interrupted/);
+    // And what it kept of that repository is read again.
+    assert.equal((await store.latestScans(['ns/stuck'])).get('ns/stuck')?.finished?.id, stuck);
   });
 
   test('an unchanged rescan writes the scan row and its raw response, not a row per tag', async (t) => {
