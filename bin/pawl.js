@@ -12,6 +12,11 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
 const source = join(root, 'src', 'cli', 'main.ts');
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  // `pawl --version | true`: a reader gone before the write ends the output, not the command
+  // (src/cli/entry.ts does the same for every other command).
+  process.stdout.on('error', (err) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   process.stdout.write(`${JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version}\n`);
 } else if (existsSync(source) && process.env.PAWL_USE_DIST !== '1') {
   const { register } = await import('tsx/esm/api');
