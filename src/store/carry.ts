@@ -87,7 +87,7 @@ export const mayBeWhole = (batch: StoreWrite): boolean =>
  * is one automation), so a later run of the same automations can carry from it. A base's rows
  * never change. Those this process wrote are known without reading them; for a set of
  * automations it has not written yet, the backend looks once for the newest base of theirs in the
- * store (`unknown`, `storedBase`, `learn`): a one-shot `pawl run` then carries from the run of
+ * store (`lookUp`, `storedBase`): a one-shot `pawl run` then carries from the run of
  * the process before it, as a daemon's passes carry from each other.
  */
 export class DecisionCarrier {
@@ -96,10 +96,21 @@ export class DecisionCarrier {
   readonly #looked = new Set<string>();
 
   /**
+   * Before `batch` is written: when it may be a whole run of automations this carrier has no base
+   * of and has not looked for yet, the newest base of theirs in the store (`storedBase`), learnt.
+   */
+  async lookUp(batch: StoreWrite, src: BaseSource, reader: CarriedReader): Promise<void> {
+    const lineage = this.#unknown(batch);
+    if (lineage === null) return;
+    const base = await storedBase(lineage, src, reader);
+    if (base) this.#learn(lineage, base);
+  }
+
+  /**
    * The automations of `batch` (its lineage) when it may be a whole run of automations this
    * carrier has no base of and has not looked for in the store; null otherwise.
    */
-  unknown(batch: StoreWrite): string | null {
+  #unknown(batch: StoreWrite): string | null {
     if (!mayBeWhole(batch)) return null;
     const lineage = lineageOf(batch.decisions!.decisions);
     if (this.#bases.has(lineage) || this.#looked.has(lineage)) return null;
@@ -108,7 +119,7 @@ export class DecisionCarrier {
   }
 
   /** A base of `lineage` read from the store (`storedBase`). */
-  learn(lineage: string, base: StoredBase): void {
+  #learn(lineage: string, base: StoredBase): void {
     if (this.#bases.has(lineage) || lineageOf(base.decisions) !== lineage) return;
     const ds = base.decisions;
     this.#bases.set(lineage, {
@@ -212,7 +223,7 @@ export interface BaseSource {
  * with its rows and its result as they were written; null when none of the newest runs' is. A
  * run that does not add up (changed by hand) is passed over: the run then is written whole.
  */
-export async function storedBase(
+async function storedBase(
   lineage: string,
   src: BaseSource,
   reader: CarriedReader,

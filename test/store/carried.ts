@@ -292,17 +292,21 @@ export async function checkCarriedWrites(
   reopen?: (s: Store) => Promise<Store>,
 ): Promise<Store> {
   const bytes: Record<number, number[]> = {};
+  /** One whole run of `ds` at `minute` (in a store opened anew, with `reopen`); its id. */
+  const run = async (ds: Decision[], minute: number): Promise<number> => {
+    if (reopen) store = await reopen(store);
+    const id = await store.beginRun(at(minute), 'run');
+    await store.write({
+      decisions: { runId: id, decisions: ds },
+      finishRun: { runId: id, result: reportOf(ds), endedAt: at(minute) },
+    });
+    return id;
+  };
   for (const n of [10, 100]) {
     const auto = `flux-system/fleet-${n}`;
     let minute = 0;
     const pass = (ds: Decision[]) => async () => {
-      if (reopen) store = await reopen(store);
-      const id = await store.beginRun(at(++minute), 'run');
-      await store.write({
-        decisions: { runId: id, decisions: ds },
-        finishRun: { runId: id, result: reportOf(ds), endedAt: at(minute) },
-      });
-      (bytes[n] ??= []).push(await resultBytes(id));
+      (bytes[n] ??= []).push(await resultBytes(await run(ds, ++minute)));
     };
     const ds = Array.from({ length: n }, (_, i) => marker(auto, i));
     assert.deepEqual(await written(pass(ds)), { decisions: n, runs: 2 }, `${n}: the first pass`);
@@ -313,14 +317,7 @@ export async function checkCarriedWrites(
   }
   // Back to the first automations after the others' passes: from their own base, not the newest.
   let minute = 100;
-  const again = (ds: Decision[]) => async () => {
-    if (reopen) store = await reopen(store);
-    const id = await store.beginRun(at(++minute), 'run');
-    await store.write({
-      decisions: { runId: id, decisions: ds },
-      finishRun: { runId: id, result: reportOf(ds), endedAt: at(minute) },
-    });
-  };
+  const again = (ds: Decision[]) => () => run(ds, ++minute);
   const ten = (version: number) =>
     Array.from({ length: 10 }, (_, i) =>
       marker('flux-system/fleet-10', i, version, i === 0 ? 'write' : 'keep'),

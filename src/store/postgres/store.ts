@@ -5,7 +5,7 @@
  * (session.ts).
  */
 import type * as records from '../../records/index.js';
-import { CarriedReader, DecisionCarrier, storedBase, type BaseSource, type CarriedRunRow } from '../carry.js';
+import { CarriedReader, DecisionCarrier, type BaseSource, type CarriedRunRow } from '../carry.js';
 import { CurrentTagsCache, type CurrentList } from '../current.js';
 import {
   failedScanColumns,
@@ -326,11 +326,7 @@ export class PostgresStore extends SingleReads implements store.Store {
 
   async write(batch: store.StoreWrite): Promise<void> {
     if (isEmpty(batch)) return;
-    const lineage = this.#carrier.unknown(batch);
-    if (lineage !== null) {
-      const base = await storedBase(lineage, this.#bases, this.#carried);
-      if (base) this.#carrier.learn(lineage, base);
-    }
+    await this.#carrier.lookUp(batch, this.#bases, this.#carried);
     const written = await this.#s.tx((c) => writeBatch(c, batch, this.#carrier));
     written();
   }

@@ -1,7 +1,7 @@
 /** The SQLite store: one file in the state directory, for one host (better-sqlite3, synchronous underneath). */
 import type Database from 'better-sqlite3';
 import type * as records from '../../records/index.js';
-import { CarriedReader, DecisionCarrier, storedBase, type BaseSource, type CarriedRunRow } from '../carry.js';
+import { CarriedReader, DecisionCarrier, type BaseSource, type CarriedRunRow } from '../carry.js';
 import { CurrentTagsCache, type CurrentList } from '../current.js';
 import { LatestScansCache } from '../latest.js';
 import {
@@ -457,11 +457,7 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
       this.#carrier.clear();
       this.#failures = this.#groups.failures();
     }
-    const lineage = this.#carrier.unknown(batch);
-    if (lineage !== null) {
-      const base = await storedBase(lineage, this.#bases, this.#carried);
-      if (base) this.#carrier.learn(lineage, base);
-    }
+    await this.#carrier.lookUp(batch, this.#bases, this.#carried);
     this.#groups.write(() => writeBatch(this.#db, batch, this.#carrier))();
   }
 
