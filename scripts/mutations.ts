@@ -1099,6 +1099,30 @@ const scanStatements: Mutation[] = [
     description: 'a failing housekeeping write is not undone: its first rows commit with the group',
     tests: HEADS_TESTS,
   },
+  {
+    area: 'kept-outcomes',
+    file: 'src/run/pass.ts',
+    find: '        if (kept.error) log.info(',
+    replace: '        book.forRepository(repoKey);\n        if (kept.error) log.info(',
+    description: "a daemon's pass makes the facts of every kept outcome's repository, asked about or not",
+    tests: ['test/run/pass-counts.test.ts'],
+  },
+  {
+    area: 'kept-outcomes',
+    file: 'src/run/outcome-cache.ts',
+    find: '  events: Object.freeze([]),\n',
+    replace: '  events: [],\n',
+    description: 'a pass could add events to the record every later pass takes from a kept outcome',
+    tests: ['test/run/outcome-cache.test.ts'],
+  },
+  {
+    area: 'kept-outcomes',
+    file: 'src/run/outcome-cache.ts',
+    find: '      e.outcome = { ...e.outcome, policy };\n',
+    replace: '',
+    description: 'after a reload, a kept outcome still names the policy object of the configuration before',
+    tests: ['test/run/outcome-cache.test.ts'],
+  },
 ];
 
 const PINS = 'src/guard/pins.ts';

@@ -34,7 +34,7 @@ import { summarise, writeEdits, type Edit } from './edits.js';
 import { batchStep, heldDecision, type BatchStep } from './batch.js';
 import { appliedPolicies, definedPolicies, markerMistakes } from './markers.js';
 import { gitFailureWords } from './git-words.js';
-import type { PolicyOutcome } from './policies.js';
+import type { PolicyOutcomes } from './policies.js';
 import { branchName } from './branch.js';
 import {
   closeMoot,
@@ -134,7 +134,7 @@ export async function withAutomationWorkspace<T>(
 export async function runAutomation(
   automation: ImageUpdateAutomation,
   /** The automation's policies; a function is awaited once the workspace is ready. */
-  outcomesOf: ReadonlyMap<string, PolicyOutcome> | (() => Promise<ReadonlyMap<string, PolicyOutcome>>),
+  outcomesOf: PolicyOutcomes | (() => Promise<PolicyOutcomes>),
   deps: AutomationDeps,
   opts: AutomationOptions = {},
 ): Promise<AutomationRun> {
@@ -217,7 +217,7 @@ function startPass(automation: ImageUpdateAutomation, deps: AutomationDeps, opts
 }
 
 /** Decide, write, commit and push (again from the new remote head after a race); then the pull request. */
-async function passIn(p: Pass, ws: Workspace, outcomes: ReadonlyMap<string, PolicyOutcome>): Promise<void> {
+async function passIn(p: Pass, ws: Workspace, outcomes: PolicyOutcomes): Promise<void> {
   const { report, opts } = p;
   const pushSpec = p.automation.spec.git.push;
   const prSpec = pushSpec?.pullRequest;
@@ -269,11 +269,7 @@ function batchWrite(
 }
 
 /** One attempt: plan from the checkout, write the guard's edits, commit them. Null: nothing to commit. */
-async function attemptOnce(
-  p: Pass,
-  w: Workspace,
-  outcomes: ReadonlyMap<string, PolicyOutcome>,
-): Promise<string | null> {
+async function attemptOnce(p: Pass, w: Workspace, outcomes: PolicyOutcomes): Promise<string | null> {
   const { automation, report, opts } = p;
   const plan = await planTree(w.dir, automation.spec.update.path, outcomes, {
     ...opts,

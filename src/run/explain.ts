@@ -61,7 +61,7 @@ export async function explain(
   const name = refKey(policy.metadata);
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const repo = deps.config.imageRepositories.get(repoKey);
-  const { outcome: o } = await evaluateAlone(policy, { ...deps, now }, { readOnly: true });
+  const { outcome: o, book } = await evaluateAlone(policy, { ...deps, now }, { readOnly: true });
   const sel = o.selection;
   const state = o.ratchet;
   const [tagCount, scans, events] = await Promise.all([
@@ -133,7 +133,7 @@ export async function explain(
       const plan = await withAutomationWorkspace(
         a,
         { config: deps.config, stateDir: deps.stateDir, log: deps.log, now },
-        (ws) => planTree(ws.dir, a.spec.update.path, new Map([[name, o]])),
+        (ws) => planTree(ws.dir, a.spec.update.path, { byName: new Map([[name, o]]), facts: book }),
       );
       for (const m of plan.plans) {
         const reason = m.decision.reason as Reason;

@@ -15,6 +15,13 @@ import { pool } from '../util/index.js';
 /** The store as a repository's facts read it: tags' first-seen times and digests, build times. */
 export type FactsStore = Pick<Store, 'tagInfo' | 'currentTagInfos' | 'buildTimeCache'>;
 
+let made = 0;
+
+/** How many ImageFacts this process has made: a pass asks about what changed, not every image (tests count them). */
+export function factsMade(): number {
+  return made;
+}
+
 export class ImageFacts {
   // The memo tables are made when first used: a daemon's pass makes the facts of every policy,
   // most are asked nothing, and four empty tables an image were ~0.5 KB each in every running
@@ -57,7 +64,9 @@ export class ImageFacts {
       client(r: ImageRepository): RegistryClient;
     },
     private readonly store: FactsStore,
-  ) {}
+  ) {
+    made++;
+  }
 
   get ref(): RepositoryRef {
     return (this.#ref ??= this.clients.reference(this.repository));

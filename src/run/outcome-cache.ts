@@ -14,10 +14,27 @@
  */
 import { refKey, type Config, type ImagePolicy, type ImageRepository } from '../config/index.js';
 import type { LatestScans } from '../store/index.js';
-import type { ImageFacts } from './facts.js';
 import { scanBasis, type PolicyOutcome } from './policies.js';
+import type { GuardEvent } from '../guard/index.js';
 import { Slots } from '../util/index.js';
 import { SharedRows } from './shared-rows.js';
+
+/**
+ * A kept outcome is what a later pass uses, the same object in every pass (issue 27: a daemon's
+ * pass copied each of 10,000 kept outcomes, ~0.1 KB each, and four passes ran at once). It asks
+ * the registry through that pass's own facts (plan.ts asks the pass's FactsBook by repository:
+ * nothing the registry said last time is trusted for a write), and it gives the store nothing:
+ * its state is the one stored, its events were recorded when they happened, and its selection was
+ * recorded when it was made (the history of selections gains a row when a policy is evaluated:
+ * after each scan of its repository or change of its spec, not once a pass for an answer that did
+ * not change). Frozen: a pass that pushed onto them would write into every later pass.
+ */
+const NO_EVENTS: readonly GuardEvent[] = Object.freeze([]);
+const NOTHING_TO_WRITE: NonNullable<PolicyOutcome['record']> = Object.freeze({
+  state: null,
+  events: Object.freeze([]),
+  selection: null,
+});
 
 interface Entry {
   policy: ImagePolicy;
@@ -69,6 +86,7 @@ export class OutcomeCache {
       e.policy = policy;
       e.repository = repository;
       e.specs = specs;
+      e.outcome = { ...e.outcome, policy };
     }
     return e.outcome;
   }
@@ -92,10 +110,8 @@ export class OutcomeCache {
         this.#kept.delete(o.name);
         continue;
       }
-      // Without what a reuse replaces (reuseOutcome): the pass's facts — its HEADs, its digests,
-      // its memo tables, one set a policy — and what the store was given, kept for nothing
-      // (issue 27: ~1 KB an image, held for as long as the daemon runs).
-      const outcome: PolicyOutcome = { ...o, facts: null, events: [], record: null };
+      // As a later pass takes it (see lookup): nothing more for the store.
+      const outcome: PolicyOutcome = { ...o, events: NO_EVENTS, record: NOTHING_TO_WRITE };
       this.#kept.set(o.name, { policy: o.policy, repository, scans: o.basis.scans, outcome });
       this.counts.kept++;
     }
@@ -128,21 +144,6 @@ export class OutcomeCache {
   get size(): number {
     return this.#kept.size;
   }
-}
-
-/**
- * A kept outcome as this pass uses it: the pass's own facts (nothing the registry said last
- * time is trusted for a write), and nothing more for the store: its state is the one stored,
- * its events were recorded when they happened, and its selection was recorded when it was made
- * (the history of selections gains a row when a policy is evaluated: after each scan of its
- * repository or change of its spec, not once a pass for an answer that did not change).
- */
-export function reuseOutcome(
-  kept: PolicyOutcome,
-  policy: ImagePolicy,
-  facts: ImageFacts | null,
-): PolicyOutcome {
-  return { ...kept, policy, facts, events: [], record: { state: null, events: [], selection: null } };
 }
 
 function specsOf(policy: ImagePolicy, repository: ImageRepository): string {

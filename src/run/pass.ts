@@ -30,10 +30,11 @@ import {
   policyReport,
   policyWrites,
   type PolicyOutcome,
+  type PolicyOutcomes,
   type PolicyStore,
 } from './policies.js';
 import { runAutomation, type AutomationOptions } from './automation.js';
-import { reuseOutcome, type OutcomeCache } from './outcome-cache.js';
+import type { OutcomeCache } from './outcome-cache.js';
 import { unscannedRow } from './shared-rows.js';
 import type { PullRequestDeps } from './pull-request.js';
 import { readPrints, secretPrint, writePrints } from './secret-prints.js';
@@ -232,9 +233,8 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
           todo.push(p);
           continue;
         }
-        const o = reuseOutcome(kept, p, book.forRepository(repoKey));
-        if (o.error) log.info({ policy: o.name, error: o.error }, 'policy has no candidate');
-        evaluated.set(o.name, o);
+        if (kept.error) log.info({ policy: kept.name, error: kept.error }, 'policy has no candidate');
+        evaluated.set(kept.name, kept);
       }
       if (deps.outcomes) deps.outcomes.counts.reused += evaluated.size;
       if (todo.length > 0) await book.prefetch(todo);
@@ -245,7 +245,11 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
         evaluated.set(refKey(p.metadata), o);
         fresh.push(o);
       });
-      const outcomes = new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
+      // In the policies' order; with nothing evaluated, `evaluated` was filled in it.
+      const outcomes =
+        todo.length === 0
+          ? evaluated
+          : new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
       await store.write(policyWrites(outcomes.values(), book));
       // Kept only once the store holds the states they leave.
       deps.outcomes?.keep(fresh, config);
@@ -275,15 +279,20 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   };
   const runs = pool([...automations.keys()], 4, async (i) => {
     const a = automations[i]!;
-    const outcomesOf = async (): Promise<Map<string, PolicyOutcome>> => {
+    const outcomesOf = async (): Promise<PolicyOutcomes> => {
       const { outcomes } = await selection;
       opts.onProgress?.(`updating ${refKey(a.metadata)}`);
+      const selected = selectPolicies(config, a);
+      // An automation without a policySelector takes every policy of its namespace, often all
+      // the pass has: then they are the pass's own map, not a copy of it (one a pass at 10,000).
+      if (selected.length === outcomes.size && selected.every((p) => outcomes.has(refKey(p.metadata))))
+        return { byName: outcomes, facts: book };
       const mine = new Map<string, PolicyOutcome>();
-      for (const p of selectPolicies(config, a)) {
+      for (const p of selected) {
         const o = outcomes.get(refKey(p.metadata));
         if (o) mine.set(o.name, o);
       }
-      return mine;
+      return { byName: mine, facts: book };
     };
     const name = refKey(a.metadata);
     const batch =

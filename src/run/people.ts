@@ -26,6 +26,7 @@ import { runAutomation } from './automation.js';
 import {
   blankOutcome,
   evaluateAlone,
+  NO_FACTS,
   policyWrites,
   type PolicyOutcome,
   type PolicyStore,
@@ -127,7 +128,8 @@ export async function rollback(
   if (automations.length === 0)
     throw new UsageError(`no ImageUpdateAutomation applies ImagePolicy ${name}; nothing to roll back`);
 
-  const outcomes = new Map([[name, rollbackOutcome(policy)]]);
+  // The person's tag is written as chosen: nothing is asked of the registry but its HEAD above.
+  const outcomes = { byName: new Map([[name, rollbackOutcome(policy)]]), facts: NO_FACTS };
   const reports: AutomationReport[] = [];
   const decisions: Decision[] = [];
   for (const a of automations) {
@@ -265,7 +267,7 @@ export async function release(
   for (const a of automations) {
     const { report, decisions: made } = await runAutomation(
       a,
-      new Map([[name, outcome]]),
+      { byName: new Map([[name, outcome]]), facts: book },
       { config: deps.config, stateDir: deps.stateDir, log: deps.log, now },
       {
         ...(opts.dryRun ? { dryRun: true } : {}),

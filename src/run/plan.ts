@@ -20,7 +20,8 @@ import {
 import type { CompiledPolicy } from '../select/index.js';
 import type { ImageFacts } from './facts.js';
 import { lineHistory, releasedSince, type LineChange } from '../git/index.js';
-import type { PolicyOutcome } from './policies.js';
+import { refKey } from '../config/index.js';
+import type { FactsSource, PolicyOutcome, PolicyOutcomes } from './policies.js';
 
 export interface MarkerPlan {
   marker: Marker;
@@ -56,15 +57,16 @@ export interface PlanOptions {
 export async function planTree(
   root: string,
   updatePath: string,
-  outcomes: ReadonlyMap<string, PolicyOutcome>,
+  outcomes: PolicyOutcomes,
   opts: PlanOptions = {},
 ): Promise<TreePlan> {
+  const { facts } = outcomes;
   const scan = await scanTree(root, updatePath, { seal: opts.seal ?? null });
   const plans: MarkerPlan[] = [];
   for (const f of scan.files) {
     for (const marker of f.markers) {
       const policy = `${marker.policy.namespace}/${marker.policy.name}`;
-      const outcome = outcomes.get(policy);
+      const outcome = outcomes.byName.get(policy);
       if (!outcome) continue;
       const gate = gateOf(outcome, policy, opts);
       const key = verdictKey(marker, outcome, null, gate);
@@ -76,7 +78,7 @@ export async function planTree(
         // await, a pass over 1,000 markers makes no promise for them.
         decision:
           (key === null ? undefined : outcome.verdicts.get(key)) ??
-          (await decide(marker, outcome, null, gate, key)),
+          (await decide(marker, outcome, facts, null, gate, key)),
         value: null,
         pin: null,
       });
@@ -114,16 +116,16 @@ export async function planTree(
     );
     for (const p of needHistory) {
       const change = history.get(p.marker.file)?.get(p.marker.line) ?? null;
-      p.pin = await pinOf(root, p, change);
+      p.pin = await pinOf(root, p, facts, change);
       if (p.pin.state === 'pinned' && p.pin.pin)
-        p.decision = await decide(p.marker, p.outcome, p.pin.pin, gateOf(p.outcome, p.policy, opts));
+        p.decision = await decide(p.marker, p.outcome, facts, p.pin.pin, gateOf(p.outcome, p.policy, opts));
     }
   }
 
   for (const p of plans) {
     if (p.decision.action === 'write' && p.outcome.candidate)
       p.value = candidateValue(p.marker.field, p.outcome.candidate);
-    else if (p.decision.reason === 'too-new') await olderButOldEnough(p);
+    else if (p.decision.reason === 'too-new') await olderButOldEnough(p, facts);
   }
   return { files: scan.files, plans, errors: scan.errors, warnings: scan.warnings };
 }
@@ -143,12 +145,12 @@ function gateOf(outcome: PolicyOutcome, policy: string, opts: PlanOptions): Gate
  * line keeps its `too-new` decision. A pinned line is left alone: its pin was judged against the
  * held candidate, not this older tag.
  */
-async function olderButOldEnough(p: MarkerPlan): Promise<void> {
+async function olderButOldEnough(p: MarkerPlan, facts: FactsSource): Promise<void> {
   const age = p.outcome.gates.age;
   const older = age?.oldEnough;
   if (!age || !older || p.pin?.pin) return;
   const outcome: PolicyOutcome = { ...p.outcome, candidate: older };
-  const d = await decide(p.marker, outcome, null, null);
+  const d = await decide(p.marker, outcome, facts, null, null);
   if (d.action !== 'write') return;
   p.decision = { ...d, detail: `${age.gate.detail} Meanwhile: ${d.detail}` };
   p.value = candidateValue(p.marker.field, older);
@@ -159,10 +161,23 @@ function textOf(files: readonly ScannedFile[], file: string): { text?: string } 
   return f ? { text: f.text } : {};
 }
 
-async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Promise<PinStatus> {
+/** The pass's facts of the outcome's repository; null when there is none to ask (a rollback's outcome). */
+function factsOf(source: FactsSource, outcome: PolicyOutcome): ImageFacts | null {
+  return source.forRepository(refKey(outcome.policy.spec.imageRepositoryRef));
+}
+
+async function pinOf(
+  root: string,
+  p: MarkerPlan,
+  source: FactsSource,
+  change: LineChange | null,
+): Promise<PinStatus> {
   const { outcome } = p;
-  const facts = outcome.facts!;
-  const compiled = outcome.compiled!;
+  const facts = factsOf(source, outcome);
+  const compiled = outcome.compiled;
+  // Only a line whose policy selected a candidate is asked about pins (needHistory).
+  if (!facts || !compiled)
+    throw new Error(`internal error: the pin of ${p.marker.file}:${p.marker.line} has no policy facts`);
   const candidate = outcome.candidate?.tag ?? null;
   const wanted = new Set<string>();
   let input: PinInput = {
@@ -202,13 +217,15 @@ async function pinOf(root: string, p: MarkerPlan, change: LineChange | null): Pr
 async function decide(
   marker: Marker,
   outcome: PolicyOutcome,
+  source: FactsSource,
   pin: Pin | null,
   gate: Gate | null,
   key: string | null = verdictKey(marker, outcome, pin, gate),
 ): Promise<GuardVerdict> {
-  const { policy, facts, compiled, candidate } = outcome;
+  const { policy, compiled, candidate } = outcome;
   const known = key === null ? undefined : outcome.verdicts.get(key);
   if (known) return known;
+  const facts = factsOf(source, outcome);
   const current = parseMarkerValue(marker.field, marker.value);
   let candidateExists: boolean | null = null;
   for (let round = 0; round < 4; round++) {

@@ -62,7 +62,6 @@ export interface PolicyOutcome {
    */
   unverified: { tag: string; why: string } | null;
   error: string | null;
-  facts: ImageFacts | null;
   /**
    * Gates holding the candidate at this evaluation's time (docs/gates.md). `age.oldEnough` is
    * the newest tag the policy selects among those first seen at least `minimumAge` ago, when it
@@ -70,9 +69,13 @@ export interface PolicyOutcome {
    */
   gates: { window: Gate | null; age: { gate: Gate; oldEnough: Candidate | null } | null };
   /** What the ratchet saw this time (stale lists, accepted regressions). */
-  events: GuardEvent[];
+  events: readonly GuardEvent[];
   /** What the store should keep of this evaluation (null when read-only); see `policyWrites`. */
-  record: { state: PolicyState | null; events: StoredEvent[]; selection: SelectionWrite | null } | null;
+  record: {
+    state: PolicyState | null;
+    events: readonly StoredEvent[];
+    selection: SelectionWrite | null;
+  } | null;
   /**
    * The scans this evaluation read (its repository's newest finished and newest good scan ids),
    * and whether evaluating again from the state it leaves, on those scans, gives this outcome
@@ -86,6 +89,25 @@ export interface PolicyOutcome {
    * evaluation.
    */
   verdicts: Map<string, GuardVerdict>;
+}
+
+/**
+ * Where a plan asks about a policy's repository (HEADs before a write, build times, first-seen
+ * times): the pass's FactsBook. Asked for by the repository's key when a marker needs it, not
+ * held by each outcome: a daemon's pass of 10,000 policies made an ImageFacts (~0.4 KB with its
+ * entry in the book) for each, most of them never asked anything (issue 27).
+ */
+export interface FactsSource {
+  forRepository(key: string): ImageFacts | null;
+}
+
+/** For outcomes that ask the registry nothing (a rollback's chosen tag). */
+export const NO_FACTS: FactsSource = { forRepository: () => null };
+
+/** The outcomes an automation's plan reads, by policy (`ns/name`), and where it asks about their repositories. */
+export interface PolicyOutcomes {
+  byName: ReadonlyMap<string, PolicyOutcome>;
+  facts: FactsSource;
 }
 
 /** The store as evaluating policies reads it (in batches, `FactsBook.prefetch`), and the facts below. */
@@ -116,7 +138,7 @@ export interface PolicyDeps {
  * sharing a repository share HEADs), and the policy states, last scans and tag lists a pass
  * needs, read in a few batches (`prefetch`) instead of several queries per policy.
  */
-export class FactsBook {
+export class FactsBook implements FactsSource {
   private readonly byRepo = new Map<string, ImageFacts>();
   private states: Map<string, PolicyState> | null = null;
   private scans: Map<string, LatestScans> | null = null;
@@ -215,7 +237,6 @@ export function blankOutcome(policy: ImagePolicy, error: string | null): PolicyO
     ratchet: null,
     unverified: null,
     error,
-    facts: null,
     gates: { window: null, age: null },
     events: [],
     record: null,
@@ -256,7 +277,6 @@ export async function evaluatePolicy(
   const repoKey = refKey(policy.spec.imageRepositoryRef);
   const facts = book.forRepository(repoKey);
   if (!facts) return { ...out, error: `ImageRepository ${repoKey} is not in the configuration` };
-  out.facts = facts;
   const repo = facts.repository;
 
   try {

@@ -46,7 +46,7 @@ test('passes that read the same latest scans hold one copy of them; a newer scan
   assert.equal(cache.shareScans(read({ 'apps/r0': 500 })).get('apps/r0'), rescanned.get('apps/r0'));
 });
 
-test("a kept outcome holds neither the pass's facts nor what the store was given", () => {
+test('a kept outcome gives the store nothing, and later passes take that one object', () => {
   const cache = new OutcomeCache();
   const repository = { metadata: { namespace: 'apps', name: 'web' }, spec: {} } as unknown as ImageRepository;
   const policy = {
@@ -58,24 +58,32 @@ test("a kept outcome holds neither the pass's facts nor what the store was given
     imageRepositories: new Map([['apps/web', repository]]),
   } as unknown as Config;
   const latest: LatestScans = { finished: scan(1, 'apps/web'), good: scan(1, 'apps/web') };
-  const facts = { heads: 'the pass’s HEADs' };
   const outcome = {
     name: 'apps/web',
     policy,
-    facts,
     events: [{ kind: 'stale-scan' }],
-    record: { state: { specHash: 'h' }, events: [], selection: null },
+    record: { state: { specHash: 'h' }, events: [{ kind: 'stale-scan' }], selection: { tag: '1.0.0' } },
     basis: { scans: '1/ok/1', settled: true },
   } as unknown as PolicyOutcome;
   cache.keep([outcome], config);
   assert.equal(cache.size, 1);
-  // What a pass sees of it is unchanged: reuseOutcome puts its own facts and records in.
   const kept = cache.lookup(policy, repository, latest);
   assert.ok(kept, 'kept under the same scans');
-  assert.equal(kept.facts, null, "the pass's facts are not kept");
+  // Its state is the one stored, its events and selection were recorded by the pass that made it.
   assert.deepEqual(kept.events, []);
-  assert.equal(kept.record, null);
-  assert.equal(outcome.facts, facts, "the pass's own outcome is untouched");
+  assert.deepEqual(kept.record, { state: null, events: [], selection: null });
+  assert.throws(() => (kept.record!.events as unknown[]).push({}), TypeError, 'frozen: no pass adds to it');
+  assert.throws(() => (kept.events as unknown[]).push({}), TypeError);
+  assert.deepEqual(outcome.events, [{ kind: 'stale-scan' }], "the pass's own outcome is untouched");
+  assert.deepEqual(outcome.record?.state, { specHash: 'h' });
+  assert.equal(cache.lookup(policy, repository, latest), kept, 'the same object for every later pass');
+  // A reload: the same specs under new objects. The outcome names the new policy from then on.
+  const reloaded = { ...policy, spec: { ...policy.spec } } as ImagePolicy;
+  const itsRepository = { ...repository } as ImageRepository;
+  const again = cache.lookup(reloaded, itsRepository, latest);
+  assert.ok(again);
+  assert.equal(again.policy, reloaded);
+  assert.equal(cache.lookup(reloaded, itsRepository, latest), again);
 });
 
 test("a daemon's passes evaluate their policies one at a time, in the order they asked", async () => {

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { loadConfig } from '../../src/config/index.js';
 import { directScans, OutcomeCache, runPass } from '../../src/run/index.js';
+import { factsMade } from '../../src/run/facts.js';
 import { createScanClients } from '../../src/scan/index.js';
 import { openSqliteStore, type Store, type StoreWrite } from '../../src/store/index.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -62,6 +63,8 @@ interface Counts {
   git: string[];
   /** Daemon mode: the policies evaluated in the counted pass (not taken from the cache). */
   evaluated?: number;
+  /** The repositories the counted pass made facts of (ImageFacts: what it may ask the registry). */
+  facts: number;
   /** `again`: the git processes of a second webhook pass, which starts at the counted pass's own commit. */
   gitAgain?: string[];
 }
@@ -164,7 +167,9 @@ async function countPass(unchanged: number, mode: 'cli' | 'daemon' = 'cli', agai
     const before = (await readFile(gitLog, 'utf8')).split('\n').length - 1;
     counted = true;
     const reusedBefore = outcomes?.counts.reused ?? 0;
+    const factsBefore = factsMade();
     const report = await runPass(deps, { rescan: new Map([['flux-system/app-0', Date.now()]]) });
+    const facts = factsMade() - factsBefore;
     counted = false;
     const lines = (await readFile(gitLog, 'utf8')).split('\n').slice(before, -1);
     const [ar] = report.automations;
@@ -200,6 +205,7 @@ async function countPass(unchanged: number, mode: 'cli' | 'daemon' = 'cli', agai
     return {
       store: calls,
       rows,
+      facts,
       ...(outcomes ? { evaluated: unchanged + 1 - (outcomes.counts.reused - reusedBefore) } : {}),
       git: subcommands(lines),
       ...(gitAgain ? { gitAgain } : {}),
@@ -215,6 +221,8 @@ test('a webhook pass makes as many store calls and git processes among 100 uncha
   assert.ok(small.git.length > 0 && Object.keys(small.store).length > 0, 'something was counted');
   assert.deepEqual(large.store, small.store, 'store calls by method: 100 unchanged images against 10');
   assert.deepEqual(large.git, small.git, 'git processes in order: 100 unchanged images against 10');
+  // `pawl run` keeps no outcomes: it evaluates every policy, each with its repository's facts.
+  assert.deepEqual([small.facts, large.facts], [11, 101]);
   // The whole budget of a committing pass on a fetched workspace, in order: on a busy machine each
   // process costs tens of milliseconds of a webhook's latency (docs/performance.md), so one more
   // is a change to make on purpose, here.
@@ -247,6 +255,10 @@ test("the daemon's webhook pass evaluates, reads and writes the changed image's 
   const large = await countPass(100, 'daemon');
   assert.equal(small.evaluated, 1, "the changed image's policy alone is evaluated among 10");
   assert.equal(large.evaluated, 1, "the changed image's policy alone is evaluated among 100");
+  // The kept outcomes of the unchanged images are taken as they are: the pass makes facts of the
+  // changed image's repository alone, where `pawl run` makes them of every repository it evaluates.
+  assert.equal(small.facts, 1, "facts of the changed image's repository alone, among 10");
+  assert.equal(large.facts, 1, "facts of the changed image's repository alone, among 100");
   assert.deepEqual(large.store, small.store, 'store calls by method: 100 unchanged images against 10');
   assert.deepEqual(large.git, small.git, 'git processes in order: 100 unchanged images against 10');
   // One policy's state read and written, one repository's tags read, one selection recorded; the
