@@ -12,7 +12,6 @@
  * written to a temporary name and renamed, so no reader sees half a file; each carries its length
  * and CRC-32, checked before V8 sees it, and V8 checks its own version, flags and the source.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
@@ -74,21 +73,35 @@ export interface CacheKey {
  * in its own file, so two of them in turn do not replace each other's at every start.
  */
 export function cacheFileName(key: CacheKey): string {
-  const digest = createHash('sha256')
-    .update(
-      JSON.stringify([
-        MAGIC.toString(),
-        process.version,
-        process.arch,
-        key.bundleHash,
-        key.flags,
-        key.execArgv,
-        key.nodeOptions ?? '',
-      ]),
-    )
-    .digest('hex')
-    .slice(0, 20);
+  const digest = fnv1a64(
+    JSON.stringify([
+      MAGIC.toString(),
+      process.version,
+      process.arch,
+      key.bundleHash,
+      key.flags,
+      key.execArgv,
+      key.nodeOptions ?? '',
+    ]),
+  );
   return `${key.command.replace(/[^a-z0-9-]/gi, '_')}-${digest}.bin`;
+}
+
+/**
+ * 64 bits of FNV-1a over the text's UTF-16 code units, as 16 hex digits: two 32-bit hashes from
+ * different offset bases. The name only keeps combinations apart (V8 refuses another's data by
+ * itself), and node:crypto, which a SHA-256 here needed, took ~4 ms to load at the start of every
+ * command, most of which never load it otherwise (issue 27).
+ */
+export function fnv1a64(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193);
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
 }
 
 export interface Framed {
@@ -223,7 +236,7 @@ const ms = (since: number): string => `${(performance.now() - since).toFixed(1)}
 function writeCache(file: string, framed: Buffer): void {
   const dir = dirname(file);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
   try {
     writeFileSync(tmp, framed, { mode: 0o600 });
     renameSync(tmp, file);

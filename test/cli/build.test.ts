@@ -56,6 +56,8 @@ test('npm run build: the launcher and one CommonJS bundle that run validate with
     const launcher = await readFile(join(out, 'cli', 'main.js'), 'utf8');
     assert.ok(launcher.length < 20_000, `launcher ${launcher.length} bytes`);
     assert.doesNotMatch(launcher, /commander|pino|zod/);
+    // Nor node:crypto: loading it cost every command's start ~4 ms (its cache file's name is FNV-1a).
+    assert.doesNotMatch(launcher, /node:crypto/);
     // ASCII, which the launcher reads as Latin-1 (src/cli/code-cache.ts).
     assert.doesNotMatch(bundle, /[^\x00-\x7f]/);
     // Strict mode survives the banner, and the module count is in place (scripts/build.ts).

@@ -13,7 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Script } from 'node:vm';
-import { codeCacheDir, frame, unframe } from '../../src/cli/code-cache.js';
+import {
+  cacheFileName,
+  codeCacheDir,
+  fnv1a64,
+  frame,
+  unframe,
+  type CacheKey,
+} from '../../src/cli/code-cache.js';
 import { ROOT } from '../helpers/world.js';
 
 const execFileP = promisify(execFile);
@@ -78,6 +85,31 @@ test('the cache directory: PAWL_CODE_CACHE=0 turns it off, PAWL_CODE_CACHE_DIR, 
     codeCacheDir({}, () => ''),
     null,
   );
+});
+
+test("a cache file's name: the command, then 64 bits of FNV-1a over what V8 would refuse another's cache for", () => {
+  // FNV-1a's published 32-bit values for "" and "a" (the first half); the second half from another basis.
+  assert.equal(fnv1a64('').slice(0, 8), '811c9dc5');
+  assert.equal(fnv1a64('a').slice(0, 8), 'e40c292c');
+  assert.match(fnv1a64('a'), /^[0-9a-f]{16}$/);
+  const key: CacheKey = {
+    bundleHash: 'b1',
+    command: 'run',
+    flags: ['--no-opt'],
+    execArgv: [],
+    nodeOptions: undefined,
+  };
+  const name = cacheFileName(key);
+  assert.match(name, /^run-[0-9a-f]{16}\.bin$/);
+  assert.equal(cacheFileName({ ...key }), name, 'the same combination, the same file');
+  const others = [
+    { ...key, bundleHash: 'b2' },
+    { ...key, flags: [] },
+    { ...key, execArgv: ['--inspect'] },
+    { ...key, nodeOptions: '--max-old-space-size=100' },
+  ].map((k) => cacheFileName(k));
+  assert.equal(new Set([name, ...others]).size, 5, 'each other combination its own file');
+  assert.match(cacheFileName({ ...key, command: 'setters apply' }), /^setters_apply-/);
 });
 
 test('a cache file holds its length and CRC-32: any truncation or flipped byte reads as no file', () => {
