@@ -91,7 +91,8 @@ export function cacheFileName(key: CacheKey): string {
  * 64 bits of FNV-1a over the text's UTF-16 code units, as 16 hex digits: two 32-bit hashes from
  * different offset bases. The name only keeps combinations apart (V8 refuses another's data by
  * itself), and node:crypto, which a SHA-256 here needed, took ~4 ms to load at the start of every
- * command, most of which never load it otherwise (issue 27).
+ * command, and commands that configure nothing (`setters apply`, help) never load it otherwise
+ * (issue 27).
  */
 export function fnv1a64(text: string): string {
   let a = 0x811c9dc5;
