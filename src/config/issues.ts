@@ -14,9 +14,11 @@ export function fieldPath(path: readonly PropertyKey[]): string {
 
 export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let v = root;
-  for (const seg of path) {
+  // By index: a one-shot command runs without the optimizing compiler, and `for…of` then makes an
+  // iterator and a result object a step (~2.6 MB of a 500-image configuration's load, issue 27).
+  for (let i = 0; i < path.length; i++) {
     if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<PropertyKey, unknown>)[seg];
+    v = (v as Record<PropertyKey, unknown>)[path[i]!];
   }
   return v;
 }

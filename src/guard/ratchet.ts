@@ -216,10 +216,16 @@ export function fromStored(s: StoredRatchetState): RatchetState {
 function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v !== null && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
+    const o = v as Record<string, unknown>;
+    // Keys sorted as strings (Array.prototype.sort's default, UTF-16 order); no entry pairs made.
+    const keys = Object.keys(o).sort();
+    let out = '';
+    for (let i = 0; i < keys.length; i++) {
+      const x = o[keys[i]!];
+      if (x === undefined) continue;
+      out += `${out === '' ? '' : ','}${JSON.stringify(keys[i])}:${canonicalJson(x)}`;
+    }
+    return `{${out}}`;
   }
   return JSON.stringify(v);
 }

@@ -103,7 +103,12 @@ export function redactText(text: string, opts: RedactOptions = {}): string {
   let out = text;
   for (const s of opts.secrets ?? []) if (s.length >= 4 && out.includes(s)) out = out.split(s).join(mask);
   if (!ANY_PATTERN.test(out)) return out;
-  for (const [need, apply] of STEPS) if (need(out)) out = apply(out, mask);
+  // By index, not `for (const [need, apply] of STEPS)`: without the optimizing compiler (one-shot
+  // commands) each step made an iterator for the list and another for the pair (issue 27).
+  for (let i = 0; i < STEPS.length; i++) {
+    const step = STEPS[i]!;
+    if (step[0](out)) out = step[1](out, mask);
+  }
   return out;
 }
 

@@ -197,6 +197,40 @@ describe('selection ratchet', () => {
     }
   });
 
+  test("the spec hash is the same as stores hold: a change of it would reset every policy's high-water mark", () => {
+    // Values of pawl 0.1's hashes: a store written then must read the same specs as unchanged.
+    const hash = (spec: object, exclusions: string[]) => policySpecHash(spec as never, exclusions);
+    assert.equal(
+      hash(
+        { imageRepositoryRef: { namespace: 'apps', name: 'app' }, policy: { semver: { range: '>=1.0.0' } } },
+        ['^.*\\.sig$'],
+      ),
+      '87513a336692e64d7b296ce5f442d18e69ca7861cc2baa8cd4df9782307887fb',
+    );
+    assert.equal(
+      hash(
+        {
+          imageRepositoryRef: { namespace: 'apps', name: 'app' },
+          policy: { numerical: { order: 'asc' } },
+          filterTags: { pattern: '^main-[a-f0-9]+-(?P<ts>[0-9]+)', extract: '$ts' },
+        },
+        [],
+      ),
+      '880fbfd08e4b5fd151febb207f842e0eb2bf8a5581ea70d95b41fedc3eb67d49',
+    );
+    assert.equal(
+      hash(
+        {
+          imageRepositoryRef: { name: 'zé', namespace: 'Ä' },
+          policy: { alphabetical: { order: 'desc' } },
+          filterTags: undefined,
+        },
+        ['^a$', '^b$'],
+      ),
+      '0b0643c46655e98fec8079bfbe2cc72b880b7d32b22273a9fe5a3a5412565a09',
+    );
+  });
+
   test('H resets when the spec hash changes (policy spec or exclusionList)', async () => {
     const s = (await scan(null, '6.7.1', at(0), new Set(['6.7.0', '6.7.1']))).state;
     const spec = {
