@@ -43,7 +43,10 @@ export function ownStrings(pool: StringPool, value: unknown, seen = new Set<obje
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return;
   const o = value as Record<string, unknown>;
-  for (const k of Object.keys(o)) {
+  const keys = Object.keys(o);
+  // By index (see config/issues.ts valueAt): no iterator a key in a one-shot command.
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
     const v = o[k];
     if (typeof v === 'string') o[k] = ownString(pool, v);
     else ownStrings(pool, v, seen);
