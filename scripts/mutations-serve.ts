@@ -365,6 +365,22 @@ const scheduler: Mutation[] = [
     description: 'the first run waits a whole interval beyond its first delay',
     tests: SCHEDULER_TESTS,
   },
+  {
+    area: 'scheduler',
+    file: SCHED,
+    find: '  return () => void set.delete(controller);',
+    replace: '  return () => undefined;',
+    description: 'a run that ended still follows the signal (and is aborted with it)',
+    tests: SCHEDULER_TESTS,
+  },
+  {
+    area: 'scheduler',
+    file: SCHED,
+    find: '        for (const c of now) c.abort(other.reason);',
+    replace: '        for (const c of now.slice(1)) c.abort(other.reason);',
+    description: 'the first run to follow a signal is not aborted with it',
+    tests: SCHEDULER_TESTS,
+  },
 ];
 
 const AUTOMATION = 'src/serve/jobs/automation.ts';
