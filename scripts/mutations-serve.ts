@@ -368,7 +368,7 @@ const scheduler: Mutation[] = [
   {
     area: 'scheduler',
     file: SCHED,
-    find: '  return () => void set.delete(controller);',
+    find: '  return () => void runs.delete(controller);',
     replace: '  return () => undefined;',
     description: 'a run that ended still follows the signal (and is aborted with it)',
     tests: SCHEDULER_TESTS,
@@ -376,8 +376,8 @@ const scheduler: Mutation[] = [
   {
     area: 'scheduler',
     file: SCHED,
-    find: '        for (const c of now) c.abort(other.reason);',
-    replace: '        for (const c of now.slice(1)) c.abort(other.reason);',
+    find: '      for (const c of now) c.abort(signal.reason);',
+    replace: '      for (const c of now.slice(1)) c.abort(signal.reason);',
     description: 'the first run to follow a signal is not aborted with it',
     tests: SCHEDULER_TESTS,
   },

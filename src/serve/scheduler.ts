@@ -53,32 +53,32 @@ export function runContext(
 
 /**
  * The runs following each signal, behind one listener on it. A local daemon's leases share one
- * signal, and every run added its own listener to it and removed it at its end: ~10 µs a run each
- * way through node's EventTarget without the optimizer, ~10 ms of a daemon's first pass over 500
- * repositories (issue 27). The listener stays for as long as the signal lives; a run that ends
- * leaves the set.
+ * signal, and every run added its own listener to it and removed it at its end: ~12.5 µs a run
+ * through node's EventTarget without the optimizer, 6.5 ms for 500 runs against 0.3 ms with a set
+ * (issue 27). The listener stays for as long as the signal lives; a run that ends leaves the set.
  */
 const followers = new WeakMap<AbortSignal, Set<AbortController>>();
 
 function followSignal(other: AbortSignal, controller: AbortController): () => void {
-  let runs = followers.get(other);
-  if (!runs) {
-    const these = new Set<AbortController>();
-    runs = these;
-    followers.set(other, these);
-    other.addEventListener(
-      'abort',
-      () => {
-        const now = [...these];
-        these.clear();
-        for (const c of now) c.abort(other.reason);
-      },
-      { once: true },
-    );
-  }
-  const set = runs;
-  set.add(controller);
-  return () => void set.delete(controller);
+  const runs = followers.get(other) ?? watch(other);
+  runs.add(controller);
+  return () => void runs.delete(controller);
+}
+
+/** The set of runs following `signal`, made with its one listener. */
+function watch(signal: AbortSignal): Set<AbortController> {
+  const runs = new Set<AbortController>();
+  followers.set(signal, runs);
+  signal.addEventListener(
+    'abort',
+    () => {
+      const now = [...runs];
+      runs.clear();
+      for (const c of now) c.abort(signal.reason);
+    },
+    { once: true },
+  );
+  return runs;
 }
 
 /** How many runs in progress follow `signal` (tests). */
