@@ -33,9 +33,11 @@
  * /proc/PID/stat (utime + stime: the daemon's own process), peak RSS from /proc/PID/status
  * VmHWM, at the end of each round.
  *
- * BENCH_SCALE_ENTRIES=NAME=DIR,…: built CLIs (directories under the repository, e.g. bench/out/base)
- * whose daemons are compared, alternated within each case (A B for each case, B A for the next)
- * on the same registry; unset, this tree is built into dist/ and measured alone.
+ * BENCH_SCALE_ENTRIES=NAME=DIR[=FLAGS],…: built CLIs (directories under the repository, e.g.
+ * bench/out/base) whose daemons are compared, alternated within each case (A B for each case, B A
+ * for the next) on the same registry; FLAGS, space-separated, are node flags for that entry's
+ * daemon alone (one build under two sets of flags). Unset, this tree is built into dist/ and
+ * measured alone.
  * BENCH_SCALE_SNAPSHOT=DIR: a heap snapshot of the daemon after each round (after its figures
  * are read: writing one grows the RSS), written into DIR.
  *
@@ -76,9 +78,13 @@ const ENTRIES = (process.env.BENCH_SCALE_ENTRIES ?? '')
   .split(',')
   .filter(Boolean)
   .map((p) => {
-    const [name, dir] = p.split('=');
-    if (!name || !dir) throw new Error(`BENCH_SCALE_ENTRIES: "${p}" is not NAME=DIR`);
-    return { name, entry: join(ROOT, dir, 'cli', 'main.js') };
+    const [name, dir, ...flags] = p.split('=');
+    if (!name || !dir) throw new Error(`BENCH_SCALE_ENTRIES: "${p}" is not NAME=DIR[=FLAGS]`);
+    return {
+      name,
+      entry: join(ROOT, dir, 'cli', 'main.js'),
+      nodeArgs: flags.join('=').split(' ').filter(Boolean),
+    };
   });
 const SNAPSHOT_DIR = process.env.BENCH_SCALE_SNAPSHOT;
 /** BENCH_SCALE_NODE_ARGS: node flags for every daemon, space-separated (heap flags: the daemon's own are then not set). */
@@ -337,6 +343,7 @@ async function daemon(
   work: string,
   entry: string,
   build: string,
+  entryArgs: string[],
   images: number,
   tags: string[],
 ) {
@@ -372,6 +379,7 @@ async function daemon(
     nodeArgs: [
       ...PROFILE,
       ...NODE_ARGS,
+      ...entryArgs,
       ...(SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : []),
     ],
     args: ['--log-level', 'warn', '--start-spread', '1s'],
@@ -472,7 +480,7 @@ async function daemon(
 console.log(`load average at start: ${load()} (${execFileSync('nproc', { encoding: 'utf8' }).trim()} CPUs)`);
 if (ENTRIES.length === 0) {
   await buildCli(join(ROOT, 'dist'));
-  ENTRIES.push({ name: '', entry: join(ROOT, 'dist', 'cli', 'main.js') });
+  ENTRIES.push({ name: '', entry: join(ROOT, 'dist', 'cli', 'main.js'), nodeArgs: [] });
 }
 const git = await startGitServer({ users: { [GIT_USER]: GIT_PASSWORD } });
 const work = await mkdtemp(join(tmpdir(), 'pawl-bench-scale-'));
@@ -493,7 +501,8 @@ try {
       if (MODES.includes('serve')) {
         const order =
           CASES.findIndex((c) => c.images === images && c.tags === t) % 2 ? [...ENTRIES].reverse() : ENTRIES;
-        for (const { name, entry } of order) await daemon(registry, git, work, entry, name, images, tags);
+        for (const { name, entry, nodeArgs } of order)
+          await daemon(registry, git, work, entry, name, nodeArgs, images, tags);
       }
     } finally {
       await registry.stop();
