@@ -3,16 +3,16 @@
  * The loader (src/config/load.ts) is the only producer; everything else reads these
  * exact shapes. Durations are milliseconds. Namespaces default to `default`, as kubectl does.
  */
-import type { Location } from '../util/index.js';
+import { nameKey, type Location } from '../util/index.js';
 
 export interface ObjectRef {
   namespace: string;
   name: string;
 }
 
-/** `namespace/name`, the way objects are named on the command line and in reports. */
+/** `namespace/name`, the way objects are named on the command line and in reports; one copy of each. */
 export function refKey(ref: ObjectRef): string {
-  return `${ref.namespace}/${ref.name}`;
+  return nameKey(ref.namespace, ref.name);
 }
 
 interface Meta {

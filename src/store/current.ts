@@ -9,6 +9,7 @@
  * The checksum is in the key because SQLite reuses the ids of a rolled-back group.
  */
 import { sortTags } from './tags.js';
+import { sharedNameKey } from '../util/index.js';
 
 /** Where a repository's current tags are: its latest good scan's image, list scan and checksum. */
 export interface CurrentList {
@@ -52,7 +53,8 @@ export class CurrentTagsCache {
       const tags = read.get(l.repository) ?? [];
       // Code-unit order, as the checksum defines it: not the database's collation.
       const { image, list, checksum } = l;
-      this.#byRepo.set(l.repository, { image, list, checksum, tags: sortTags(tags) });
+      // Under the one copy of the name (the row's is the database's own).
+      this.#byRepo.set(sharedNameKey(l.repository), { image, list, checksum, tags: sortTags(tags) });
     }
     // A copy each: callers own what they are given.
     for (const l of lists) out.set(l.repository, this.#byRepo.get(l.repository)!.tags.slice());

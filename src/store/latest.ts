@@ -14,6 +14,7 @@
  */
 import type { ScanRecord } from '../records/index.js';
 import type { LatestScans } from './types.js';
+import { sharedNameKey } from '../util/index.js';
 
 /** Reads the latest scans of these repositories (every name a key) from the database. */
 export type LatestScansRead = (repositories: readonly string[]) => Map<string, LatestScans>;
@@ -44,7 +45,10 @@ export class LatestScansCache {
     const missing = repositories.filter((r) => !this.#byRepo.has(r));
     if (missing.length > 0)
       for (const [repository, latest] of this.read(missing))
-        this.#byRepo.set(repository, { finished: freeze(latest.finished), good: freeze(latest.good) });
+        this.#byRepo.set(sharedNameKey(repository), {
+          finished: freeze(latest.finished),
+          good: freeze(latest.good),
+        });
     // A new pair each: callers may set its fields; the records in it are shared and frozen.
     const out = new Map<string, LatestScans>();
     for (const r of repositories) {

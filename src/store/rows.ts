@@ -13,6 +13,7 @@ import type {
 } from '../records/index.js';
 import type { PolicyState, RawScanResponses, RunRecord, ScanResult, SelectionRecord } from './types.js';
 import { tagListChecksum } from './tags.js';
+import { sharedNameKey } from '../util/index.js';
 
 /**
  * What a good scan's end sets, in the order both backends' UPDATE names the columns: tag_count,
@@ -85,7 +86,7 @@ export function parseJson<T>(text: string | null, fallback: T): T {
 export function toScan(r: ScanRow): ScanRecord {
   return {
     id: r.id,
-    repository: r.repository,
+    repository: sharedNameKey(r.repository),
     image: r.image,
     startedAt: date(r.started_at),
     endedAt: optDate(r.ended_at),
@@ -253,7 +254,7 @@ export function decisionOf(r: DecisionRow): Decision {
     file: r.file,
     line: r.line,
     setter: r.setter,
-    policy: r.policy,
+    policy: sharedNameKey(r.policy),
     current: r.current,
     candidate: r.candidate,
     reason: r.reason,
