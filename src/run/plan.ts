@@ -65,11 +65,11 @@ export async function planTree(
   const plans: MarkerPlan[] = [];
   for (const f of scan.files) {
     for (const marker of f.markers) {
-      const policy = `${marker.policy.namespace}/${marker.policy.name}`;
+      const policy = refKey(marker.policy);
       const outcome = outcomes.byName.get(policy);
       if (!outcome) continue;
       const gate = gateOf(outcome, policy, opts);
-      const key = verdictKey(marker, outcome, null, gate);
+      const key = verdictKey(marker, null, gate);
       plans.push({
         marker,
         policy,
@@ -149,7 +149,8 @@ async function olderButOldEnough(p: MarkerPlan, facts: FactsSource): Promise<voi
   const age = p.outcome.gates.age;
   const older = age?.oldEnough;
   if (!age || !older || p.pin?.pin) return;
-  const outcome: PolicyOutcome = { ...p.outcome, candidate: older };
+  // Verdicts are kept by the marker's value for the outcome's own candidate: a new map here.
+  const outcome: PolicyOutcome = { ...p.outcome, candidate: older, verdicts: new Map() };
   const d = await decide(p.marker, outcome, facts, null, null);
   if (d.action !== 'write') return;
   p.decision = { ...d, detail: `${age.gate.detail} Meanwhile: ${d.detail}` };
@@ -220,7 +221,7 @@ async function decide(
   source: FactsSource,
   pin: Pin | null,
   gate: Gate | null,
-  key: string | null = verdictKey(marker, outcome, pin, gate),
+  key: string | null = verdictKey(marker, pin, gate),
 ): Promise<GuardVerdict> {
   const { policy, compiled, candidate } = outcome;
   const known = key === null ? undefined : outcome.verdicts.get(key);
@@ -261,17 +262,13 @@ async function decide(
  * The table's first rows (no candidate, a value that is no reference, the candidate itself) read
  * neither orders, pins nor the registry: the same value under the same outcome gets the same
  * verdict, which a daemon's pass over 500 unchanged lines takes from the kept outcome. Null when
- * a pin or a gate may decide.
+ * a pin or a gate may decide. An outcome's candidate and unverified tag are fixed when it is made
+ * (a copy with another candidate gets a map of its own), so the key is the marker's alone: with
+ * the candidate in it, each kept outcome held ~0.2 KB of key (issue 27).
  */
-function verdictKey(
-  marker: Marker,
-  outcome: PolicyOutcome,
-  pin: Pin | null,
-  gate: Gate | null,
-): string | null {
+function verdictKey(marker: Marker, pin: Pin | null, gate: Gate | null): string | null {
   if (pin !== null || gate !== null) return null;
-  const c = outcome.candidate;
-  return `${marker.field}\n${marker.value}\n${c ? `${c.name}:${c.tag}@${c.digest ?? ''}` : ''}\n${outcome.unverified?.tag ?? ''}`;
+  return `${marker.field}\n${marker.value}`;
 }
 
 /** Verdicts that follow from the marker's value and the outcome alone (`decide`). */
