@@ -17,7 +17,15 @@ import { join } from 'node:path';
 import { parseTrailerLines } from '../guard/index.js';
 import { valueOnLine } from './history.js';
 import { copyString } from '../util/index.js';
-import { knownAt, knownLine, learnAt, plainTrailers, subjectOf, type KnownCommit } from './known.js';
+import {
+  FileLines,
+  knownAt,
+  knownLine,
+  learnAt,
+  plainTrailers,
+  subjectOf,
+  type KnownCommit,
+} from './known.js';
 import type { Workspace } from './workspace.js';
 
 export interface FastIdentity {
@@ -289,7 +297,7 @@ function remember(
     const text = texts.get(l.file)?.[l.line - 1]?.replace(/\r$/, '');
     if (text === undefined || text === l.before) continue;
     let m = next.lines.get(l.file);
-    if (!m) next.lines.set(l.file, (m = new Map()));
+    if (!m) next.lines.set(l.file, (m = new FileLines()));
     m.set(l.line, knownLine(text, l.setter, { ...meta, previous: valueOnLine(l.before, l.setter) }));
   }
 }

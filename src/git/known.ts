@@ -35,7 +35,41 @@ export interface KnownCommit {
   /** Regular files of the tree, stage 0: path → mode and blob id. */
   readonly entries: Map<string, { mode: string; id: string }>;
   /** file → 1-based line → its last change. */
-  readonly lines: Map<string, Map<number, KnownLine>>;
+  readonly lines: Map<string, FileLines>;
+}
+
+/**
+ * A file's known lines by 1-based number. Most marked files have one marked line, and a Map for
+ * each cost ~0.5 KB a line, held by a daemon for every marked line of every workspace (issue 27):
+ * one line is held in place, and a Map is made for the second.
+ */
+export class FileLines {
+  #line = 0;
+  #one: KnownLine | undefined;
+  #more: Map<number, KnownLine> | undefined;
+
+  get(line: number): KnownLine | undefined {
+    if (this.#more !== undefined) return this.#more.get(line);
+    return line === this.#line ? this.#one : undefined;
+  }
+
+  set(line: number, known: KnownLine): void {
+    if (this.#more !== undefined) this.#more.set(line, known);
+    else if (this.#one === undefined || line === this.#line) {
+      this.#line = line;
+      this.#one = known;
+    } else {
+      this.#more = new Map([
+        [this.#line, this.#one],
+        [line, known],
+      ]);
+      this.#one = undefined;
+    }
+  }
+
+  get size(): number {
+    return this.#more !== undefined ? this.#more.size : this.#one === undefined ? 0 : 1;
+  }
 }
 
 /**
