@@ -165,7 +165,30 @@ const guard = z
     window: writeWindow.optional(),
   })
   .default(() => structuredClone(DEFAULT_GUARD))
-  .transform((g): GuardSpec => g);
+  .transform((g): GuardSpec => (isDefaultGuard(g) ? SHARED_DEFAULT_GUARD : g));
+
+/**
+ * The guard most policies have, one frozen object for all of them: a daemon keeps every policy
+ * for its life, and each default guard was ~0.2 KB of it (issue 27).
+ */
+const SHARED_DEFAULT_GUARD: GuardSpec = Object.freeze({
+  ...DEFAULT_GUARD,
+  staleScan: Object.freeze({ ...DEFAULT_GUARD.staleScan }),
+});
+
+function isDefaultGuard(g: GuardSpec): boolean {
+  return (
+    g.downgrades === DEFAULT_GUARD.downgrades &&
+    g.compare === DEFAULT_GUARD.compare &&
+    g.manualEdits === DEFAULT_GUARD.manualEdits &&
+    g.staleScan.confirmations === DEFAULT_GUARD.staleScan.confirmations &&
+    g.staleScan.window === DEFAULT_GUARD.staleScan.window &&
+    g.verifyCandidate === DEFAULT_GUARD.verifyCandidate &&
+    g.minimumAge === undefined &&
+    g.window === undefined &&
+    Object.keys(g).length === Object.keys(DEFAULT_GUARD).length
+  );
+}
 
 export const imagePolicySchema = z
   .object({
