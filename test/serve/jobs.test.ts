@@ -588,7 +588,10 @@ describe('RepositoryJobs: runs waiting for a scan slot', () => {
     assert.equal(names.length, 3);
     // Schedules far away: only the requests below run.
     scheduler.set(
-      names.map((n) => ({ ...jobs.spec(config.imageRepositories.get(n)!), firstDelay: () => 3_600_000 })),
+      // A job's spec is an object with methods (repository.ts): overridden in place, not spread.
+      names.map((n) =>
+        Object.assign(jobs.spec(config.imageRepositories.get(n)!), { firstDelay: () => 3_600_000 }),
+      ),
     );
     // The one scan slot is busy: every run the requests start waits for it.
     let free!: () => void;

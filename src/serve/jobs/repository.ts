@@ -4,6 +4,7 @@
  * through this job, so a scan already running here is joined and never doubled, and always
  * under its lease.
  */
+import { createHash } from 'node:crypto';
 import { refKey, type ImageRepository } from '../../config/index.js';
 import type { ScanPort, ScanWanted } from '../../run/index.js';
 import { isScanDue, scanRepositories, type ScanReport } from '../../scan/index.js';
@@ -28,6 +29,43 @@ export interface RepositoryJobContext extends JobContext {
 interface RunRecord {
   began: number | null;
   ended: boolean;
+}
+
+interface RepositoryJobHandlers {
+  firstDelay(name: string, repo: ImageRepository): number;
+  admit(key: string): boolean;
+  gate(name: string, fn: () => Promise<void>): Promise<void>;
+  run(name: string, key: string, run: RunContext): Promise<void>;
+}
+
+/** One repository's job (RepositoryJobs.spec): its fields, and its owner's handlers. */
+class RepositoryJobSpec implements JobSpec {
+  constructor(
+    readonly key: string,
+    readonly interval: number,
+    readonly timeout: number,
+    readonly suspended: boolean,
+    readonly fingerprint: string,
+    private readonly name: string,
+    private readonly repo: ImageRepository,
+    private readonly handlers: RepositoryJobHandlers,
+  ) {}
+
+  firstDelay(): number {
+    return this.handlers.firstDelay(this.name, this.repo);
+  }
+
+  admit(): boolean {
+    return this.handlers.admit(this.key);
+  }
+
+  gate(fn: () => Promise<void>): Promise<void> {
+    return this.handlers.gate(this.name, fn);
+  }
+
+  run(run: RunContext): Promise<void> {
+    return this.handlers.run(this.name, this.key, run);
+  }
 }
 
 export class RepositoryJobs implements ScanPort {
@@ -59,43 +97,59 @@ export class RepositoryJobs implements ScanPort {
     }
   }
 
+  /**
+   * What each repository's job does, made once: a job is a small record of its own fields and
+   * these (each job's four closures and their context were ~0.3 KB a repository, kept for the
+   * daemon's life: issue 27).
+   */
+  readonly #handlers: RepositoryJobHandlers = {
+    // A repository scanned recently (before a restart) is due when its interval is up, not now.
+    firstDelay: (name, repo) => {
+      const { ctx } = this;
+      const current = ctx.config().config.imageRepositories.get(name) ?? repo;
+      const last = this.#lastScans.get(name);
+      if (!last || last.image !== current.spec.image || ctx.interrupted.has(last.id)) return 0;
+      return last.startedAt.getTime() + current.spec.interval - ctx.clock.now();
+    },
+    admit: (key) => this.ctx.leases.admit(key),
+    // A run waits for its scan slot before it claims the lease or takes its work: every
+    // repository asked for at once (a start, `pawl reconcile` of everything) is as many runs
+    // waiting, and each held a lease, its signals, its queued work and a timer while it waited
+    // (issue 27). Its record is made here, so that a pass joins a run still waiting.
+    gate: (name, fn) => {
+      const record: RunRecord = { began: null, ended: false };
+      this.#runs.set(name, record);
+      return this.ctx.slots.run(fn).finally(() => (record.ended = true));
+    },
+    run: (name, key, run) => {
+      const record = this.#runs.get(name) ?? { began: null, ended: false };
+      return this.ctx.leases.run(key, run, (claimed) => this.#scan(name, run, claimed, record));
+    },
+  };
+
   spec(repo: ImageRepository): JobSpec {
-    const { ctx } = this;
     const name = refKey(repo.metadata);
-    const key = repositoryJob(name);
-    return {
-      key,
-      interval: repo.spec.interval,
+    return new RepositoryJobSpec(
+      repositoryJob(name),
+      repo.spec.interval,
       // The scanner enforces spec.timeout itself; the scheduler's is the outer bound of the run
       // (its lease, its queued work, the store), once it holds a scan slot.
-      timeout: repo.spec.timeout * 2 + 5_000,
-      suspended: repo.spec.suspend,
-      fingerprint: JSON.stringify([
-        repo.spec,
-        this.#secretsFingerprint(repo.metadata.namespace, [repo.spec.secretRef, repo.spec.certSecretRef]),
-      ]),
-      // A repository scanned recently (before a restart) is due when its interval is up, not now.
-      firstDelay: () => {
-        const current = ctx.config().config.imageRepositories.get(name) ?? repo;
-        const last = this.#lastScans.get(name);
-        if (!last || last.image !== current.spec.image || ctx.interrupted.has(last.id)) return 0;
-        return last.startedAt.getTime() + current.spec.interval - ctx.clock.now();
-      },
-      admit: () => ctx.leases.admit(key),
-      // A run waits for its scan slot before it claims the lease or takes its work: every
-      // repository asked for at once (a start, `pawl reconcile` of everything) is as many runs
-      // waiting, and each held a lease, its signals, its queued work and a timer while it waited
-      // (issue 27). Its record is made here, so that a pass joins a run still waiting.
-      gate: (fn) => {
-        const record: RunRecord = { began: null, ended: false };
-        this.#runs.set(name, record);
-        return ctx.slots.run(fn).finally(() => (record.ended = true));
-      },
-      run: (run) => {
-        const record = this.#runs.get(name) ?? { began: null, ended: false };
-        return ctx.leases.run(key, run, (claimed) => this.#scan(name, run, claimed, record));
-      },
-    };
+      repo.spec.timeout * 2 + 5_000,
+      repo.spec.suspend,
+      // A digest, not the text: the text was ~0.3 KB a repository, kept by its job for the
+      // daemon's life (issue 27).
+      createHash('sha256')
+        .update(
+          JSON.stringify([
+            repo.spec,
+            this.#secretsFingerprint(repo.metadata.namespace, [repo.spec.secretRef, repo.spec.certSecretRef]),
+          ]),
+        )
+        .digest('base64'),
+      name,
+      repo,
+      this.#handlers,
+    );
   }
 
   #secretsFingerprint(namespace: string, names: (string | undefined)[]): string[] {
