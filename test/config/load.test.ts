@@ -259,6 +259,30 @@ describe('loadConfig', () => {
     });
   });
 
+  test('policies with the default guard, given or left out, share one frozen guard; others have their own', async (t) => {
+    const { dir, cleanup } = await configDir({
+      'a.yaml': [
+        REPO,
+        POLICY,
+        POLICY.replace('name: app\n  namespace', 'name: spelled\n  namespace').concat(
+          '  guard:\n    downgrades: Block\n    staleScan: {confirmations: 3}\n',
+        ),
+        POLICY.replace('name: app\n  namespace', 'name: allow\n  namespace').concat(
+          '  guard:\n    downgrades: Allow\n',
+        ),
+      ].join('---\n'),
+    });
+    t.after(cleanup);
+    const { config, problems } = await loadConfig([dir]);
+    assert.deepEqual(problems, []);
+    const guardOf = (name: string) => config.imagePolicies.get(`apps/${name}`)!.spec.guard;
+    assert.deepEqual(guardOf('app'), DEFAULT_GUARD);
+    assert.equal(guardOf('spelled'), guardOf('app'), 'one object for every default guard');
+    assert.ok(Object.isFrozen(guardOf('app')) && Object.isFrozen(guardOf('app').staleScan));
+    assert.deepEqual(guardOf('allow'), { ...DEFAULT_GUARD, downgrades: 'Allow' });
+    assert.notEqual(guardOf('allow'), guardOf('app'));
+  });
+
   test('newestBuild, order, and v1beta1 image API', async (t) => {
     const { dir, cleanup } = await configDir({
       'a.yaml': [

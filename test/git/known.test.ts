@@ -15,7 +15,7 @@ import type { GitServer } from '../helpers/git-server.js';
 import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit } from '../../src/git/commit.js';
 import { lineHistory, type MarkedLine } from '../../src/git/history.js';
-import { knownAt, plainTrailers, subjectOf } from '../../src/git/known.js';
+import { FileLines, knownAt, knownLine, plainTrailers, subjectOf } from '../../src/git/known.js';
 import { findMarkers } from '../../src/write/setters/markers.js';
 import { silentLogger } from '../../src/util/log.js';
 import { gitRepository, gitSuite, type TempDir } from './fixtures.js';
@@ -24,6 +24,43 @@ const FILE = 'apps/app.yaml';
 const deploy = (tag: string) =>
   `kind: Deployment\nspec:\n  containers:\n    - name: app\n      image: ghcr.io/org/app:${tag} # {"$imagepolicy": "apps:app"}\n`;
 const author = { name: ' "Flux Bot". ', email: 'fluxbot@example.com' };
+
+describe("a file's known lines", () => {
+  const change = {
+    previous: null,
+    commit: 'c'.repeat(40),
+    parent: 'p'.repeat(40),
+    author: { name: 'pawl', email: 'pawl@example.com' },
+    authorTime: new Date(0),
+    time: new Date(0),
+    subject: 'update',
+    trailers: [],
+  };
+  const line = (text: string) => knownLine(text, 'flux-system:app', change);
+
+  test('one line held in place, a second and a third beside it, a line replaced', () => {
+    const lines = new FileLines();
+    assert.equal(lines.size, 0);
+    assert.equal(lines.get(1), undefined);
+    const a = line('image: a:1');
+    lines.set(7, a);
+    assert.deepEqual([lines.size, lines.get(7), lines.get(1), lines.get(0)], [1, a, undefined, undefined]);
+    const a2 = line('image: a:2');
+    lines.set(7, a2);
+    assert.deepEqual([lines.size, lines.get(7)], [1, a2], 'the same line again replaces it');
+    const b = line('image: b:1');
+    const c = line('image: c:1');
+    lines.set(3, b);
+    lines.set(12, c);
+    assert.deepEqual(
+      [lines.size, lines.get(7), lines.get(3), lines.get(12), lines.get(1)],
+      [3, a2, b, c, undefined],
+    );
+    const b2 = line('image: b:2');
+    lines.set(3, b2);
+    assert.deepEqual([lines.size, lines.get(3), lines.get(7)], [3, b2, a2]);
+  });
+});
 
 describe('subjects and trailers as git prints them', () => {
   test("%s: the first paragraph's lines, trailing white space dropped, joined by spaces", () => {

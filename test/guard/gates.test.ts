@@ -4,6 +4,10 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { decideMarker, type DecideInput } from '../../src/guard/decide.js';
 import { windowGate, windowState } from '../../src/guard/gates.js';
 import { parseMarkerValue } from '../../src/guard/values.js';
@@ -12,6 +16,7 @@ import { imageRepositorySchema } from '../../src/config/schema/imagerepository.j
 import type { Config } from '../../src/config/index.js';
 import type { ScanClients } from '../../src/scan/index.js';
 import { FactsBook, evaluatePolicy, type PolicyStore } from '../../src/run/policies.js';
+import { planTree } from '../../src/run/plan.js';
 import { parseCron } from '../../src/util/index.js';
 import { guard, noBuildTimes, policyOrder, semver } from './helpers.js';
 import { createLogger } from '../../src/util/index.js';
@@ -110,6 +115,11 @@ describe('guard.minimumAge', () => {
   const seen: Record<string, Date> = { '1.0.0': minutes(-600), '1.1.0': minutes(-300), '1.2.0': T0 };
 
   async function outcomeAt(now: Date) {
+    return (await evaluatedAt(now)).outcome;
+  }
+
+  /** The policy evaluated at `now`, and the facts a plan asks through. */
+  async function evaluatedAt(now: Date) {
     const policy = {
       ...imagePolicySchema.parse(policyObject({ minimumAge: '1h' })),
       source: { file: 'app.yaml' },
@@ -147,8 +157,39 @@ describe('guard.minimumAge', () => {
     } as unknown as ScanClients;
     const config = { imageRepositories: new Map([['flux-system/app', repo]]) } as unknown as Config;
     const deps = { config, store, clients, log: createLogger('silent'), now: () => now };
-    return evaluatePolicy(policy, deps, new FactsBook(deps), { readOnly: true });
+    const outcome = await evaluatePolicy(policy, deps, new FactsBook(deps), { readOnly: true });
+    return { outcome, facts: new FactsBook(deps) };
   }
+
+  test('a held line that moves to an older tag leaves no verdict behind for the held candidate', async () => {
+    // planTree keeps verdicts in the outcome by the marker's value alone; the older tag's decision
+    // is made on a copy of the outcome, and must not answer for the held candidate later (a release,
+    // which passes the gate, on the same outcome).
+    const { outcome, facts } = await evaluatedAt(minutes(10));
+    assert.equal(outcome.gates.age?.oldEnough?.tag, '1.1.0');
+    const root = await mkdtemp(join(tmpdir(), 'pawl-gates-plan-'));
+    try {
+      await writeFile(join(root, 'app.yaml'), `image: ${IMG}:1.1.0 # {"$imagepolicy": "flux-system:app"}\n`);
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: root, stdio: 'ignore' });
+      git('init', '-q');
+      git('add', '.');
+      git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'app');
+      const outcomes = { byName: new Map([['flux-system/app', outcome]]), facts };
+      const held = await planTree(root, '.', outcomes);
+      assert.deepEqual(
+        held.plans.map((p) => [p.decision.action, p.decision.reason]),
+        [['keep', 'too-new']],
+        "the only old-enough tag is the line's own",
+      );
+      const released = await planTree(root, '.', outcomes, { release: new Set(['flux-system/app']) });
+      assert.deepEqual(
+        released.plans.map((p) => [p.decision.action, p.decision.reason, p.value]),
+        [['write', 'upgrade', `${IMG}:1.2.0`]],
+      );
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
 
   test('a tag seen 10 minutes ago is held with its time; an hour after it was seen it is written', async () => {
     const early = await outcomeAt(minutes(10));

@@ -485,6 +485,34 @@ describe('AutomationJobs: the schedule fingerprint', () => {
   });
 });
 
+describe('RepositoryJobs: the schedule fingerprint', () => {
+  test("a digest that changes with the repository's spec and its Secrets' data, and only with them", () => {
+    let current = config;
+    const jobs = new RepositoryJobs({
+      config: () => ({ config: current }) as unknown as LoadedConfig,
+    } as never);
+    const name = [...config.imageRepositories.keys()][0]!;
+    const repo = config.imageRepositories.get(name)!;
+    const fp = (r: typeof repo) => jobs.spec(r).fingerprint;
+    const one = fp(repo);
+    // The scheduler keeps one per job for as long as the daemon runs (issue 27).
+    assert.ok(one.length <= 44, `a digest, not the spec's text (${one.length})`);
+    assert.equal(fp({ ...repo, metadata: { ...repo.metadata } }), one, 'the same spec: the same fingerprint');
+    assert.notEqual(fp({ ...repo, spec: { ...repo.spec, interval: repo.spec.interval + 1 } }), one);
+    const withSecret = { ...repo, spec: { ...repo.spec, secretRef: 'pull' } };
+    const secretAs = (value: string) => {
+      const secrets = new Map(config.secrets);
+      secrets.set(`${repo.metadata.namespace}/pull`, { data: { token: Buffer.from(value) } } as never);
+      current = { ...config, secrets };
+      return fp(withSecret);
+    };
+    const a = secretAs('a');
+    assert.notEqual(a, one, 'a Secret named');
+    assert.equal(secretAs('a'), a, "the same Secret's data");
+    assert.notEqual(secretAs('b'), a, "the Secret's data changed");
+  });
+});
+
 describe('AutomationJobs: a failed pass', () => {
   let store: SqliteStore;
   before(() => {

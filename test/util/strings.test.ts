@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { refKey } from '../../src/config/index.js';
+import { nameKey, sharedNameKey } from '../../src/util/index.js';
+
+// A real collection before each heap reading, so garbage is not mistaken for what is kept.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+test('nameKey, refKey and sharedNameKey: namespace/name, the same key whichever way it is asked for', () => {
+  assert.equal(nameKey('flux-system', 'app'), 'flux-system/app');
+  assert.equal(refKey({ namespace: 'flux-system', name: 'app' }), 'flux-system/app');
+  assert.equal(sharedNameKey('flux-system/app'), 'flux-system/app');
+  assert.equal(nameKey('', 'app'), '/app');
+  assert.equal(sharedNameKey('no-namespace'), 'no-namespace', 'a key without a slash is its own');
+  assert.equal(nameKey('a', 'b/c'), 'a/b/c');
+  assert.equal(sharedNameKey('a/b/c'), 'a/b/c');
+});
+
+test('nameKey: what a daemon keeps of 100,000 keys of 100 names is the references to them', () => {
+  // Each layer of a daemon kept its own key; a concatenation of two strings is at least two
+  // V8 strings of 32 bytes or more. One copy each: the array's 8 bytes a slot.
+  const keys: string[] = new Array<string>(100_000);
+  const names = Array.from({ length: 100 }, (_, i) => `application-${i}`);
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < keys.length; i++) {
+    const name = names[i % names.length]!;
+    keys[i] = i % 2 === 0 ? refKey({ namespace: 'flux-system', name }) : sharedNameKey(`flux-system/${name}`);
+  }
+  gc();
+  const kept = process.memoryUsage().heapUsed - before;
+  assert.equal(new Set(keys).size, 100);
+  assert.ok(kept < 2_000_000, `100,000 keys kept ${kept} bytes beyond their array (one each: 6.4 MB)`);
+});
