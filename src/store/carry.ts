@@ -126,8 +126,26 @@ export class DecisionCarrier {
       run: base.run,
       decisions: ds,
       positions: new FirstPositions(ds.length, (i) => keyOf(ds[i]!)),
-      lists: keptLists(base.result),
+      lists: this.#shared(keptLists(base.result)),
     });
+  }
+
+  /**
+   * `lists`, each replaced by another base's equal list where there is one. Automations without a
+   * policy selector report the same policies and repositories: at 10,000 images ten of them kept
+   * ten copies of two lists of 10,000 digests, ~8 MB of a daemon's heap (issue 27). Equal digests
+   * are equal entries, so a carried run reads the same from either.
+   */
+  #shared(lists: Map<string, KeptList>): Map<string, KeptList> {
+    for (const [k, list] of lists)
+      for (const other of this.#bases.values()) {
+        const same = other.lists.get(k);
+        if (same !== undefined && same !== list && same.digests === list.digests) {
+          lists.set(k, same);
+          break;
+        }
+      }
+    return lists;
   }
 
   /**
@@ -181,7 +199,7 @@ export class DecisionCarrier {
       run: batch.decisions!.runId,
       decisions: [...ds],
       positions: new FirstPositions(ds.length, (i) => keyOf(ds[i]!)),
-      lists: keptLists(batch.finishRun!.result),
+      lists: this.#shared(keptLists(batch.finishRun!.result)),
     });
   }
 

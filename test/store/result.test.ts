@@ -195,3 +195,44 @@ test('a base result is held weakly: read again once collected, never while someo
   await read();
   assert.equal(reads, 2, 'read again once collected');
 });
+
+test('automations that report the same lists share their bases’ digests of them', () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  // Ten selector-less automations over 10,000 policies each report every policy and repository.
+  const policies = Array.from({ length: 10_000 }, (_, i) => ({
+    name: `flux-system/app-${i}`,
+    candidate: '1.0.0',
+  }));
+  const repositories = policies.map((p) => ({
+    name: p.name,
+    tags: 10,
+    scanned: false,
+    anomalies: [],
+    error: null,
+  }));
+  const carrier = new DecisionCarrier();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let a = 0; a < 10; a++) {
+    const ds = [marker(`flux-system/fleet-${a}`, a)];
+    const batch: StoreWrite = {
+      decisions: { runId: a + 1, decisions: ds },
+      finishRun: { runId: a + 1, result: { repositories, policies, automations: [] }, endedAt: new Date(0) },
+    };
+    carrier.written(carrier.plan(batch, false), batch);
+  }
+  gc();
+  const kept = process.memoryUsage().heapUsed - before;
+  // One base's two lists are 20,000 digests of 32 bytes and their positions, ~0.8 MB; ten are 8 MB.
+  assert.ok(kept < 3_000_000, `ten bases kept ${kept} bytes`);
+  // And each still carries from its own base.
+  const next: StoreWrite = {
+    decisions: { runId: 11, decisions: [marker('flux-system/fleet-3', 3)] },
+    finishRun: { runId: 11, result: { repositories, policies, automations: [] }, endedAt: new Date(0) },
+  };
+  const plan = carrier.plan(next, false);
+  assert.equal(plan.carried, true);
+  const stored = carrier.result(plan, next) as { policies: { own: unknown[]; excluded: number[] } };
+  assert.deepEqual([stored.policies.own.length, stored.policies.excluded.length], [0, 0]);
+});
