@@ -184,3 +184,51 @@ test('no reload once stopping; reloads run one at a time', async () => {
   assert.deepEqual(names(c.current), ['apps/two', 'apps/web'], 'stopping: the files are not even read');
   assert.equal(applied.length, 2);
 });
+
+test('repositories used by the same automations share one list of them', async () => {
+  const policy = (name: string, labels = '') => `apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImagePolicy
+metadata: {name: ${name}, namespace: apps${labels}}
+spec:
+  imageRepositoryRef: {name: ${name}}
+  policy: {semver: {range: ">=1.0.0"}}
+`;
+  const automation = (name: string, selector = '') => `apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImageUpdateAutomation
+metadata: {name: ${name}, namespace: apps}
+spec:
+  interval: 5m
+  sourceRef: {kind: GitRepository, name: fleet}
+  git:
+    commit:
+      author: {name: pawl, email: pawl@example.com}
+  update: {path: ./, strategy: Setters}
+${selector}`;
+  const d = await files('dependents', {
+    'a.yaml': [
+      `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: fleet, namespace: apps}
+spec:
+  interval: 1h
+  url: https://git.example.com/fleet.git
+  ref: {branch: main}
+`,
+      repo('web'),
+      repo('app'),
+      repo('api'),
+      policy('web'),
+      policy('app'),
+      policy('api', ', labels: {team: api}'),
+      automation('one'),
+      automation('two'),
+      automation('three', '  policySelector: {matchLabels: {team: api}}\n'),
+    ].join('---\n'),
+  });
+  const source = new FileSource({ paths: [d], log: silentLogger });
+  const first = await loadFirst(source, { log: silentLogger, metrics: new ServeMetrics() }, true);
+  const of = (r: string) => first.dependents.get(`apps/${r}`);
+  assert.deepEqual(of('web'), ['apps/one', 'apps/two']);
+  assert.equal(of('app'), of('web'), 'one list for both');
+  assert.deepEqual(of('api'), ['apps/one', 'apps/two', 'apps/three']);
+});

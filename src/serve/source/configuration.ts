@@ -102,14 +102,7 @@ async function derive(source: ConfigSource, deps: ConfigurationDeps): Promise<Lo
   const { config } = read;
   const dependents = new Map<string, string[]>();
   const repositoriesOf = new Map<string, string[]>();
-  // Each repository's name as one string, the configuration's own key: refKey makes a new one
-  // every call, and ten automations over 10,000 repositories kept 100,000 copies (6 MB, issue 27).
-  const names = new Map<string, string>();
-  for (const k of config.imageRepositories.keys()) names.set(k, k);
-  const nameOf = (p: ImagePolicy): string => {
-    const k = refKey(p.spec.imageRepositoryRef);
-    return names.get(k) ?? k;
-  };
+  const nameOf = (p: ImagePolicy): string => refKey(p.spec.imageRepositoryRef);
   for (const a of config.automations.values()) {
     const name = refKey(a.metadata);
     const repos = [...new Set(selectPolicies(config, a).map(nameOf))].sort();
@@ -118,6 +111,20 @@ async function derive(source: ConfigSource, deps: ConfigurationDeps): Promise<Lo
       const d = dependents.get(r);
       if (d) d.push(name);
       else dependents.set(r, [name]);
+    }
+  }
+  // Repositories used by the same automations share one list: ten automations without a
+  // selector gave each of 10,000 repositories its own list of the same ten names (~0.2 KB each,
+  // issue 27).
+  const lists = new Map<string, string[]>();
+  for (const [r, d] of dependents) {
+    const key = d.join('\n');
+    const same = lists.get(key);
+    if (same !== undefined) dependents.set(r, same);
+    else {
+      const own = d.slice();
+      lists.set(key, own);
+      dependents.set(r, own);
     }
   }
   return {
