@@ -281,7 +281,7 @@ export function keepScan(
  * text is reused, and `findMarkers` is a function of its text and name alone. Bounded by the
  * text it holds: past the bound it starts again.
  */
-const parsed = new Map<string, { text: string; markers: Marker[] }>();
+const parsed = new Map<string, { file: string; text: string; markers: Marker[] }>();
 let parsedChars = 0;
 const PARSED_CHARS = 16 << 20;
 
@@ -290,9 +290,10 @@ function parsedMarkers(
   file: string,
   text: string,
 ): { markers: Marker[]; error: string | null } {
-  const key = `${real}\n${file}`;
-  const known = parsed.get(key);
-  if (known !== undefined && known.text === text) return { markers: known.markers, error: null };
+  // By the real path alone, the name beside it: a key of both was ~0.17 KB a file (issue 27).
+  const known = parsed.get(real);
+  if (known !== undefined && known.file === file && known.text === text)
+    return { markers: known.markers, error: null };
   const r = findMarkers(text, file);
   if (r.error !== null) return r;
   if (known !== undefined) parsedChars -= known.text.length;
@@ -302,7 +303,7 @@ function parsedMarkers(
   }
   // A copy of exact length: the array grew by pushes, to room for 17 markers when it holds one
   // (~140 bytes a file, 10,000 files in a daemon at 10,000 images).
-  parsed.set(key, { text, markers: r.markers.slice() });
+  parsed.set(real, { file, text, markers: r.markers.slice() });
   parsedChars += text.length;
   return r;
 }
