@@ -373,7 +373,7 @@ export async function evaluatePolicy(
     out.basis = null;
   }
   if (!opts.readOnly) {
-    if (out.selection) out.selection = { ...out.selection, candidates: out.selection.candidates.slice(0, 1) };
+    if (out.selection) out.selection = bestOnly(out.selection);
     const at = deps.now();
     out.record = {
       state: stateToKeep,
@@ -566,5 +566,22 @@ export function policyReport(o: PolicyOutcome): PolicyReport {
     highWater: o.ratchet?.highWater ?? null,
     error: o.error,
     ...(o.unverified ? { unverified: o.unverified } : {}),
+  };
+}
+
+/**
+ * The selection with only its best candidate, built field by field: a spread's result is an
+ * object of its own shape with its fields out of line, ~0.1 KB more in each of a daemon's kept
+ * outcomes (issue 27).
+ */
+function bestOnly(s: Selection): Selection {
+  return {
+    tag: s.tag,
+    error: s.error,
+    candidates: s.candidates.slice(0, 1),
+    excluded: s.excluded,
+    filteredOut: s.filteredOut,
+    unparsable: s.unparsable,
+    outOfRange: s.outOfRange,
   };
 }
