@@ -302,10 +302,12 @@ function parsedMarkers(
     parsedChars = 0;
   }
   // A copy of exact length: the array grew by pushes, to room for 17 markers when it holds one
-  // (~140 bytes a file, 10,000 files in a daemon at 10,000 images).
-  parsed.set(real, { file, text, markers: r.markers.slice() });
+  // (~140 bytes a file, 10,000 files in a daemon at 10,000 images). The caller gets the copy
+  // too: a kept scan of the tree holds it, not the array it was copied from.
+  const markers = r.markers.slice();
+  parsed.set(real, { file, text, markers });
   parsedChars += text.length;
-  return r;
+  return { markers, error: null };
 }
 
 /**
