@@ -1123,6 +1123,55 @@ const scanStatements: Mutation[] = [
     description: 'after a reload, a kept outcome still names the policy object of the configuration before',
     tests: ['test/run/outcome-cache.test.ts'],
   },
+  {
+    area: 'heap-at-rest',
+    file: 'src/util/strings.ts',
+    find: 'export function nameKey(namespace: string, name: string): string {\n',
+    replace:
+      'export function nameKey(namespace: string, name: string): string {\n  if (namespace) return `${namespace}/${name}`;\n',
+    description: 'every ask for a name makes a key of its own, and every layer keeps its own copy',
+    tests: ['test/util/strings.test.ts'],
+  },
+  {
+    area: 'heap-at-rest',
+    file: 'src/run/plan.ts',
+    find: '{ ...p.outcome, candidate: older, verdicts: new Map() }',
+    replace: '{ ...p.outcome, candidate: older }',
+    description: "the older tag's verdict is kept in the outcome's map and answers for the held candidate",
+    tests: ['test/guard/gates.test.ts'],
+  },
+  {
+    area: 'heap-at-rest',
+    file: 'src/store/carry.ts',
+    find: '      lists: this.#shared(keptLists(batch.finishRun!.result)),',
+    replace: '      lists: keptLists(batch.finishRun!.result),',
+    description: "each automation's base keeps its own digests of the same lists",
+    tests: ['test/store/result.test.ts'],
+  },
+  {
+    area: 'heap-at-rest',
+    file: 'src/serve/source/configuration.ts',
+    find: '    if (same !== undefined) dependents.set(r, same);',
+    replace: '    if (same !== undefined && r === "") dependents.set(r, same);',
+    description: 'repositories used by the same automations each keep their own list of them',
+    tests: ['test/serve/configuration.test.ts'],
+  },
+  {
+    area: 'heap-at-rest',
+    file: 'src/config/schema/imagepolicy.ts',
+    find: '(isDefaultGuard(g) ? SHARED_DEFAULT_GUARD : g)',
+    replace: 'g',
+    description: 'every policy with the default guard keeps a guard object of its own',
+    tests: ['test/config/load.test.ts'],
+  },
+  {
+    area: 'heap-at-rest',
+    file: 'src/git/known.ts',
+    find: '    else if (this.#one === undefined || line === this.#line) {',
+    replace: '    else if (true) {',
+    description: "a file's second known line replaces its first",
+    tests: ['test/git/known.test.ts'],
+  },
 ];
 
 const PINS = 'src/guard/pins.ts';
