@@ -7,9 +7,14 @@
 
 /** A flat copy of `s` that holds on to nothing else. */
 export function copyString(s: string): string {
+  // A lone surrogate would not survive the round trip through UTF-8: such a string (never a
+  // name or a file's text, which are UTF-8 already) is kept as it is.
+  if (SURROGATE.test(s)) return s;
   // Decoding UTF-8 makes a new sequential string: neither a slice nor a concatenation.
   return Buffer.from(s, 'utf8').toString('utf8');
 }
+
+const SURROGATE = /[\ud800-\udfff]/;
 
 /**
  * Every object name's `namespace/name` key, made once. A daemon's layers each kept their own

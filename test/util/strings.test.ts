@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { refKey } from '../../src/config/index.js';
-import { nameKey, sharedNameKey } from '../../src/util/index.js';
+import { copyString, nameKey, sharedNameKey } from '../../src/util/index.js';
 
 // A real collection before each heap reading, so garbage is not mistaken for what is kept.
 setFlagsFromString('--expose-gc');
@@ -34,4 +34,11 @@ test('nameKey: what a daemon keeps of 100,000 keys of 100 names is the reference
   const kept = process.memoryUsage().heapUsed - before;
   assert.equal(new Set(keys).size, 100);
   assert.ok(kept < 2_000_000, `100,000 keys kept ${kept} bytes beyond their array (one each: 6.4 MB)`);
+});
+
+test('copyString and nameKey keep a string with a lone surrogate exactly (a name from a command line or a webhook path)', () => {
+  const odd = 'app-\ud800';
+  assert.equal(copyString(odd), odd);
+  assert.equal(copyString('app-😀'), 'app-😀');
+  assert.equal(nameKey('flux-system', odd), `flux-system/${odd}`);
 });
