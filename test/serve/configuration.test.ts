@@ -21,6 +21,7 @@ import {
 } from '../../src/serve/source/index.js';
 import { ConfigError, silentLogger } from '../../src/util/index.js';
 import { metricValue } from '../helpers/serve.js';
+import { AUTOMATION, GIT, POLICY } from '../config/fixtures.js';
 
 const repo = (name: string, interval = '5m') => `apiVersion: image.toolkit.fluxcd.io/v1
 kind: ImageRepository
@@ -186,40 +187,23 @@ test('no reload once stopping; reloads run one at a time', async () => {
 });
 
 test('repositories used by the same automations share one list of them', async () => {
-  const policy = (name: string, labels = '') => `apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImagePolicy
-metadata: {name: ${name}, namespace: apps${labels}}
-spec:
-  imageRepositoryRef: {name: ${name}}
-  policy: {semver: {range: ">=1.0.0"}}
-`;
-  const automation = (name: string, selector = '') => `apiVersion: image.toolkit.fluxcd.io/v1
-kind: ImageUpdateAutomation
-metadata: {name: ${name}, namespace: apps}
-spec:
-  interval: 5m
-  sourceRef: {kind: GitRepository, name: fleet}
-  git:
-    commit:
-      author: {name: pawl, email: pawl@example.com}
-  update: {path: ./, strategy: Setters}
-${selector}`;
+  const policy = (name: string, labels = '') =>
+    POLICY.replace(/name: app\n/g, `name: ${name}\n`).replace(
+      'namespace: apps\n',
+      `namespace: apps\n${labels}`,
+    );
+  const automation = (name: string, selector = '') =>
+    AUTOMATION.replace('name: fleet\n  namespace: apps\nspec:', `name: ${name}\n  namespace: apps\nspec:`) +
+    selector;
   const d = await files('dependents', {
     'a.yaml': [
-      `apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: fleet, namespace: apps}
-spec:
-  interval: 1h
-  url: https://git.example.com/fleet.git
-  ref: {branch: main}
-`,
+      GIT,
       repo('web'),
       repo('app'),
       repo('api'),
       policy('web'),
       policy('app'),
-      policy('api', ', labels: {team: api}'),
+      policy('api', '  labels: {team: api}\n'),
       automation('one'),
       automation('two'),
       automation('three', '  policySelector: {matchLabels: {team: api}}\n'),
