@@ -1287,8 +1287,8 @@ const incrementalPass: Mutation[] = [
   {
     area: 'incremental-pass',
     file: 'src/write/setters/tree.ts',
-    find: '  if (known !== undefined && known.text === text) return { markers: known.markers, error: null };',
-    replace: '  if (known !== undefined) return { markers: known.markers, error: null };',
+    find: '  if (known !== undefined && known.file === file && known.text === text)',
+    replace: '  if (known !== undefined && known.file === file)',
     description: "a marked file's parse is reused after its text changed (a person's edit unseen)",
     tests: INCREMENTAL_TESTS,
   },
