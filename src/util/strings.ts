@@ -7,14 +7,12 @@
 
 /** A flat copy of `s` that holds on to nothing else. */
 export function copyString(s: string): string {
-  // A lone surrogate would not survive the round trip through UTF-8: such a string (never a
-  // name or a file's text, which are UTF-8 already) is kept as it is.
-  if (SURROGATE.test(s)) return s;
-  // Decoding UTF-8 makes a new sequential string: neither a slice nor a concatenation.
-  return Buffer.from(s, 'utf8').toString('utf8');
+  // Decoding UTF-8 makes a new sequential string: neither a slice nor a concatenation. A lone
+  // surrogate does not survive the round trip (it comes back as U+FFFD): such a string, never a
+  // name or a file's text, is kept as it is; surrogate pairs come back exact and are copied.
+  const copy = Buffer.from(s, 'utf8').toString('utf8');
+  return copy === s ? copy : s;
 }
-
-const SURROGATE = /[\ud800-\udfff]/;
 
 /**
  * Every object name's `namespace/name` key, made once. A daemon's layers each kept their own

@@ -39,6 +39,22 @@ test('nameKey: what a daemon keeps of 100,000 keys of 100 names is the reference
 test('copyString and nameKey keep a string with a lone surrogate exactly (a name from a command line or a webhook path)', () => {
   const odd = 'app-\ud800';
   assert.equal(copyString(odd), odd);
+  assert.equal(copyString('app-\udc00-x'), 'app-\udc00-x');
+  assert.equal(copyString('\ud800\ud800\udc00'), '\ud800\ud800\udc00', 'a lone one before a pair');
   assert.equal(copyString('app-😀'), 'app-😀');
   assert.equal(nameKey('flux-system', odd), `flux-system/${odd}`);
+});
+
+test('copyString: a slice with a surrogate pair (an emoji in a commit subject) keeps nothing of its text', () => {
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  // Made in a frame of its own, so that no register of this one holds the text or the slice.
+  const copy = (() => {
+    const text = `${'x'.repeat(8_000_000)} update 😀 app`;
+    return copyString(text.slice(text.length - 13));
+  })();
+  gc();
+  const kept = process.memoryUsage().heapUsed - before;
+  assert.equal(copy, 'update 😀 app');
+  assert.ok(kept < 1_000_000, `the copy kept ${kept} bytes (its text is 16 MB)`);
 });
