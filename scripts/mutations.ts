@@ -1172,6 +1172,14 @@ const scanStatements: Mutation[] = [
     description: "a file's second known line replaces its first",
     tests: ['test/git/known.test.ts'],
   },
+  {
+    area: 'heap-at-rest',
+    file: 'src/util/strings.ts',
+    find: '  return copy === s ? copy : s;',
+    replace: '  return /[\\ud800-\\udfff]/.test(s) ? s : copy;',
+    description: 'a slice with a surrogate pair is not copied, and keeps its whole text',
+    tests: ['test/util/strings.test.ts'],
+  },
 ];
 
 const PINS = 'src/guard/pins.ts';
