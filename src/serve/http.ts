@@ -4,6 +4,7 @@
  * so exposing the webhooks never exposes the state.
  */
 import type { IncomingMessage, RequestListener, Server } from 'node:http';
+import { Readable } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { RECEIVER_LIMITS, type ListenAddress, type ReceiverServerOptions } from './listener.js';
 import type { AdminView, ListenerView } from './view.js';
@@ -171,8 +172,9 @@ export function adminApp(daemon: AdminView, dashboard?: DashboardSetup, attach?:
           ),
   );
   app.get('/metrics', async (_req, reply) => {
-    const text = await daemon.metrics.text();
-    return reply.header('content-type', daemon.metrics.contentType).send(text);
+    // Written piece by piece (chunked): no string or buffer of the whole scrape (ServeMetrics.pieces).
+    const pieces = await daemon.metrics.pieces();
+    return reply.header('content-type', daemon.metrics.contentType).send(Readable.from(pieces));
   });
   registerApi(app, daemon);
   return app;

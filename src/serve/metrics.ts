@@ -54,7 +54,7 @@ export class ServeMetrics {
   readonly leasesLost: Counter;
   #coordinator: Coordinator | null = null;
   /** The per-object families (series.ts), rendered after prom-client's own. */
-  readonly #families: { render(): string }[] = [];
+  readonly #families: { renderTo(out: string[]): void }[] = [];
 
   #family<L extends string>(
     name: string,
@@ -69,8 +69,23 @@ export class ServeMetrics {
 
   /** The scrape: prom-client's metrics, then the per-object families (the text format). */
   async text(): Promise<string> {
-    const own = await this.registry.metrics();
-    return `${own}\n${this.#families.map((f) => f.render()).join('\n\n')}\n`;
+    return (await this.pieces()).join('');
+  }
+
+  /**
+   * The scrape as `text` is, in pieces of at most ~16 K characters for the response to write one
+   * by one (series.ts, `renderTo`): the whole text as one string was several megabytes at 10,000
+   * images, twice a scrape, in the heap's large-object space (issue 27). The families are read in
+   * one turn, so a series removed and added again during a scrape cannot appear twice.
+   */
+  async pieces(): Promise<string[]> {
+    const out = [await this.registry.metrics(), '\n'];
+    for (let i = 0; i < this.#families.length; i++) {
+      if (i > 0) out.push('\n\n');
+      this.#families[i]!.renderTo(out);
+    }
+    out.push('\n');
+    return out;
   }
 
   /** The scrape's content type. */

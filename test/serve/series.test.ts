@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { ObjectFamily } from '../../src/serve/series.js';
+import { ObjectFamily, PIECE } from '../../src/serve/series.js';
 import { ServeMetrics } from '../../src/serve/metrics.js';
 import { metricValue } from '../helpers/serve.js';
 
@@ -62,6 +62,50 @@ test('a family with no series still says what it is', async () => {
   new Counter({ name: 'pawl_x_total', help: 'X.', labelNames: ['policy'], registers: [registry] });
   const ours = new ObjectFamily('pawl_x_total', 'X.', 'counter', ['policy'] as const);
   assert.equal(`${ours.render()}\n`, await registry.metrics());
+});
+
+test("a family of 20,000 series renders in pieces, none of them a large string, that join to prom-client's text", async () => {
+  const registry = new Registry();
+  const theirs = new Counter({
+    name: 'pawl_scans_total',
+    help: 'Scans.',
+    labelNames: ['repository', 'outcome'],
+    registers: [registry],
+  });
+  const ours = new ObjectFamily('pawl_scans_total', 'Scans.', 'counter', ['repository', 'outcome'] as const);
+  for (let i = 0; i < 20_000; i++) {
+    const labels = {
+      repository: `flux-system/app-${i}${i % 97 === 0 ? '"quoted"' : ''}`,
+      outcome: i % 3 ? 'ok' : 'failed',
+    };
+    theirs.inc(labels, i % 5);
+    ours.inc(labels, i % 5);
+  }
+  const out: string[] = [];
+  ours.renderTo(out);
+  assert.equal(`${out.join('')}\n`, await registry.metrics());
+  assert.ok(out.length > 50, `${out.length} pieces`);
+  // A piece ends at the first series past PIECE characters: well below V8's 128 KiB large objects.
+  for (const piece of out) assert.ok(piece.length < PIECE + 200, `a piece of ${piece.length} characters`);
+});
+
+test("the daemon's scrape in pieces is its text", async () => {
+  const m = new ServeMetrics({ defaultMetrics: false });
+  for (let i = 0; i < 5_000; i++)
+    m.observeScan({
+      name: `flux-system/app-${i}`,
+      scanned: true,
+      tags: i,
+      anomalies: [],
+      error: null,
+    } as never);
+  const pieces = await m.pieces();
+  assert.equal(pieces.join(''), await m.text());
+  assert.ok(Math.max(...pieces.map((p) => p.length)) < PIECE + 200);
+  assert.equal(
+    metricValue(pieces.join(''), 'pawl_repository_tags', { repository: 'flux-system/app-4321' }),
+    4321,
+  );
 });
 
 test("the daemon's scrape holds each metric once, per-object families and prom-client's alike", async () => {

@@ -191,7 +191,11 @@ describe('webhooks at the HTTP level', () => {
     assert.equal((await post(HOOK_PATH, '{"events": [', auth)).status, 400);
     assert.equal((await post(HOOK_PATH, pushEvent('1.0.0', 'pull'), auth)).status, 200);
     assert.equal(passes.length, before);
-    const m = await (await fetch(`http://${server.admin}/metrics`)).text();
+    const scrape = await fetch(`http://${server.admin}/metrics`);
+    // Written piece by piece (ServeMetrics.pieces): chunked, in the text format's own type.
+    assert.equal(scrape.headers.get('transfer-encoding'), 'chunked');
+    assert.match(scrape.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const m = await scrape.text();
     assert.equal(metricValue(m, 'pawl_webhook_requests_total', { result: 'too-large' }), 1);
     assert.equal(metricValue(m, 'pawl_webhook_requests_total', { result: 'malformed' }), 1);
   });
