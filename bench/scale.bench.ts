@@ -91,6 +91,8 @@ const SNAPSHOT_DIR = process.env.BENCH_SCALE_SNAPSHOT;
 const NODE_ARGS = (process.env.BENCH_SCALE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** How long a round may take before the case fails (BENCH_SCALE_ROUND_MINUTES; a loaded machine needs more). */
 const ROUND_MINUTES = Number(process.env.BENCH_SCALE_ROUND_MINUTES ?? 8);
+/** How often the bench scrapes a daemon's /metrics to see a round's end (BENCH_SCALE_POLL_MS). */
+const POLL_MS = Number(process.env.BENCH_SCALE_POLL_MS ?? 500);
 const TARGET_RSS_MB = 300;
 
 function fail(message: string): never {
@@ -410,7 +412,7 @@ async function daemon(
     };
     const until = async (what: string, done: (c: Awaited<ReturnType<typeof counts>>) => boolean) => {
       for (;;) {
-        await new Promise((r) => setTimeout(r, 500));
+        await new Promise((r) => setTimeout(r, POLL_MS));
         const c = await counts();
         if (c.failed > 0) fail(`${name} ${what}: ${c.failed} failed scans or passes`);
         if (done(c)) return c;
