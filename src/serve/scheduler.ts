@@ -390,13 +390,20 @@ export class Scheduler {
    * after the request, or null when none will (unknown, suspended, removed, stopped).
    */
   request(key: string): Promise<RunResult | null> {
+    return new Promise((resolve) => this.requestThen(key, resolve));
+  }
+
+  /**
+   * `request` without a promise: `done` is called with what `request` resolves with, at once when
+   * that is null. For a caller waiting on thousands of jobs at once (a pass's scans, issue 27).
+   * `done` must not throw: the run's other waiters are told after it.
+   */
+  requestThen(key: string, done: (result: RunResult | null) => void): void {
     const job = this.jobs.get(key);
-    if (!job || job.spec.suspended || this.stopped) return Promise.resolve(null);
-    return new Promise((resolve) => {
-      job.waiting.push(resolve);
-      if (job.running) job.followUp = true;
-      else this.start(job, 'request');
-    });
+    if (!job || job.spec.suspended || this.stopped) return done(null);
+    job.waiting.push(done);
+    if (job.running) job.followUp = true;
+    else this.start(job, 'request');
   }
 
   /**
@@ -530,19 +537,22 @@ export class Scheduler {
         run.end();
       }
     };
-    const run = (async () => {
-      let error: string | null = null;
-      try {
-        await (spec.gate ? spec.gate(timed) : timed());
-        if (timedOut) error = `timed out after ${Math.round(spec.timeout / 1000)}s`;
-      } catch (err) {
-        error = timedOut ? `timed out after ${Math.round(spec.timeout / 1000)}s` : errorMessage(err);
-      } finally {
-        if (timeout !== null) this.clock.clearTimeout(timeout);
-      }
+    const end = (failure: string | null): void => {
+      if (timeout !== null) this.clock.clearTimeout(timeout);
+      const error = timedOut ? `timed out after ${Math.round(spec.timeout / 1000)}s` : failure;
       this.finish(job, { key: spec.key, trigger, startedAt, endedAt: this.clock.now(), error }, waiting);
-    })();
-    job.running = run;
+    };
+    // A chain, not an async function: a suspended one was ~0.5 KB more a waiting run.
+    let gated: Promise<void>;
+    try {
+      gated = spec.gate ? spec.gate(timed) : timed();
+    } catch (err) {
+      gated = Promise.reject(err as Error);
+    }
+    job.running = gated.then(
+      () => end(null),
+      (err: unknown) => end(errorMessage(err)),
+    );
   }
 
   private finish(job: Job, result: RunResult, waiting: ((r: RunResult | null) => void)[]): void {
