@@ -78,7 +78,9 @@ export async function reconcile(
   ];
   let timer: unknown = null;
   try {
-    const next = deps.scheduler.next(key);
+    // `?wait=0` asks for no outcome: nothing is left waiting for the run (a script that
+    // reconciles 10,000 repositories so held 10,000 waits until the last scan, issue 27).
+    const next = waitMs > 0 ? deps.scheduler.next(key) : null;
     // As a webhook: its repositories rescanned first (a tag pushed a moment ago is seen).
     const repositories = kind === 'repository' ? [name] : (repositoriesOf.get(name) ?? []);
     await deps.coordinator.publish([
@@ -88,10 +90,13 @@ export async function reconcile(
     // claims the lease first runs it, the other finds it held.
     const st = deps.scheduler.status(key);
     if (st && !st.running && !st.queued) void deps.scheduler.request(key);
-    const result = await Promise.race([
-      next,
-      new Promise<'timeout'>((r) => (timer = deps.clock.setTimeout(() => r('timeout'), waitMs))),
-    ]);
+    const result =
+      next === null
+        ? 'timeout'
+        : await Promise.race([
+            next,
+            new Promise<'timeout'>((r) => (timer = deps.clock.setTimeout(() => r('timeout'), waitMs))),
+          ]);
     if (result === 'timeout')
       return {
         status: 202,

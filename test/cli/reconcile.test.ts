@@ -63,6 +63,22 @@ describe('pawl reconcile against a running daemon', () => {
     assert.match(r.stdout, /^repository flux-system\/app: scanned 3 tags \(1 added, 0 removed\)$/m);
   });
 
+  test("?wait=0 answers 202 at once with the job's state, and the scan still runs", async () => {
+    const scanned = new Promise<void>((resolve) => {
+      const off = server.daemon.events.onScan((e) => {
+        if (e.report.name !== 'flux-system/app') return;
+        off();
+        resolve();
+      });
+    });
+    const r = await fetch(`${url}/api/v1/repositories/flux-system/app/reconcile?wait=0`, { method: 'POST' });
+    assert.equal(r.status, 202);
+    const body = (await r.json()) as { state: string; message: string };
+    assert.match(body.state, /^(queued|running)$/);
+    assert.match(body.message, /ImageRepository flux-system\/app is (queued|running)/);
+    await scanned;
+  });
+
   test('get --server lists what the daemon knows, with Flux columns', async () => {
     const r = await runCli(['get', 'all', '--server', url]);
     assert.equal(r.code, 0, r.stderr);
