@@ -38,6 +38,8 @@
  * for the next) on the same registry; FLAGS, space-separated, are node flags for that entry's
  * daemon alone (one build under two sets of flags). Unset, this tree is built into dist/ and
  * measured alone.
+ * BENCH_SCALE_POLL_MS: how often the bench scrapes each daemon's /metrics to see a round's end
+ * (default 500; a scrape at 10,000 images is ~2 MB of text, so the rate is part of the peak).
  * BENCH_SCALE_SNAPSHOT=DIR: a heap snapshot of the daemon after each round (after its figures
  * are read: writing one grows the RSS), written into DIR.
  *
@@ -91,7 +93,6 @@ const SNAPSHOT_DIR = process.env.BENCH_SCALE_SNAPSHOT;
 const NODE_ARGS = (process.env.BENCH_SCALE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** How long a round may take before the case fails (BENCH_SCALE_ROUND_MINUTES; a loaded machine needs more). */
 const ROUND_MINUTES = Number(process.env.BENCH_SCALE_ROUND_MINUTES ?? 8);
-/** How often the bench scrapes a daemon's /metrics to see a round's end (BENCH_SCALE_POLL_MS). */
 const POLL_MS = Number(process.env.BENCH_SCALE_POLL_MS ?? 500);
 const TARGET_RSS_MB = 300;
 
