@@ -1180,6 +1180,46 @@ const scanStatements: Mutation[] = [
     description: 'a slice with a surrogate pair is not copied, and keeps its whole text',
     tests: ['test/util/strings.test.ts'],
   },
+  {
+    area: 'waits',
+    file: 'src/serve/jobs/repository.ts',
+    find: '        if (--left === 0) resolve();',
+    replace: '        if (--left <= 1) resolve();',
+    description: "a pass goes on before the last of its repositories' scans has ended",
+    tests: ['test/serve/jobs.test.ts'],
+  },
+  {
+    area: 'waits',
+    file: 'src/util/pool.ts',
+    find: '      if (next) next();\n      else this.#free++;',
+    replace: '      this.#free++;\n      if (next) next();',
+    description: 'a slot freed for a waiting call is also counted free: more calls in flight than slots',
+    tests: ['test/util/slots.test.ts'],
+  },
+  {
+    area: 'waits',
+    file: 'src/util/pool.ts',
+    find: '      running = Promise.reject(err as Error);',
+    replace: '      throw err;',
+    description: 'a call that throws at once keeps its slot, and the calls behind it never start',
+    tests: ['test/util/slots.test.ts'],
+  },
+  {
+    area: 'waits',
+    file: 'src/serve/scheduler.ts',
+    find: '      (err: unknown) => end(errorMessage(err)),',
+    replace: '      () => end(null),',
+    description: 'a failed run is settled as a success',
+    tests: ['test/serve/scheduler.test.ts'],
+  },
+  {
+    area: 'waits',
+    file: 'src/serve/series.ts',
+    find: '      if (size >= PIECE) {',
+    replace: '      if (size < 0) {',
+    description: "a family's text is one string of every series",
+    tests: ['test/serve/series.test.ts'],
+  },
 ];
 
 const PINS = 'src/guard/pins.ts';
