@@ -119,11 +119,12 @@ export interface VerifiedCache {
 }
 
 /** The newest finished scan and the newest good scan of one repository. */
+/** Read only: the SQLite store answers every caller with the same pairs it keeps (latest.ts). */
 export interface LatestScans {
   /** The newest finished scan (ok or failed); null when there is none. */
-  finished: ScanRecord | null;
+  readonly finished: ScanRecord | null;
   /** The newest good scan; null when there is none. */
-  good: ScanRecord | null;
+  readonly good: ScanRecord | null;
 }
 
 export interface TagDigestWrite {

@@ -338,9 +338,13 @@ export function storeContract(name: string, open: OpenStore): void {
           const interrupted = (await latest('ns/a')).finished!;
           assert.equal(interrupted.id, stuck);
           assert.match(interrupted.error!, /interrupted/);
-          // The pair a caller is given is its own.
+          // What a caller is given cannot be changed for the next (a kept pair is frozen).
           const pair = await latest('ns/a');
-          pair.finished = null;
+          try {
+            (pair as { finished: unknown }).finished = null;
+          } catch {
+            // frozen: the SQLite store's kept pair
+          }
           assert.equal((await latest('ns/a')).finished!.id, stuck);
           assert.deepEqual(await latest('ns/other'), { finished: null, good: null });
         }),

@@ -67,11 +67,14 @@ test('a forgotten repository, a new stamp and a clear are read again', () => {
   assert.equal(asked.length, 4);
 });
 
-test('callers are given pairs of their own and records they cannot change', () => {
+test('callers are given the kept pairs, which they cannot change, nor their records', () => {
   const { cache } = counted();
   const pair = cache.of(['ns/a'], 's').get('ns/a')!;
-  pair.good = null;
+  assert.throws(() => {
+    (pair as { good: unknown }).good = null;
+  }, TypeError);
   const kept = cache.of(['ns/a'], 's').get('ns/a')!;
+  assert.equal(kept, pair, 'the same pair, not a copy a read');
   assert.notEqual(kept.good, null);
   assert.throws(() => {
     (kept.finished as { outcome: string }).outcome = 'failed';
