@@ -118,14 +118,19 @@ export interface VerifiedCache {
   set(key: string, signer: string, at: Date): Promise<void>;
 }
 
-/** The newest finished scan and the newest good scan of one repository. */
-/** Read only: the SQLite store answers every caller with the same pairs it keeps (latest.ts). */
+/**
+ * The newest finished scan and the newest good scan of one repository. Read only: the SQLite
+ * store answers every caller with the same pairs it keeps (latest.ts).
+ */
 export interface LatestScans {
   /** The newest finished scan (ok or failed); null when there is none. */
   readonly finished: ScanRecord | null;
   /** The newest good scan; null when there is none. */
   readonly good: ScanRecord | null;
 }
+
+/** A pair as a store fills it from its rows, before it hands it out. */
+export type LatestScansDraft = { -readonly [K in keyof LatestScans]: LatestScans[K] };
 
 export interface TagDigestWrite {
   repository: string;

@@ -121,7 +121,13 @@ export class RepositoryJobs implements ScanPort {
       this.#runs.set(name, record);
       // Marked inside the slot, not by a `finally` on its promise: that was two closures and a
       // promise more for each waiting run.
-      return this.ctx.slots.run(() => fn().finally(() => (record.ended = true)));
+      return this.ctx.slots.run(async () => {
+        try {
+          await fn();
+        } finally {
+          record.ended = true;
+        }
+      });
     },
     run: (name, key, run) => {
       const record = this.#runs.get(name) ?? { began: null, ended: false };

@@ -183,7 +183,7 @@ export class PostgresStore extends SingleReads implements store.Store {
   }
 
   async latestScans(repositories: readonly string[]): Promise<Map<string, store.LatestScans>> {
-    const out = new Map<string, { -readonly [K in keyof store.LatestScans]: store.LatestScans[K] }>(
+    const out = new Map<string, store.LatestScansDraft>(
       repositories.map((r) => [r, { finished: null, good: null }]),
     );
     if (repositories.length === 0) return out;

@@ -295,7 +295,7 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
 
   #readLatestScans(repositories: readonly string[]): Map<string, store.LatestScans> {
     type Row = stored.ScanRow & { name: string; finished_id: number | null; good_id: number | null };
-    const out = new Map<string, { -readonly [K in keyof store.LatestScans]: store.LatestScans[K] }>(
+    const out = new Map<string, store.LatestScansDraft>(
       repositories.map((r) => [r, { finished: null, good: null }]),
     );
     for (const row of this.#all<Row>(SQL.latestScans, JSON.stringify(repositories))) {
