@@ -928,9 +928,9 @@ const latestScans: Mutation[] = [
   {
     area: 'latest-scans',
     file: 'src/store/sqlite/store.ts',
-    find: 'stored.ms(at), repository);\n      this.#latest.forget(repository);',
-    replace: 'stored.ms(at), repository);',
-    description: "a scan's beginning (which may interrupt a dead one) leaves the latest scans kept",
+    find: '    for (const repository of swept) this.#latest.forget(repository);',
+    replace: '',
+    description: 'dead scans marked interrupted by a sweep leave the latest scans kept as they were',
     tests: LATEST_TESTS,
   },
   {

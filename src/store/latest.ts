@@ -3,10 +3,11 @@
  * reads by the SQLite store, which writes them. A daemon's every pass asks for all its
  * repositories at once, and reading them again each time was ~5 ms of a 500-image webhook pass's
  * ~50 ms of main-thread work, and the largest single item of it (docs/performance.md, "Issue 27:
- * the latest scans kept"). The store tells the cache what changes them: beginning a scan (which
- * may mark a dead one interrupted) and finishing one forget that repository; what it cannot follow
- * one by one changes the stamp it reads with (another connection's commit, a failed commit whose
- * rollback took what was read) or clears it (every running scan interrupted at a start).
+ * the latest scans kept"). The store tells the cache what changes them: finishing a scan, and
+ * marking a dead one interrupted (a sweep at a scan's beginning), forget that repository; what it
+ * cannot follow one by one changes the stamp it reads with (another connection's commit, a failed
+ * commit whose rollback took what was read) or clears it (every running scan interrupted at a
+ * start).
  *
  * Reads are synchronous on purpose: a read and the keeping of what it read cannot be split by a
  * write in between, which would keep what the write had just made stale. The pairs and their

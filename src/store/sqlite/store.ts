@@ -153,9 +153,9 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
   async beginScan(repository: string, image: string, at: Date): Promise<number> {
     return this.#groups.write(() => {
       this.#interruptStale(stored.ms(at));
-      const id = this.#run(SQL.beginScan, repository, image, stored.ms(at), repository);
-      this.#latest.forget(repository);
-      return id;
+      // A running scan is neither the latest finished nor the latest good one: what is kept
+      // stays true (the dead scans the sweep marks interrupted are forgotten by it).
+      return this.#run(SQL.beginScan, repository, image, stored.ms(at), repository);
     });
   }
 
