@@ -585,21 +585,11 @@ describe('RepositoryJobs: runs waiting for a scan slot', () => {
   });
   after(() => store.close());
 
-  test('every repository asked for at once: none claims its lease or starts a timer before it has a slot', async () => {
-    const clock = new FakeClock();
-    let claims = 0;
-    let refuse = false;
-    const leases = coordinator();
-    // Counted; once the slot is free, another replica holds every lease: the runs scan nothing.
-    const c = coordinator({
-      claim: async (key) => {
-        claims++;
-        return refuse ? null : leases.claim(key);
-      },
-    });
+  /** Repository jobs over `cfg` behind one scan slot, their leases through `c`. */
+  function slotJobs(cfg: Config, c: Coordinator, clock: FakeClock) {
     const metrics = new ServeMetrics();
     const current = {
-      config,
+      config: cfg,
       clients: createScanClients(config, { log: silentLogger }),
     } as unknown as LoadedConfig;
     const slots = new Slots(1);
@@ -618,6 +608,22 @@ describe('RepositoryJobs: runs waiting for a scan slot', () => {
       slots,
       interrupted: new Set(),
     });
+    return { slots, scheduler, jobs };
+  }
+
+  test('every repository asked for at once: none claims its lease or starts a timer before it has a slot', async () => {
+    const clock = new FakeClock();
+    let claims = 0;
+    let refuse = false;
+    const leases = coordinator();
+    // Counted; once the slot is free, another replica holds every lease: the runs scan nothing.
+    const c = coordinator({
+      claim: async (key) => {
+        claims++;
+        return refuse ? null : leases.claim(key);
+      },
+    });
+    const { slots, scheduler, jobs } = slotJobs(config, c, clock);
     const names = [...config.imageRepositories.keys()];
     assert.equal(names.length, 3);
     // Schedules far away: only the requests below run.
@@ -655,9 +661,16 @@ describe('RepositoryJobs: runs waiting for a scan slot', () => {
   });
   test('a pass waiting on 5,000 repositories whose runs wait for a scan slot holds no suspended function for each', async () => {
     const clock = new FakeClock();
-    // Once the slot is free, another replica holds every lease: the runs scan nothing.
-    const c = coordinator({ claim: async () => null });
-    const metrics = new ServeMetrics();
+    // Once the slot is free, another replica holds every lease: the runs scan nothing. The last
+    // repository's claim waits until the test lets it answer.
+    let answerLast!: () => void;
+    const lastClaimed = new Promise<void>((resolve) => (answerLast = resolve));
+    const c = coordinator({
+      claim: async (key) => {
+        if (key.endsWith('/app-4999')) await lastClaimed;
+        return null;
+      },
+    });
     const template = [...config.imageRepositories.values()][0]!;
     const repos = Array.from({ length: 5_000 }, (_, i) =>
       Object.assign(Object.create(Object.getPrototypeOf(template) as object) as typeof template, template, {
@@ -668,26 +681,7 @@ describe('RepositoryJobs: runs waiting for a scan slot', () => {
       ...config,
       imageRepositories: new Map(repos.map((r) => [`${r.metadata.namespace}/${r.metadata.name}`, r])),
     };
-    const current = {
-      config: many,
-      clients: createScanClients(config, { log: silentLogger }),
-    } as unknown as LoadedConfig;
-    const slots = new Slots(1);
-    const scheduler = new Scheduler({ clock });
-    const jobs = new RepositoryJobs({
-      config: () => current,
-      store,
-      runs: scheduler,
-      leases: new JobLeases({ coordinator: c, metrics, log: silentLogger, request: () => undefined }),
-      settle: new SettleRetries(clock),
-      metrics,
-      events: new ServeEvents(silentLogger),
-      log: silentLogger,
-      clock,
-      stopping: () => false,
-      slots,
-      interrupted: new Set(),
-    });
+    const { slots, scheduler, jobs } = slotJobs(many, c, clock);
     scheduler.set(repos.map((r) => Object.assign(jobs.spec(r), { firstDelay: () => 3_600_000 })));
     let free!: () => void;
     const busy = slots.run(() => new Promise<void>((resolve) => (free = resolve)));
@@ -703,8 +697,14 @@ describe('RepositoryJobs: runs waiting for a scan slot', () => {
     // their own) ~1.8 KB; with an async function suspended for each repository, each run and
     // each slot's wait, ~4.3 KB.
     assert.ok(held / 5_000 < 2_500, `${Math.round(held / 5_000)} bytes for each waiting repository`);
+    let over = false;
+    void joined.then(() => (over = true));
     free();
     await busy;
+    await settle();
+    assert.equal(scheduler.runningCount(), 1, "every run but the last one's ended");
+    assert.equal(over, false, "the pass waits for the last repository's run");
+    answerLast();
     await joined;
     assert.equal(scheduler.runningCount(), 0);
     scheduler.stop();
