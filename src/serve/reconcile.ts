@@ -66,21 +66,25 @@ export async function reconcile(
     };
   const key = kind === 'repository' ? repositoryJob(name) : automationJob(name);
   const requestedAt = deps.clock.now();
+  // `?wait=0` asks for no outcome: nothing is left waiting for the run, and no event is
+  // followed (a script that reconciles 10,000 repositories so held 10,000 waits until the last
+  // scan, issue 27).
+  const waits = waitMs > 0;
   let pass: PassEvent | null = null;
   let scan: ScanEvent | null = null;
-  const off = [
-    deps.events.onReport((e) => {
-      if (!pass && e.automation === name && e.startedAt.getTime() >= requestedAt) pass = e;
-    }),
-    deps.events.onScan((e) => {
-      if (!scan && e.report.name === refKey(object.metadata) && e.at.getTime() >= requestedAt) scan = e;
-    }),
-  ];
+  const off = waits
+    ? [
+        deps.events.onReport((e) => {
+          if (!pass && e.automation === name && e.startedAt.getTime() >= requestedAt) pass = e;
+        }),
+        deps.events.onScan((e) => {
+          if (!scan && e.report.name === refKey(object.metadata) && e.at.getTime() >= requestedAt) scan = e;
+        }),
+      ]
+    : [];
   let timer: unknown = null;
   try {
-    // `?wait=0` asks for no outcome: nothing is left waiting for the run (a script that
-    // reconciles 10,000 repositories so held 10,000 waits until the last scan, issue 27).
-    const next = waitMs > 0 ? deps.scheduler.next(key) : null;
+    const next = waits ? deps.scheduler.next(key) : null;
     // As a webhook: its repositories rescanned first (a tag pushed a moment ago is seen).
     const repositories = kind === 'repository' ? [name] : (repositoriesOf.get(name) ?? []);
     await deps.coordinator.publish([
