@@ -7,3 +7,4 @@ export * from './markers.js';
 export * from './suspend.js';
 export { evaluatePolicy, FactsBook, type PolicyDeps, type PolicyOutcome } from './policies.js';
 export { OutcomeCache } from './outcome-cache.js';
+export { SecretPrints } from './secret-prints.js';

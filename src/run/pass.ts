@@ -23,7 +23,7 @@ import {
 } from '../scan/index.js';
 import type { Decision, StoredEvent } from '../records/index.js';
 import type { LatestScans, Store } from '../store/index.js';
-import { pool, type Logger } from '../util/index.js';
+import { errorMessage, pool, type Logger } from '../util/index.js';
 import {
   evaluatePolicy,
   FactsBook,
@@ -37,7 +37,7 @@ import { runAutomation, type AutomationOptions } from './automation.js';
 import type { OutcomeCache } from './outcome-cache.js';
 import { unscannedRow } from './shared-rows.js';
 import type { PullRequestDeps } from './pull-request.js';
-import { readPrints, secretPrint, writePrints } from './secret-prints.js';
+import { SecretPrints, secretChanged } from './secret-prints.js';
 import type { MarkerDecision, RepositoryReport, RunReport } from './report.js';
 import type { TreePlan } from './plan.js';
 import { decisionEvent, toStoreEvent } from '../guard/index.js';
@@ -64,6 +64,11 @@ export interface PassDeps {
    * policy is evaluated.
    */
   outcomes?: OutcomeCache;
+  /**
+   * The Secrets' prints of the state directory, as a daemon holds them for all its passes;
+   * absent (`pawl run`): read from the state directory.
+   */
+  prints?: SecretPrints;
 }
 
 /** A repository the pass needs scanned before it selects; `since`: a webhook named it then (ms). */
@@ -170,28 +175,34 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     const shared = (l: Map<string, LatestScans>) => deps.outcomes?.shareScans(l) ?? l;
     const before = shared(await store.latestScans(repos.map((r) => refKey(r.metadata))));
     // A Secret that changed since the last scan (a fixed password) is a reason to scan now.
-    const prints = await readPrints(deps.stateDir);
-    const secretChanged = (r: ImageRepository): boolean => {
-      const was = prints[refKey(r.metadata)];
-      return was !== undefined && was !== secretPrint(config, r);
-    };
+    const secretPrints = deps.prints ?? new SecretPrints(deps.stateDir);
+    const prints = await secretPrints.read();
+    const changedSecret = (r: ImageRepository): boolean => secretChanged(prints, config, r);
     // The one rule of what a pass scans first: due (or its last scan interrupted), asked for
     // (--refresh), named by a webhook, or its Secret changed.
     const due = repos.filter((r) => {
       const name = refKey(r.metadata);
       if (r.spec.suspend) return false;
-      if (opts.refresh || opts.rescan?.has(name) || secretChanged(r)) return true;
+      if (opts.refresh || opts.rescan?.has(name) || changedSecret(r)) return true;
       const last = before.get(name)?.finished ?? null;
       return isScanDue(r, last, now()) || opts.interrupted?.has(last?.id ?? -1) === true;
     });
-    for (const r of due.filter(secretChanged))
+    for (const r of due.filter(changedSecret))
       log.info({ repository: refKey(r.metadata) }, 'its Secret changed since the last scan: scanning now');
     opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
     const scanned = await deps.scans.ensureScanned(
       due.map((r) => ({ repository: r, since: opts.rescan?.get(refKey(r.metadata)) ?? null })),
       opts.signal,
     );
-    if (!opts.dryRun) await writePrints(deps.stateDir, prints, due, config).catch(() => undefined);
+    if (!opts.dryRun)
+      await secretPrints
+        .record(due, config)
+        .catch((err: unknown) =>
+          log.warn(
+            { err: errorMessage(err) },
+            "cannot record the repositories' Secret prints in the state directory",
+          ),
+        );
     const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
     // Scanned elsewhere (the daemon's repository jobs): what that scan stored is the latest now.
     // With kept outcomes the scans this pass ran are read too: they are what the outcomes are

@@ -6,8 +6,8 @@
  * fails when the invalidation it names is removed (scripts/mutations-serve.ts, area
  * `incremental-pass`).
  *
- * runPass is driven as the daemon drives it (src/serve/jobs/automation.ts): one OutcomeCache for
- * every pass, `rescan` naming the webhook's repository.
+ * runPass is driven as the daemon drives it (src/serve/jobs/automation.ts): one OutcomeCache and
+ * one SecretPrints for every pass, `rescan` naming the webhook's repository.
  */
 import { strict as assert } from 'node:assert';
 import { after, before, test } from 'node:test';
@@ -15,7 +15,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config/index.js';
-import { directScans, OutcomeCache, runPass, type RunReport } from '../../src/run/index.js';
+import { directScans, OutcomeCache, runPass, SecretPrints, type RunReport } from '../../src/run/index.js';
 import { createScanClients } from '../../src/scan/index.js';
 import { openSqliteStore, type Store } from '../../src/store/index.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -103,6 +103,7 @@ async function world(name: string): Promise<World> {
   await writeObjects();
   let config: Config = (await loadConfig([configDir])).config;
   let cache = new OutcomeCache();
+  let prints = new SecretPrints(stateDir);
   let offset = 0;
   const store: Store = openSqliteStore(stateDir);
   const pass: World['pass'] = (rescan = []) => {
@@ -117,6 +118,7 @@ async function world(name: string): Promise<World> {
         now: () => new Date(Date.now() + offset),
         scans: directScans({ clients, store, log: silentLogger }),
         outcomes: cache,
+        prints,
       },
       {
         automations: [...config.automations.values()],
@@ -138,6 +140,7 @@ async function world(name: string): Promise<World> {
     },
     restart: () => {
       cache = new OutcomeCache();
+      prints = new SecretPrints(stateDir);
     },
     cache: () => cache,
     close: () => store.close(),
@@ -256,6 +259,25 @@ test('a changed Secret scans its repository again, and its policy is evaluated o
     const r = outcomeOf(report);
     assert.equal(r.policies['app-2'], '1.3.0');
     assert.equal(r.markers['app-2'], 'upgrade 1.3.0');
+  } finally {
+    await w.close();
+  }
+});
+
+test('a Secret changed while the daemon was down scans its repository at the first pass after the start', async () => {
+  const w = await world('secret-restart');
+  try {
+    await w.pass();
+    w.restart();
+    await pushImage(registry.url, w.image(2), '1.3.0', { created: new Date(Date.UTC(2024, 2, 1)) });
+    await w.writeObjects({ secret: 'second' });
+    await w.reload();
+    const report = await w.pass();
+    assert.deepEqual(
+      report.repositories.filter((x) => x.scanned).map((x) => x.name),
+      ['flux-system/app-2'],
+    );
+    assert.equal(outcomeOf(report).policies['app-2'], '1.3.0');
   } finally {
     await w.close();
   }

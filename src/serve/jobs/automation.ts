@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { refKey, selectPolicies, type Config, type ImageUpdateAutomation } from '../../config/index.js';
-import { OutcomeCache, runPass, type RunReport, type ScanPort } from '../../run/index.js';
+import { OutcomeCache, runPass, SecretPrints, type RunReport, type ScanPort } from '../../run/index.js';
 import type { Slots } from '../../util/index.js';
 import { lastPassOf, type LastPass, type PassEvent } from '../events.js';
 import type { JobSpec, RunContext } from '../scheduler.js';
@@ -37,8 +37,11 @@ export class AutomationJobs {
    * image re-evaluates that image's policies, not every policy of the automation.
    */
   readonly outcomes = new OutcomeCache();
+  /** The state directory's Secret prints, read once and written by one pass at a time. */
+  readonly #prints: SecretPrints;
 
   constructor(private readonly ctx: AutomationJobContext) {
+    this.#prints = new SecretPrints(ctx.stateDir);
     this.#wakes = new BatchWakes(ctx.clock, (name) => void ctx.runs.request(automationJob(name)));
   }
 
@@ -113,6 +116,7 @@ export class AutomationJobs {
         now: () => new Date(ctx.clock.now()),
         scans: ctx.scans,
         outcomes: this.outcomes,
+        prints: this.#prints,
       },
       {
         automations: [automation],
