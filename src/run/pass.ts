@@ -117,10 +117,11 @@ export interface PassOptions {
   /** Aborted: nothing more is pushed (a daemon replica that lost its lease on the automation). */
   signal?: AbortSignal;
   /**
-   * Repositories (`ns/name`) webhooks named, with when the first of them arrived (ms): scanned
-   * before this pass even when not due.
+   * Repositories (`ns/name`) webhooks named: scanned before this pass even when not due, by a
+   * scan that began at `since` (ms) or later. One moment for all (a daemon's pass takes its
+   * webhooks together): a reconciled automation names every repository it uses, 10,000 of them.
    */
-  rescan?: ReadonlyMap<string, number>;
+  rescan?: { repositories: ReadonlySet<string>; since: number };
   /** Scans (ids) a dead process left running: their repositories are due now. */
   interrupted?: ReadonlySet<number>;
   /** Told the pass's run id once the store has begun it (its result is the report). */
@@ -183,7 +184,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     const due = repos.filter((r) => {
       const name = refKey(r.metadata);
       if (r.spec.suspend) return false;
-      if (opts.refresh || opts.rescan?.has(name) || changedSecret(r)) return true;
+      if (opts.refresh || opts.rescan?.repositories.has(name) || changedSecret(r)) return true;
       const last = before.get(name)?.finished ?? null;
       return isScanDue(r, last, now()) || opts.interrupted?.has(last?.id ?? -1) === true;
     });
@@ -191,7 +192,10 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       log.info({ repository: refKey(r.metadata) }, 'its Secret changed since the last scan: scanning now');
     opts.onProgress?.(`scanning ${due.length} of ${repos.length} repositories`);
     const scanned = await deps.scans.ensureScanned(
-      due.map((r) => ({ repository: r, since: opts.rescan?.get(refKey(r.metadata)) ?? null })),
+      due.map((r) => ({
+        repository: r,
+        since: opts.rescan?.repositories.has(refKey(r.metadata)) ? opts.rescan.since : null,
+      })),
       opts.signal,
     );
     if (!opts.dryRun)

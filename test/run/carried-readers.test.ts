@@ -234,7 +234,7 @@ test(
           });
         version++;
         const r = await runPass(deps, {
-          rescan: new Map(indexes.map((i) => [`flux-system/app-${i}`, Date.now()])),
+          rescan: { repositories: new Set(indexes.map((i) => `flux-system/app-${i}`)), since: Date.now() },
         });
         assert.equal(
           r.automations[0]?.result,
@@ -246,7 +246,9 @@ test(
         await move(indexes);
         await compare(`webhook pass ${k + 1}`);
       }
-      const quiet = await runPass(deps, { rescan: new Map([['flux-system/app-2', Date.now()]]) });
+      const quiet = await runPass(deps, {
+        rescan: { repositories: new Set(['flux-system/app-2']), since: Date.now() },
+      });
       assert.equal(quiet.automations[0]?.result, 'up-to-date');
       await compare('an unchanged pass');
       // The same decisions (the same ids, every reader above) from fewer rows: 10 passes of 12

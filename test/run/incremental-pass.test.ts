@@ -122,7 +122,7 @@ async function world(name: string): Promise<World> {
       },
       {
         automations: [...config.automations.values()],
-        rescan: new Map(rescan.map((i) => [`flux-system/app-${i}`, Date.now()])),
+        rescan: { repositories: new Set(rescan.map((i) => `flux-system/app-${i}`)), since: Date.now() },
       },
     );
   };

@@ -168,7 +168,9 @@ async function countPass(unchanged: number, mode: 'cli' | 'daemon' = 'cli', agai
     counted = true;
     const reusedBefore = outcomes?.counts.reused ?? 0;
     const factsBefore = factsMade();
-    const report = await runPass(deps, { rescan: new Map([['flux-system/app-0', Date.now()]]) });
+    const report = await runPass(deps, {
+      rescan: { repositories: new Set(['flux-system/app-0']), since: Date.now() },
+    });
     const facts = factsMade() - factsBefore;
     counted = false;
     const lines = (await readFile(gitLog, 'utf8')).split('\n').slice(before, -1);
@@ -193,7 +195,9 @@ async function countPass(unchanged: number, mode: 'cli' | 'daemon' = 'cli', agai
       // The next webhook of the same image: the remote is at the commit the pass above pushed.
       await pushImage(registry.url, images[0]!, '1.3.0', { created: new Date(Date.UTC(2024, 2, 1)) });
       const from = (await readFile(gitLog, 'utf8')).split('\n').length - 1;
-      const next = await runPass(deps, { rescan: new Map([['flux-system/app-0', Date.now()]]) });
+      const next = await runPass(deps, {
+        rescan: { repositories: new Set(['flux-system/app-0']), since: Date.now() },
+      });
       const [nr] = next.automations;
       assert.equal(nr?.result, 'pushed', nr?.error ?? '');
       assert.deepEqual(

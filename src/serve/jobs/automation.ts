@@ -38,10 +38,9 @@ export class AutomationJobs {
    */
   readonly outcomes = new OutcomeCache();
   /** The state directory's Secret prints, read once and written by one pass at a time. */
-  readonly #prints: SecretPrints;
+  #prints: SecretPrints | undefined;
 
   constructor(private readonly ctx: AutomationJobContext) {
-    this.#prints = new SecretPrints(ctx.stateDir);
     this.#wakes = new BatchWakes(ctx.clock, (name) => void ctx.runs.request(automationJob(name)));
   }
 
@@ -116,7 +115,7 @@ export class AutomationJobs {
         now: () => new Date(ctx.clock.now()),
         scans: ctx.scans,
         outcomes: this.outcomes,
-        prints: this.#prints,
+        prints: (this.#prints ??= new SecretPrints(ctx.stateDir)),
       },
       {
         automations: [automation],
@@ -124,7 +123,7 @@ export class AutomationJobs {
         interrupted: ctx.interrupted,
         onRun: (id) => (runId = id),
         ...(ctx.dryRun ? { dryRun: true } : {}),
-        ...(pending ? { rescan: new Map([...pending.repositories].map((r) => [r, since])) } : {}),
+        ...(pending ? { rescan: { repositories: pending.repositories, since } } : {}),
       },
     );
     const event: PassEvent = {

@@ -59,7 +59,8 @@ export function mergePending(local: Pending | undefined, work: TakenWork | null)
     firstAt: work.firstAt,
     lastAt: work.lastAt ?? null,
   };
-  const p = fold(local ?? empty(taken), taken);
+  // Taken into nothing: these sets themselves (a reconciled automation's names every repository).
+  const p = local ? fold(local, taken) : { ...taken, count: 0, retries: 0 };
   p.count += work.events;
   return p;
 }
