@@ -36,7 +36,8 @@
  * BENCH_SCALE_ENTRIES=NAME=DIR[=FLAGS],…: built CLIs (directories under the repository, e.g.
  * bench/out/base) whose daemons are compared, alternated within each case (A B for each case, B A
  * for the next) on the same registry; FLAGS, space-separated, are node flags for that entry's
- * daemon alone (one build under two sets of flags). Unset, this tree is built into dist/ and
+ * daemon alone (one build under two sets of flags), and among them NAME=VALUE (upper case) its
+ * environment (e.g. MALLOC_ARENA_MAX=2). Unset, this tree is built into dist/ and
  * measured alone.
  * BENCH_SCALE_POLL_MS: how often the bench scrapes each daemon's /metrics to see a round's end
  * (default 500; a scrape at 10,000 images is ~2 MB of text, so the rate is part of the peak).
@@ -82,10 +83,15 @@ const ENTRIES = (process.env.BENCH_SCALE_ENTRIES ?? '')
   .map((p) => {
     const [name, dir, ...flags] = p.split('=');
     if (!name || !dir) throw new Error(`BENCH_SCALE_ENTRIES: "${p}" is not NAME=DIR[=FLAGS]`);
+    const words = flags.join('=').split(' ').filter(Boolean);
+    const isEnv = (w: string) => /^[A-Z][A-Z0-9_]*=/.test(w);
     return {
       name,
       entry: join(ROOT, dir, 'cli', 'main.js'),
-      nodeArgs: flags.join('=').split(' ').filter(Boolean),
+      nodeArgs: words.filter((w) => !isEnv(w)),
+      env: Object.fromEntries(
+        words.filter(isEnv).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]),
+      ),
     };
   });
 const SNAPSHOT_DIR = process.env.BENCH_SCALE_SNAPSHOT;
@@ -347,6 +353,7 @@ async function daemon(
   entry: string,
   build: string,
   entryArgs: string[],
+  entryEnv: Record<string, string>,
   images: number,
   tags: string[],
 ) {
@@ -386,6 +393,7 @@ async function daemon(
       ...(SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : []),
     ],
     args: ['--log-level', 'warn', '--start-spread', '1s'],
+    env: entryEnv,
   });
   const pid = serve.child.pid!;
   const proc = async () => {
@@ -483,7 +491,7 @@ async function daemon(
 console.log(`load average at start: ${load()} (${execFileSync('nproc', { encoding: 'utf8' }).trim()} CPUs)`);
 if (ENTRIES.length === 0) {
   await buildCli(join(ROOT, 'dist'));
-  ENTRIES.push({ name: '', entry: join(ROOT, 'dist', 'cli', 'main.js'), nodeArgs: [] });
+  ENTRIES.push({ name: '', entry: join(ROOT, 'dist', 'cli', 'main.js'), nodeArgs: [], env: {} });
 }
 const git = await startGitServer({ users: { [GIT_USER]: GIT_PASSWORD } });
 const work = await mkdtemp(join(tmpdir(), 'pawl-bench-scale-'));
@@ -504,8 +512,8 @@ try {
       if (MODES.includes('serve')) {
         const order =
           CASES.findIndex((c) => c.images === images && c.tags === t) % 2 ? [...ENTRIES].reverse() : ENTRIES;
-        for (const { name, entry, nodeArgs } of order)
-          await daemon(registry, git, work, entry, name, nodeArgs, images, tags);
+        for (const { name, entry, nodeArgs, env } of order)
+          await daemon(registry, git, work, entry, name, nodeArgs, env, images, tags);
       }
     } finally {
       await registry.stop();
