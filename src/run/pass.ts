@@ -266,6 +266,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
           ? evaluated
           : new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
       await store.write(policyWrites(outcomes.values(), book));
+      book.evaluated();
       // Kept only once the store holds the states they leave.
       deps.outcomes?.keep(fresh, config);
       return outcomes;
