@@ -1220,6 +1220,30 @@ const scanStatements: Mutation[] = [
     description: "a family's text is one string of every series",
     tests: ['test/serve/series.test.ts'],
   },
+  {
+    area: 'in-flight',
+    file: 'src/run/pass.ts',
+    find: '    for (const r of due) before.delete(refKey(r.metadata));',
+    replace: '',
+    description: 'a pass holds the latest scans it read of the repositories it waits on',
+    tests: ['test/run/pass-memory.test.ts'],
+  },
+  {
+    area: 'in-flight',
+    file: 'src/run/policies.ts',
+    find: '    this.tags = null;\n  }',
+    replace: '  }',
+    description: "a pass's book holds every repository's tags after its evaluations",
+    tests: ['test/run/facts-book.test.ts'],
+  },
+  {
+    area: 'in-flight',
+    file: 'src/run/secret-prints.ts',
+    find: '    const done = this.#queue.then(fn);',
+    replace: '    const done = fn();',
+    description: "passes read and write the Secrets' prints at once, each over the other",
+    tests: ['test/run/secret-prints.test.ts'],
+  },
 ];
 
 const PINS = 'src/guard/pins.ts';
