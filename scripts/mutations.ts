@@ -1135,7 +1135,7 @@ const scanStatements: Mutation[] = [
   {
     area: 'heap-at-rest',
     file: 'src/run/plan.ts',
-    find: '{ ...p.outcome, candidate: older, verdicts: new Map() }',
+    find: '{ ...p.outcome, candidate: older, verdicts: new SmallMap() }',
     replace: '{ ...p.outcome, candidate: older }',
     description: "the older tag's verdict is kept in the outcome's map and answers for the held candidate",
     tests: ['test/guard/gates.test.ts'],
@@ -1166,11 +1166,11 @@ const scanStatements: Mutation[] = [
   },
   {
     area: 'heap-at-rest',
-    file: 'src/git/known.ts',
-    find: '    else if (this.#one === undefined || line === this.#line) {',
+    file: 'src/util/small-map.ts',
+    find: '    else if (!this.#has || same(key, this.#key)) {',
     replace: '    else if (true) {',
-    description: "a file's second known line replaces its first",
-    tests: ['test/git/known.test.ts'],
+    description: "a small map's second key replaces its first (a file's second known line, a policy's second verdict)",
+    tests: ['test/git/known.test.ts', 'test/util/small-map.test.ts'],
   },
   {
     area: 'heap-at-rest',

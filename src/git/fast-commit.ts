@@ -16,16 +16,8 @@ import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseTrailerLines } from '../guard/index.js';
 import { valueOnLine } from './history.js';
-import { copyString } from '../util/index.js';
-import {
-  FileLines,
-  knownAt,
-  knownLine,
-  learnAt,
-  plainTrailers,
-  subjectOf,
-  type KnownCommit,
-} from './known.js';
+import { copyString, SmallMap } from '../util/index.js';
+import { knownAt, knownLine, learnAt, plainTrailers, subjectOf, type KnownCommit } from './known.js';
 import type { Workspace } from './workspace.js';
 
 export interface FastIdentity {
@@ -297,7 +289,7 @@ function remember(
     const text = texts.get(l.file)?.[l.line - 1]?.replace(/\r$/, '');
     if (text === undefined || text === l.before) continue;
     let m = next.lines.get(l.file);
-    if (!m) next.lines.set(l.file, (m = new FileLines()));
+    if (!m) next.lines.set(l.file, (m = new SmallMap()));
     m.set(l.line, knownLine(text, l.setter, { ...meta, previous: valueOnLine(l.before, l.setter) }));
   }
 }

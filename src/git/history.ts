@@ -10,8 +10,8 @@ import { findMarkers } from '../write/index.js';
 import { parseTrailerLines, TRAILER_RELEASE, type LineChange, type MarkerField } from '../guard/index.js';
 import { blameHistory } from './blame.js';
 import { git, GitError, gitStream } from './exec.js';
-import { copyString } from '../util/index.js';
-import { FileLines, knownAt, knownLine, learnAt } from './known.js';
+import { copyString, SmallMap } from '../util/index.js';
+import { knownAt, knownLine, learnAt } from './known.js';
 import { catFiles, stripPrefix, treeBlobs } from './objects.js';
 
 export type { LineChange };
@@ -195,7 +195,7 @@ async function asked(
     else m.set(g.marked.line, g.change);
     if (learnt && g.change) {
       let k = learnt.lines.get(g.file);
-      if (!k) learnt.lines.set(g.file, (k = new FileLines()));
+      if (!k) learnt.lines.set(g.file, (k = new SmallMap()));
       k.set(g.marked.line, knownLine(g.text, g.marked.setter, g.change));
     }
   }

@@ -14,7 +14,7 @@
  * remote is still at that commit, the next pass needs no `checkout` and no `clean` either.
  */
 import type { LineChange } from '../guard/index.js';
-import { copyString } from '../util/index.js';
+import { copyString, type SmallMap } from '../util/index.js';
 
 /** A marked line's last change at the commit, less what the asking request supplies. */
 export interface KnownLine {
@@ -38,39 +38,8 @@ export interface KnownCommit {
   readonly lines: Map<string, FileLines>;
 }
 
-/**
- * A file's known lines by 1-based number. Most marked files have one marked line, and a Map for
- * each cost ~0.5 KB a line, held by a daemon for every marked line of every workspace (issue 27):
- * one line is held in place, and a Map is made for the second.
- */
-export class FileLines {
-  #line = 0;
-  #one: KnownLine | undefined;
-  #more: Map<number, KnownLine> | undefined;
-
-  get(line: number): KnownLine | undefined {
-    if (this.#more !== undefined) return this.#more.get(line);
-    return line === this.#line ? this.#one : undefined;
-  }
-
-  set(line: number, known: KnownLine): void {
-    if (this.#more !== undefined) this.#more.set(line, known);
-    else if (this.#one === undefined || line === this.#line) {
-      this.#line = line;
-      this.#one = known;
-    } else {
-      this.#more = new Map([
-        [this.#line, this.#one],
-        [line, known],
-      ]);
-      this.#one = undefined;
-    }
-  }
-
-  get size(): number {
-    return this.#more !== undefined ? this.#more.size : this.#one === undefined ? 0 : 1;
-  }
-}
+/** A file's known lines by 1-based number: most marked files have one (SmallMap holds it in place). */
+export type FileLines = SmallMap<number, KnownLine>;
 
 /**
  * A change as a KnownLine keeps it: the same fields in the same order for every line, so all

@@ -21,6 +21,7 @@ import type { CompiledPolicy } from '../select/index.js';
 import type { ImageFacts } from './facts.js';
 import { lineHistory, releasedSince, type LineChange } from '../git/index.js';
 import { refKey } from '../config/index.js';
+import { SmallMap } from '../util/index.js';
 import type { FactsSource, PolicyOutcome, PolicyOutcomes } from './policies.js';
 
 export interface MarkerPlan {
@@ -150,7 +151,7 @@ async function olderButOldEnough(p: MarkerPlan, facts: FactsSource): Promise<voi
   const older = age?.oldEnough;
   if (!age || !older || p.pin?.pin) return;
   // Verdicts are kept by the marker's value for the outcome's own candidate: a new map here.
-  const outcome: PolicyOutcome = { ...p.outcome, candidate: older, verdicts: new Map() };
+  const outcome: PolicyOutcome = { ...p.outcome, candidate: older, verdicts: new SmallMap() };
   const d = await decide(p.marker, outcome, facts, null, null);
   if (d.action !== 'write') return;
   p.decision = { ...d, detail: `${age.gate.detail} Meanwhile: ${d.detail}` };

@@ -31,7 +31,7 @@ import type {
   VerifiedCache,
 } from '../store/index.js';
 import { verifierFor, verifyDigest, type ScanClients, type Verifier } from '../scan/index.js';
-import { errorMessage, type Logger } from '../util/index.js';
+import { errorMessage, SmallMap, type Logger } from '../util/index.js';
 import { ImageFacts, type FactsStore } from './facts.js';
 import type { PolicyReport } from './report.js';
 
@@ -88,7 +88,7 @@ export interface PolicyOutcome {
    * value: shared by the copies a daemon's later passes make of a kept outcome, new with each
    * evaluation.
    */
-  verdicts: Map<string, GuardVerdict>;
+  verdicts: SmallMap<string, GuardVerdict>;
 }
 
 /**
@@ -253,7 +253,7 @@ export function blankOutcome(policy: ImagePolicy, error: string | null): PolicyO
     events: [],
     record: null,
     basis: null,
-    verdicts: new Map(),
+    verdicts: new SmallMap(),
   };
 }
 

@@ -10,3 +10,4 @@ export * from './command.js';
 export * from './code-cache-hook.js';
 export * from './hash.js';
 export * from './strings.js';
+export * from './small-map.js';

@@ -15,7 +15,9 @@ import type { GitServer } from '../helpers/git-server.js';
 import { openWorkspace, type Workspace } from '../../src/git/workspace.js';
 import { commit } from '../../src/git/commit.js';
 import { lineHistory, type MarkedLine } from '../../src/git/history.js';
-import { FileLines, knownAt, knownLine, plainTrailers, subjectOf } from '../../src/git/known.js';
+import { knownAt, knownLine, plainTrailers, subjectOf } from '../../src/git/known.js';
+import { SmallMap } from '../../src/util/small-map.js';
+import type { FileLines } from '../../src/git/known.js';
 import { findMarkers } from '../../src/write/setters/markers.js';
 import { silentLogger } from '../../src/util/log.js';
 import { gitRepository, gitSuite, type TempDir } from './fixtures.js';
@@ -39,7 +41,7 @@ describe("a file's known lines", () => {
   const line = (text: string) => knownLine(text, 'flux-system:app', change);
 
   test('one line held in place, a second and a third beside it, a line replaced', () => {
-    const lines = new FileLines();
+    const lines: FileLines = new SmallMap();
     assert.equal(lines.size, 0);
     assert.equal(lines.get(1), undefined);
     const a = line('image: a:1');
