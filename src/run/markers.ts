@@ -81,7 +81,8 @@ export function markerMistakes(
       continue;
     }
     const found = fileMistakes(f, ns, policies, applied);
-    mistakesOf.set(f, { ns, policies, applied, found });
+    // Nearly every file has none: one empty list for all of them.
+    mistakesOf.set(f, { ns, policies, applied, found: found.length === 0 ? NO_MISTAKES : found });
     out.push(...found);
   }
   return out;
@@ -94,8 +95,9 @@ export function markerMistakes(
  */
 const mistakesOf = new WeakMap<
   ScannedFile,
-  { ns: string; policies: ReadonlySet<string>; applied: ReadonlySet<string>; found: MarkerMistake[] }
+  { ns: string; policies: ReadonlySet<string>; applied: ReadonlySet<string>; found: readonly MarkerMistake[] }
 >();
+const NO_MISTAKES: readonly MarkerMistake[] = Object.freeze([]);
 
 function fileMistakes(
   f: ScannedFile,

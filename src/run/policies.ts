@@ -48,9 +48,12 @@ export interface PolicyOutcome {
   policy: ImagePolicy;
   compiled: CompiledPolicy | null;
   /**
-   * The policy's selection. A pass (not read-only) keeps only the best of its ranked
-   * `candidates` once the policy is evaluated: every policy's whole list, held until the pass
-   * ended, was the largest part of a pass's memory with thousands of tags (issue 27).
+   * The policy's selection, for a read-only evaluation (`pawl explain`). A pass's outcome holds
+   * none once the policy is evaluated: what follows from it is in `candidate`, `error`, the
+   * ratchet and the record, and nothing after the evaluation reads it. Every policy's ranked
+   * list, held until the pass ended, was the largest part of a pass's memory with thousands of
+   * tags; its best candidate alone was still ~0.2 KB of each of a daemon's kept outcomes
+   * (issue 27).
    */
   selection: Selection | null;
   /** After the ratchet: what markers may be moved to. */
@@ -238,6 +241,9 @@ export function policyWrites(outcomes: Iterable<PolicyOutcome>, book: FactsBook)
   return batch;
 }
 
+/** No gate holds the candidate: one object for every such outcome (a daemon keeps 10,000). */
+const NO_GATES: PolicyOutcome['gates'] = Object.freeze({ window: null, age: null });
+
 /** An outcome that selected nothing: its \`error\` says why (null while it is being evaluated). */
 export function blankOutcome(policy: ImagePolicy, error: string | null): PolicyOutcome {
   return {
@@ -249,7 +255,7 @@ export function blankOutcome(policy: ImagePolicy, error: string | null): PolicyO
     ratchet: null,
     unverified: null,
     error,
-    gates: { window: null, age: null },
+    gates: NO_GATES,
     events: [],
     record: null,
     basis: null,
@@ -366,10 +372,9 @@ export async function evaluatePolicy(
       if (chosen.digest !== undefined) candidate.digest = chosen.digest;
       out.candidate = candidate;
       const now = deps.now();
-      out.gates = {
-        window: windowGate(policy.spec.guard.window, now),
-        age: await ageGate(policy, out.compiled, facts, tags, chosen.tag, now, buildTimes, check),
-      };
+      const window = windowGate(policy.spec.guard.window, now);
+      const age = await ageGate(policy, out.compiled, facts, tags, chosen.tag, now, buildTimes, check);
+      if (window !== null || age !== null) out.gates = { window, age };
     } else if (r.candidate !== null) {
       // Every tag walked failed verification: out.error says why.
     } else if (out.error === null) {
@@ -385,7 +390,7 @@ export async function evaluatePolicy(
     out.basis = null;
   }
   if (!opts.readOnly) {
-    if (out.selection) out.selection = bestOnly(out.selection);
+    out.selection = null;
     const at = deps.now();
     out.record = {
       state: stateToKeep,
@@ -581,19 +586,3 @@ export function policyReport(o: PolicyOutcome): PolicyReport {
   };
 }
 
-/**
- * The selection with only its best candidate, built field by field: a spread's result is an
- * object of its own shape with its fields out of line, ~0.1 KB more in each of a daemon's kept
- * outcomes (issue 27).
- */
-function bestOnly(s: Selection): Selection {
-  return {
-    tag: s.tag,
-    error: s.error,
-    candidates: s.candidates.slice(0, 1),
-    excluded: s.excluded,
-    filteredOut: s.filteredOut,
-    unparsable: s.unparsable,
-    outOfRange: s.outOfRange,
-  };
-}
