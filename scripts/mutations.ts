@@ -1169,7 +1169,8 @@ const scanStatements: Mutation[] = [
     file: 'src/util/small-map.ts',
     find: '    else if (!this.#has || same(key, this.#key)) {',
     replace: '    else if (true) {',
-    description: "a small map's second key replaces its first (a file's second known line, a policy's second verdict)",
+    description:
+      "a small map's second key replaces its first (a file's second known line, a policy's second verdict)",
     tests: ['test/git/known.test.ts', 'test/util/small-map.test.ts'],
   },
   {

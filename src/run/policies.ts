@@ -585,4 +585,3 @@ export function policyReport(o: PolicyOutcome): PolicyReport {
     ...(o.unverified ? { unverified: o.unverified } : {}),
   };
 }
-
