@@ -97,7 +97,8 @@ export class SecretPrints {
   async #fresh(): Promise<ReadonlyMap<string, string>> {
     const now = await stat(this.#file).then(stampOf, () => 'absent');
     if (now !== this.#stamp) {
-      this.#prints = await readPrintsFile(this.#file);
+      // No file (a state directory before its first write): no prints, and nothing to read.
+      this.#prints = now === 'absent' ? new Map() : await readPrintsFile(this.#file);
       this.#stamp = now;
     }
     return this.#prints;
