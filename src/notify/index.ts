@@ -8,6 +8,9 @@
  *   const { events, memory: next } = eventsFrom(memory, { at, report, guardEvents, scans });
  *   memory = next;
  *   notifier.publish(events);
+ *
+ * A caller that keeps one memory and nothing else reads it folds into it in place:
+ * `notifier.publish(foldEvents(memory, observation))`.
  */
 export {
   EVENT_REASONS,
@@ -25,9 +28,11 @@ export {
 export {
   emptyMemory,
   eventsFrom,
+  foldEvents,
   guardEventsFromRecords,
   scanAttempts,
   type AlertMemory,
+  type FoldingMemory,
   type DeriveOptions,
   type PassObservation,
   type ScanAttempt,

@@ -6,11 +6,11 @@
  */
 import {
   emptyMemory,
-  eventsFrom,
+  foldEvents,
   guardEventsFromRecords,
   Notifier,
   scanAttempts,
-  type AlertMemory,
+  type FoldingMemory,
   type NotifyMetrics,
   type ScanAttempt,
 } from '../notify/index.js';
@@ -39,8 +39,9 @@ const MAX_PENDING_SCANS = 10_000;
 export class DaemonAlerts {
   #notifier: Notifier;
   // What earlier passes showed, so an event fires when a condition begins or changes, not on
-  // every pass. Kept across reloads: a reload is not news to anyone.
-  #memory: AlertMemory = emptyMemory();
+  // every pass. Kept across reloads: a reload is not news to anyone. Folded into in place: no
+  // one else reads it.
+  readonly #memory: FoldingMemory = emptyMemory();
   #scans: ScanAttempt[] = [];
   readonly #unsubscribe: (() => void)[] = [];
   readonly #metrics: NotifyMetrics;
@@ -74,13 +75,12 @@ export class DaemonAlerts {
         this.#handling = this.#handling
           .then(async () => {
             const records = await opts.store.events({ since: e.startedAt, limit: 1000 });
-            const { events, memory } = eventsFrom(this.#memory, {
+            const events = foldEvents(this.#memory, {
               at: e.endedAt,
               report: e.report,
               guardEvents: guardEventsFromRecords(records),
               scans,
             });
-            this.#memory = memory;
             this.#notifier.publish(events);
           })
           .catch((err: unknown) =>

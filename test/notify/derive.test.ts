@@ -1,6 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { emptyMemory, eventsFrom, guardEventsFromRecords, scanAttempts } from '../../src/notify/index.js';
+import {
+  emptyMemory,
+  eventsFrom,
+  foldEvents,
+  guardEventsFromRecords,
+  scanAttempts,
+} from '../../src/notify/index.js';
 import type { AlertMemory, PassObservation, AlertEvent } from '../../src/notify/index.js';
 import { toStoreEvent } from '../../src/guard/index.js';
 import type { GuardEvent } from '../../src/guard/types.js';
@@ -8,12 +14,25 @@ import { BLOCKED, COMMIT, MISSING, PINNED, PIN_COMMIT, automation, kept, report 
 
 const at = (m: number): Date => new Date(Date.UTC(2026, 10, 30, 9, m, 0));
 
-/** Folds observations in order; returns the events of each. */
+const copyOf = (m: AlertMemory) => Object.entries(m).map(([k, v]) => [k, [...(v as Map<string, unknown>)]]);
+
+/**
+ * Folds observations in order; returns the events of each. Each is folded twice: by
+ * `eventsFrom`, which must leave the memory it is given as it was, and by `foldEvents` into one
+ * memory in place (the daemon's way), which must tell the same events and hold the same memory.
+ */
 function fold(observations: PassObservation[], memory: AlertMemory = emptyMemory()): AlertEvent[][] {
   const out: AlertEvent[][] = [];
+  const inPlace = emptyMemory();
+  for (const [k, v] of Object.entries(memory))
+    for (const [key, x] of v as Map<string, never>) inPlace[k as keyof typeof inPlace].set(key, x);
   for (const o of observations) {
+    const before = copyOf(memory);
     const r = eventsFrom(memory, o);
+    assert.deepEqual(copyOf(memory), before, 'eventsFrom leaves the memory it was given as it was');
+    assert.deepEqual(foldEvents(inPlace, o), r.events, 'foldEvents tells the same events');
     memory = r.memory;
+    assert.deepEqual(copyOf(inPlace), copyOf(memory), 'and holds the same memory');
     out.push(r.events);
   }
   return out;
