@@ -118,16 +118,17 @@ export class OutcomeCache {
   }
 
   /**
-   * `latest` (a store's answer) with the copy kept here of each repository's entry whose scans
-   * are the same ones; the others are kept from now on.
+   * Replaces each of `pairs` (a store's answer for `names`, in their order) by the copy kept here
+   * of that repository's entry when its scans are the same ones; the others are kept from now on.
    */
-  shareScans(latest: Map<string, LatestScans>): Map<string, LatestScans> {
-    for (const [name, l] of latest) {
+  shareScans(names: readonly string[], pairs: LatestScans[]): void {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const l = pairs[i]!;
       const k = this.#scans.get(name);
-      if (k && k.finished?.id === l.finished?.id && k.good?.id === l.good?.id) latest.set(name, k);
+      if (k && k.finished?.id === l.finished?.id && k.good?.id === l.good?.id) pairs[i] = k;
       else if (l.finished !== null || l.good !== null) this.#scans.set(name, l);
     }
-    return latest;
   }
 
   /**

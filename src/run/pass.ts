@@ -9,7 +9,6 @@
 import {
   refKey,
   type Config,
-  type ImagePolicy,
   type ImageRepository,
   type ImageUpdateAutomation,
   selectPolicies,
@@ -23,7 +22,7 @@ import {
 } from '../scan/index.js';
 import type { Decision, StoredEvent } from '../records/index.js';
 import type { LatestScans, Store } from '../store/index.js';
-import { errorMessage, pool, type Logger } from '../util/index.js';
+import { errorMessage, lookupOf, pool, SortedTable, type Logger } from '../util/index.js';
 import {
   evaluatePolicy,
   FactsBook,
@@ -128,11 +127,41 @@ export interface PassOptions {
   onRun?: (runId: number) => void;
 }
 
-/** Sorted by `namespace/name`, each key made once (a comparator making them made ~20,000 strings a pass at 500). */
-function byName<T extends { metadata: { namespace: string; name: string } }>(objects: readonly T[]): T[] {
+/** A repository's latest scans when it has none. */
+const NO_SCANS: LatestScans = Object.freeze({ finished: null, good: null });
+
+/**
+ * The latest scans of `names`, in their order; a daemon's passes share one copy of each
+ * (outcome-cache.ts).
+ */
+async function readLatest(
+  store: PassStore,
+  names: readonly string[],
+  cache: OutcomeCache | undefined,
+): Promise<LatestScans[]> {
+  const read = await store.latestScans(names);
+  const pairs = names.map((n) => read.get(n) ?? NO_SCANS);
+  cache?.shareScans(names, pairs);
+  return pairs;
+}
+
+/**
+ * Sorted by `namespace/name`, each name once, with the names: each key made once (a comparator
+ * making them made ~20,000 strings a pass at 500).
+ */
+function byName<T extends { metadata: { namespace: string; name: string } }>(
+  objects: readonly T[],
+): { keys: string[]; objects: T[] } {
   const keyed = objects.map((o) => ({ key: refKey(o.metadata), o }));
   keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return keyed.map((k) => k.o);
+  const keys: string[] = [];
+  const out: T[] = [];
+  for (const k of keyed)
+    if (keys.length === 0 || keys[keys.length - 1] !== k.key) {
+      keys.push(k.key);
+      out.push(k.o);
+    }
+  return { keys, objects: out };
 }
 
 export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<RunReport> {
@@ -140,20 +169,23 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   const { config, store, log } = deps;
   const automations = byName(
     opts.automations ?? [...config.automations.values()].filter((a) => !a.spec.suspend),
-  );
+  ).objects;
 
-  // What the automations need, and everything when no automation is given.
-  const policies = new Map<string, ImagePolicy>();
-  const wanted = opts.automations
-    ? automations.flatMap((a) => selectPolicies(config, a))
-    : [...config.imagePolicies.values()];
-  for (const p of byName(wanted)) policies.set(refKey(p.metadata), p);
-  const repoKeys = new Set([...policies.values()].map((p) => refKey(p.spec.imageRepositoryRef)));
-  const repos = byName(
-    [...config.imageRepositories.values()].filter(
-      (r) => opts.automations === undefined || repoKeys.has(refKey(r.metadata)),
-    ),
+  // What the automations need, and everything when no automation is given. Sorted lists, not a
+  // map and a set of names: at 10,000 images each of those was a table in V8's large-object
+  // space a pass (issue 27).
+  const { keys: policyKeys, objects: policies } = byName(
+    opts.automations
+      ? automations.flatMap((a) => selectPolicies(config, a))
+      : [...config.imagePolicies.values()],
   );
+  const used: ImageRepository[] = [];
+  if (opts.automations)
+    for (const p of policies) {
+      const r = config.imageRepositories.get(refKey(p.spec.imageRepositoryRef));
+      if (r) used.push(r);
+    }
+  const repos = byName(opts.automations ? used : [...config.imageRepositories.values()]).objects;
 
   const runId = await store.beginRun(now(), opts.dryRun ? 'dry-run' : 'run');
   opts.onRun?.(runId);
@@ -166,15 +198,16 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     clients: deps.clients,
     log,
     now,
-    ...(cache ? { shareScans: (l: Map<string, LatestScans>) => cache.shareScans(l) } : {}),
+    ...(cache ? { shareScans: (names, pairs) => cache.shareScans(names, pairs) } : {}),
   });
 
   // Scan and select first; meanwhile each automation clones or fetches its workspace (under the
   // workspace lock) and only then waits for the candidates, so Git and the registry overlap.
   const selection = (async () => {
-    // A daemon's passes share one copy of each latest scan (outcome-cache.ts).
-    const shared = (l: Map<string, LatestScans>) => deps.outcomes?.shareScans(l) ?? l;
-    const before = shared(await store.latestScans(repos.map((r) => refKey(r.metadata))));
+    // Each repository's latest scans, by the repositories' sorted names (no hash table of
+    // 10,000 a pass, issue 27). Replaced below by those of the scans this pass waits for.
+    const repoKeys = repos.map((r) => refKey(r.metadata));
+    const latest = new SortedTable(repoKeys, await readLatest(store, repoKeys, deps.outcomes));
     // A Secret that changed since the last scan (a fixed password) is a reason to scan now.
     const secretPrints = deps.prints ?? new SecretPrints(deps.stateDir);
     const prints = await secretPrints.read();
@@ -185,7 +218,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       const name = refKey(r.metadata);
       if (r.spec.suspend) return false;
       if (opts.refresh || opts.rescan?.repositories.has(name) || changedSecret(r)) return true;
-      const last = before.get(name)?.finished ?? null;
+      const last = latest.get(name)!.finished;
       return isScanDue(r, last, now()) || opts.interrupted?.has(last?.id ?? -1) === true;
     });
     for (const r of due.filter(changedSecret))
@@ -194,8 +227,9 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     // What was latest of a repository due now is not asked again: this pass reports and
     // evaluates it from its scan now. Let go before waiting for those scans: newer scans replace
     // these records everywhere else meanwhile, and a daemon's passes waiting on 10,000 scans each
-    // held 10,000 records no one else did (~6.5 MB a pass, issue 27).
-    for (const r of due) before.delete(refKey(r.metadata));
+    // held 10,000 records no one else did (~6.5 MB a pass, issue 27). Replaced, not deleted: a
+    // Map that deletes most of its entries makes itself a new table, ~0.2 MB at 10,000.
+    for (const r of due) latest.set(refKey(r.metadata), NO_SCANS);
     const scanned = await deps.scans.ensureScanned(
       due.map((r) => ({
         repository: r,
@@ -212,24 +246,27 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
             "cannot record the repositories' Secret prints in the state directory",
           ),
         );
-    const scannedByName = new Map<string, ScanReport>(scanned.map((r) => [r.name, r]));
+    const scannedByName = lookupOf(
+      scanned.map((r) => r.name),
+      scanned,
+    );
     // Scanned elsewhere (the daemon's repository jobs): what that scan stored is the latest now.
     // With kept outcomes the scans this pass ran are read too: they are what the outcomes are
     // kept against.
     const elsewhere = due
       .map((r) => refKey(r.metadata))
       .filter((n) => deps.outcomes !== undefined || !scannedByName.has(n));
-    const after =
-      elsewhere.length > 0 ? shared(await store.latestScans(elsewhere)) : new Map<string, LatestScans>();
-    const none: LatestScans = { finished: null, good: null };
-    const latestOf = (name: string) => after.get(name) ?? before.get(name) ?? none;
-    const latest = (r: ImageRepository) => latestOf(refKey(r.metadata));
+    if (elsewhere.length > 0) {
+      const after = await readLatest(store, elsewhere, deps.outcomes);
+      for (let i = 0; i < elsewhere.length; i++) latest.set(elsewhere[i]!, after[i]!);
+    }
+    const latestOf = (name: string) => latest.get(name) ?? NO_SCANS;
     const repositories: RepositoryReport[] = repos.map((r) => {
       const name = refKey(r.metadata);
       const s = scannedByName.get(name);
       if (s) return { name, tags: s.tags, scanned: s.scanned, anomalies: s.anomalies, error: s.error };
       // Not scanned by this pass: what was known before it is still the latest.
-      const { finished: last, good } = latest(r);
+      const { finished: last, good } = latestOf(name);
       const failed = last?.outcome === 'failed';
       const tags = good?.tagCount ?? 0;
       const error = failed ? last.error : null;
@@ -240,41 +277,41 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     // A daemon's passes evaluate one at a time (OutcomeCache.oneAtATime): each then finds what
     // the one before it kept, rather than several passes over the same policies evaluating
     // them all at once, each holding its own outcomes (issue 27).
-    const evaluate = async (): Promise<Map<string, PolicyOutcome>> => {
+    const evaluate = async (): Promise<SortedTable<PolicyOutcome>> => {
       // A daemon's outcomes kept from earlier passes stand for policies whose inputs are
-      // unchanged; the rest are read and evaluated.
-      const evaluated = new Map<string, PolicyOutcome>();
-      const todo: ImagePolicy[] = [];
-      for (const p of policies.values()) {
+      // unchanged; the rest are read and evaluated. In the policies' order, by position.
+      const outcomes = new Array<PolicyOutcome>(policies.length);
+      const todo: number[] = [];
+      for (let i = 0; i < policies.length; i++) {
+        const p = policies[i]!;
         const repoKey = refKey(p.spec.imageRepositoryRef);
         const repo = config.imageRepositories.get(repoKey);
         const kept = repo ? deps.outcomes?.lookup(p, repo, latestOf(repoKey)) : undefined;
         if (!kept) {
-          todo.push(p);
+          todo.push(i);
           continue;
         }
         if (kept.error) log.info({ policy: kept.name, error: kept.error }, 'policy has no candidate');
-        evaluated.set(kept.name, kept);
+        outcomes[i] = kept;
       }
-      if (deps.outcomes) deps.outcomes.counts.reused += evaluated.size;
-      if (todo.length > 0) await book.prefetch(todo);
+      if (deps.outcomes) deps.outcomes.counts.reused += policies.length - todo.length;
+      if (todo.length > 0) await book.prefetch(todo.map((i) => policies[i]!));
       // Policies wait on the registry (HEADs of new selections): evaluate several at once.
       const fresh: PolicyOutcome[] = [];
-      await pool(todo, 8, async (p) => {
-        const o = await evaluatePolicy(p, { config, store, clients: deps.clients, log, now }, book);
-        evaluated.set(refKey(p.metadata), o);
+      await pool(todo, 8, async (i) => {
+        const o = await evaluatePolicy(
+          policies[i]!,
+          { config, store, clients: deps.clients, log, now },
+          book,
+        );
+        outcomes[i] = o;
         fresh.push(o);
       });
-      // In the policies' order; with nothing evaluated, `evaluated` was filled in it.
-      const outcomes =
-        todo.length === 0
-          ? evaluated
-          : new Map([...policies.keys()].map((name) => [name, evaluated.get(name)!]));
-      await store.write(policyWrites(outcomes.values(), book));
+      await store.write(policyWrites(outcomes, book));
       book.evaluated();
       // Kept only once the store holds the states they leave.
       deps.outcomes?.keep(fresh, config);
-      return outcomes;
+      return new SortedTable(policyKeys, outcomes);
     };
     const outcomes = cache ? await cache.oneAtATime(evaluate) : await evaluate();
     return { repositories, outcomes };
@@ -305,15 +342,20 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       opts.onProgress?.(`updating ${refKey(a.metadata)}`);
       const selected = selectPolicies(config, a);
       // An automation without a policySelector takes every policy of its namespace, often all
-      // the pass has: then they are the pass's own map, not a copy of it (one a pass at 10,000).
+      // the pass has: then they are the pass's own table, not a copy of it.
       if (selected.length === outcomes.size && selected.every((p) => outcomes.has(refKey(p.metadata))))
         return { byName: outcomes, facts: book };
-      const mine = new Map<string, PolicyOutcome>();
-      for (const p of selected) {
-        const o = outcomes.get(refKey(p.metadata));
-        if (o) mine.set(o.name, o);
+      const { keys } = byName(selected);
+      const names: string[] = [];
+      const mine: PolicyOutcome[] = [];
+      for (const k of keys) {
+        const o = outcomes.get(k);
+        if (o) {
+          names.push(k);
+          mine.push(o);
+        }
       }
-      return { byName: mine, facts: book };
+      return { byName: new SortedTable(names, mine), facts: book };
     };
     const name = refKey(a.metadata);
     const batch =
@@ -340,7 +382,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     await runs;
     report = {
       repositories,
-      policies: [...outcomes.values()].map((o) => (rows ? rows.policy(o) : policyReport(o))),
+      policies: outcomes.values().map((o) => (rows ? rows.policy(o) : policyReport(o))),
       automations: automationReports,
     };
   } catch (err) {

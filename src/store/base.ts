@@ -3,10 +3,10 @@
  * one, so each backend writes only the batch query (one statement for 500 names, docs/store.md).
  */
 import type { ScanRecord } from '../records/index.js';
-import type { LatestScans, PolicyState } from './types.js';
+import type { LatestScansOf, PolicyState } from './types.js';
 
 export abstract class SingleReads {
-  abstract latestScans(repositories: readonly string[]): Promise<Map<string, LatestScans>>;
+  abstract latestScans(repositories: readonly string[]): Promise<LatestScansOf>;
   abstract currentTagsOf(repositories: readonly string[]): Promise<Map<string, string[]>>;
   abstract policyStates(policies: readonly string[]): Promise<Map<string, PolicyState>>;
 

@@ -130,6 +130,12 @@ export interface LatestScans {
 }
 
 /** A pair as a store fills it from its rows, before it hands it out. */
+/**
+ * The latest scans of the repositories asked for, each name asked a key: a Map, or a SortedTable
+ * (the SQLite store asked for names in order), which makes no hash table of them (issue 27).
+ */
+export type LatestScansOf = Pick<ReadonlyMap<string, LatestScans>, 'get' | 'size'>;
+
 export type LatestScansDraft = { -readonly [K in keyof LatestScans]: LatestScans[K] };
 
 export interface TagDigestWrite {
@@ -214,7 +220,7 @@ export interface Store {
   lastFinishedScan(repository: string): Promise<ScanRecord | null>;
   lastGoodScan(repository: string): Promise<ScanRecord | null>;
   /** `lastFinishedScan` and `lastGoodScan` of many repositories at once (every name is a key). */
-  latestScans(repositories: readonly string[]): Promise<Map<string, LatestScans>>;
+  latestScans(repositories: readonly string[]): Promise<LatestScansOf>;
   /** Newest first. */
   scanHistory(repository: string, limit?: number): Promise<ScanRecord[]>;
   /** The tags of the last good scan, sorted; empty when there is none. */

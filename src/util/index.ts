@@ -11,3 +11,4 @@ export * from './code-cache-hook.js';
 export * from './hash.js';
 export * from './strings.js';
 export * from './small-map.js';
+export * from './sorted-table.js';

@@ -30,20 +30,28 @@ const scan = (id: number, repository: string): ScanRecord => ({
 const read = (ids: Record<string, number>): Map<string, LatestScans> =>
   new Map(Object.entries(ids).map(([r, id]) => [r, { finished: scan(id, r), good: scan(id, r) }]));
 
+/** A read through the cache, as a pass takes it: the pairs replaced in place, by position. */
+const shared = (cache: OutcomeCache, latest: Map<string, LatestScans>): Map<string, LatestScans> => {
+  const names = [...latest.keys()];
+  const pairs = [...latest.values()];
+  cache.shareScans(names, pairs);
+  return new Map(names.map((n, i) => [n, pairs[i]!]));
+};
+
 test('passes that read the same latest scans hold one copy of them; a newer scan replaces it', () => {
   const cache = new OutcomeCache();
   const names = Array.from({ length: 100 }, (_, i) => `apps/r${i}`);
   const ids = Object.fromEntries(names.map((n, i) => [n, i + 1]));
-  const first = cache.shareScans(read(ids));
+  const first = shared(cache, read(ids));
   // Ten passes, each reading twice.
-  const later = Array.from({ length: 20 }, () => cache.shareScans(read(ids)));
+  const later = Array.from({ length: 20 }, () => shared(cache, read(ids)));
   for (const n of names)
     assert.equal(new Set([first, ...later].map((m) => m.get(n))).size, 1, `${n}: one copy for 21 reads`);
-  const rescanned = cache.shareScans(read({ ...ids, 'apps/r0': 500 }));
+  const rescanned = shared(cache, read({ ...ids, 'apps/r0': 500 }));
   assert.notEqual(rescanned.get('apps/r0'), first.get('apps/r0'), 'a newer scan is not the old copy');
   assert.equal(rescanned.get('apps/r0')!.finished!.id, 500);
   assert.equal(rescanned.get('apps/r1'), first.get('apps/r1'));
-  assert.equal(cache.shareScans(read({ 'apps/r0': 500 })).get('apps/r0'), rescanned.get('apps/r0'));
+  assert.equal(shared(cache, read({ 'apps/r0': 500 })).get('apps/r0'), rescanned.get('apps/r0'));
 });
 
 test('a kept outcome gives the store nothing, and later passes take that one object', () => {

@@ -4,7 +4,7 @@
  */
 import { refKey } from '../../config/index.js';
 import type { DecisionRecord, ScanRecord } from '../../records/index.js';
-import type { LatestScans, Store } from '../../store/index.js';
+import type { LatestScansOf, Store } from '../../store/index.js';
 import { describeAnomaly } from '../../scan/index.js';
 import {
   calmWords,
@@ -29,7 +29,7 @@ import {
   type RunResultShape,
 } from './types.js';
 
-async function policyViews(src: DashboardSource, latest: Map<string, LatestScans>): Promise<PolicyView[]> {
+async function policyViews(src: DashboardSource, latest: LatestScansOf): Promise<PolicyView[]> {
   const out: PolicyView[] = [];
   const all = [...src.config.imagePolicies.values()];
   const names = all.map((p) => refKey(p.metadata));
@@ -81,7 +81,7 @@ function staleWords(scan: ScanRecord, highWater: string | null): string {
   );
 }
 
-function repositoryViews(src: DashboardSource, latest: Map<string, LatestScans>): RepositoryView[] {
+function repositoryViews(src: DashboardSource, latest: LatestScansOf): RepositoryView[] {
   return [...src.config.imageRepositories.values()]
     .map((r) => {
       const name = refKey(r.metadata);

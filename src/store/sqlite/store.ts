@@ -286,7 +286,7 @@ export class SqliteStore extends SingleReads implements store.Store, store.WorkQ
     return this.#scan(SQL.lastScan, repository);
   }
 
-  async latestScans(repositories: readonly string[]): Promise<Map<string, store.LatestScans>> {
+  async latestScans(repositories: readonly string[]): Promise<store.LatestScansOf> {
     // Another connection's commit (a `pawl scan` beside the daemon), or a failed commit of this
     // one (its rollback took scans read before it), and what was kept is no longer so.
     const version = this.#get<{ data_version: number }>(SQL.dataVersion)!.data_version;
