@@ -172,9 +172,11 @@ export function adminApp(daemon: AdminView, dashboard?: DashboardSetup, attach?:
           ),
   );
   app.get('/metrics', async (_req, reply) => {
-    // Written piece by piece (chunked): no string or buffer of the whole scrape (ServeMetrics.pieces).
-    const pieces = await daemon.metrics.pieces();
-    return reply.header('content-type', daemon.metrics.contentType).send(Readable.from(pieces));
+    // Written piece by piece (chunked), each made as the response asks: no string or buffer of
+    // the whole scrape (ServeMetrics.scrape).
+    return reply
+      .header('content-type', daemon.metrics.contentType)
+      .send(Readable.from(daemon.metrics.scrape(), { highWaterMark: 2 }));
   });
   registerApi(app, daemon);
   return app;

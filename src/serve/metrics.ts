@@ -54,7 +54,7 @@ export class ServeMetrics {
   readonly leasesLost: Counter;
   #coordinator: Coordinator | null = null;
   /** The per-object families (series.ts), rendered after prom-client's own. */
-  readonly #families: { renderTo(out: string[]): void }[] = [];
+  readonly #families: { pieces(): Generator<string, void, undefined> }[] = [];
 
   #family<L extends string>(
     name: string,
@@ -69,23 +69,26 @@ export class ServeMetrics {
 
   /** The scrape: prom-client's metrics, then the per-object families (the text format). */
   async text(): Promise<string> {
-    return (await this.pieces()).join('');
+    const out: string[] = [];
+    for await (const p of this.scrape()) out.push(p);
+    return out.join('');
   }
 
   /**
-   * The scrape as `text` is, in pieces of at most ~16 K characters for the response to write one
-   * by one (series.ts, `renderTo`): the whole text as one string was several megabytes at 10,000
-   * images, twice a scrape, in the heap's large-object space (issue 27). The families are read in
-   * one turn, so a series removed and added again during a scrape cannot appear twice.
+   * The scrape as `text` is, in pieces of at most ~16 K characters, each made when the response
+   * asks for it (series.ts, `pieces`): the whole text as one string was several megabytes at
+   * 10,000 images, twice a scrape, in the heap's large-object space, and all its pieces made at
+   * once waited long enough to be moved to the old generation (issue 27). A family read by a
+   * scrape keeps the series removed meanwhile until the scrape is done, so none appears twice.
    */
-  async pieces(): Promise<string[]> {
-    const out = [await this.registry.metrics(), '\n'];
+  async *scrape(): AsyncGenerator<string, void, undefined> {
+    yield await this.registry.metrics();
+    yield '\n';
     for (let i = 0; i < this.#families.length; i++) {
-      if (i > 0) out.push('\n\n');
-      this.#families[i]!.renderTo(out);
+      if (i > 0) yield '\n\n';
+      yield* this.#families[i]!.pieces();
     }
-    out.push('\n');
-    return out;
+    yield '\n';
   }
 
   /** The scrape's content type. */

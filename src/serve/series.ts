@@ -36,6 +36,10 @@ export class ObjectFamily<L extends string> {
   /** Each series' `name{label="value",…} `, in the order first seen, and its value. */
   readonly #series = new Map<string, number>();
   readonly #head: string;
+  /** Scrapes reading the series now (`pieces`): removals wait for them. */
+  #readers = 0;
+  /** Series removed while a scrape read them, removed once none does. */
+  #removed: Set<string> | null = null;
 
   constructor(
     readonly name: string,
@@ -69,10 +73,16 @@ export class ObjectFamily<L extends string> {
   #put(key: string, added: boolean, value: number): void {
     // A new series keeps a flat copy of its key, not the concatenation's tree of parts.
     this.#series.set(added ? copyString(key) : key, value);
+    this.#removed?.delete(key);
   }
 
   remove(labels: Labels<L>): void {
-    this.#series.delete(this.#key(labels));
+    const key = this.#key(labels);
+    // While a scrape walks the series, one removed and added again would come round again at
+    // the end of the walk: its name twice in one scrape. It goes once no scrape reads.
+    if (this.#readers > 0) {
+      if (this.#series.has(key)) (this.#removed ??= new Set()).add(key);
+    } else this.#series.delete(key);
   }
 
   /** The family in the text exposition format, without a trailing newline (as prom-client's). */
@@ -82,26 +92,41 @@ export class ObjectFamily<L extends string> {
     return out.join('');
   }
 
-  /**
-   * `render`'s text appended to `out` in pieces of about PIECE characters. At 10,000 images a
-   * family's text is ~0.6 MB: as one string it went into V8's large-object space at every scrape,
-   * which only a full collection empties (issue 27). Each piece is joined flat from its parts:
-   * no concatenated string per series.
-   */
+  /** `render`'s text appended to `out` in pieces (`pieces`). */
   renderTo(out: string[]): void {
-    let parts: string[] = [this.#head];
-    let size = this.#head.length;
-    for (const [key, value] of this.#series) {
-      if (size >= PIECE) {
-        out.push(parts.join(''));
-        parts = [];
-        size = 0;
+    for (const p of this.pieces()) out.push(p);
+  }
+
+  /**
+   * `render`'s text in pieces of about PIECE characters, each made when it is asked for. At
+   * 10,000 images a family's text is ~0.6 MB: as one string it went into V8's large-object space
+   * at every scrape (issue 27), and made all at once, its pieces waited for the response to write
+   * them, through enough young-generation collections to be moved to the old one: the scrapes of
+   * a round at 10,000 images left ~90 MB there for the next full collection. Each piece is
+   * joined flat from its parts: no concatenated string per series.
+   */
+  *pieces(): Generator<string, void, undefined> {
+    this.#readers++;
+    try {
+      let parts: string[] = [this.#head];
+      let size = this.#head.length;
+      for (const [key, value] of this.#series) {
+        if (size >= PIECE) {
+          yield parts.join('');
+          parts = [];
+          size = 0;
+        }
+        const v = valueText(value);
+        parts.push('\n', key, v);
+        size += 1 + key.length + v.length;
       }
-      const v = valueText(value);
-      parts.push('\n', key, v);
-      size += 1 + key.length + v.length;
+      yield parts.join('');
+    } finally {
+      if (--this.#readers === 0 && this.#removed !== null) {
+        for (const key of this.#removed) this.#series.delete(key);
+        this.#removed = null;
+      }
     }
-    out.push(parts.join(''));
   }
 }
 

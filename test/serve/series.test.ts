@@ -99,7 +99,8 @@ test("the daemon's scrape in pieces is its text", async () => {
       anomalies: [],
       error: null,
     } as never);
-  const pieces = await m.pieces();
+  const pieces: string[] = [];
+  for await (const p of m.scrape()) pieces.push(p);
   assert.equal(pieces.join(''), await m.text());
   assert.ok(Math.max(...pieces.map((p) => p.length)) < PIECE + 200);
   assert.equal(
@@ -170,4 +171,35 @@ test('a report is counted: selections by policy, decisions by reason, runs and p
   assert.equal(value('pawl_automation_runs_total', { automation: 'apps/fleet', result: 'pushed' }), 2);
   assert.equal(value('pawl_pinned_markers', { automation: 'apps/fleet' }), 1);
   assert.equal(value('pawl_pinned_markers', { automation: 'apps/other' }), 1);
+});
+
+test('a scrape makes each piece when it is asked for, and a series removed meanwhile is written once and then gone', () => {
+  const f = new ObjectFamily('pawl_repository_tags', 'Tags.', 'gauge', ['repository'] as const);
+  const name = (i: number) => ({ repository: `flux-system/app-${i}` });
+  for (let i = 0; i < 5_000; i++) f.set(name(i), i);
+  const scrape = f.pieces();
+  const first = scrape.next().value!;
+  assert.ok(first.includes('app-0"} 0') && !first.includes('app-4999"'), 'the first piece only');
+  // Made after the first piece was taken: the last series' new value is the one written.
+  f.set(name(4999), 1);
+  // Removed and added again mid-scrape: a Map walked meanwhile would meet it again at its end.
+  f.remove(name(0));
+  f.set(name(0), 7);
+  // Removed mid-scrape: still written by this scrape, gone from the next.
+  f.remove(name(1));
+  const text = [first, ...scrape].join('');
+  assert.match(text, /app-4999"} 1$/m);
+  assert.equal(text.match(/app-0"}/g)?.length, 1, 'app-0 once');
+  assert.match(text, /app-1"} 1$/m);
+  const next = f.render();
+  assert.match(next, /app-0"} 7$/m);
+  assert.doesNotMatch(next, /app-1"}/);
+  f.remove(name(2));
+  assert.doesNotMatch(f.render(), /app-2"}/, 'removed at once when no scrape reads');
+  // A scrape left half-read (its client gone) lets go of what it held back.
+  const left = f.pieces();
+  left.next();
+  f.remove(name(3));
+  left.return();
+  assert.doesNotMatch(f.render(), /app-3"}/);
 });
