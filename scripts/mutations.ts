@@ -1224,7 +1224,7 @@ const scanStatements: Mutation[] = [
   {
     area: 'in-flight',
     file: 'src/run/pass.ts',
-    find: '    for (const r of due) before.delete(refKey(r.metadata));',
+    find: '    for (const r of due) latest.set(refKey(r.metadata), NO_SCANS);',
     replace: '',
     description: 'a pass holds the latest scans it read of the repositories it waits on',
     tests: ['test/run/pass-memory.test.ts'],
@@ -1244,6 +1244,30 @@ const scanStatements: Mutation[] = [
     replace: '    const done = fn();',
     description: "passes read and write the Secrets' prints at once, each over the other",
     tests: ['test/run/secret-prints.test.ts'],
+  },
+  {
+    area: 'in-flight',
+    file: 'src/store/latest.ts',
+    find: '    return SortedTable.ifSorted(repositories, pairs) ?? new Map(',
+    replace: '    return new Map(',
+    description: "a pass's latest scans of 10,000 repositories a hash table of them",
+    tests: ['test/store/sqlite.test.ts'],
+  },
+  {
+    area: 'in-flight',
+    file: 'src/serve/series.ts',
+    find: '    if (this.#readers > 0) {',
+    replace: '    if (false) {',
+    description: 'a series removed and added again during a scrape is written twice by it',
+    tests: ['test/serve/series.test.ts'],
+  },
+  {
+    area: 'in-flight',
+    file: 'src/notify/derive.ts',
+    find: '    scans: new Map(previous.scans),',
+    replace: '    scans: previous.scans as Map<string, ScanMemory>,',
+    description: 'eventsFrom changes the memory it was given',
+    tests: ['test/notify/derive.test.ts'],
   },
 ];
 

@@ -60,7 +60,11 @@ export class SecretPrints {
   #queue: Promise<unknown> = Promise.resolve();
   #written = 0;
 
-  constructor(private readonly stateDir: string) {
+  /** `io.rename`: how a written version is put in place (tests delay one). */
+  constructor(
+    private readonly stateDir: string,
+    private readonly io: { rename: (from: string, to: string) => Promise<void> } = { rename },
+  ) {
     this.#file = join(stateDir, FILE);
   }
 
@@ -118,7 +122,7 @@ export class SecretPrints {
       } finally {
         await fh.close();
       }
-      await rename(tmp, this.#file);
+      await this.io.rename(tmp, this.#file);
       this.#stamp = stamp;
     } catch (err) {
       await rm(tmp, { force: true });

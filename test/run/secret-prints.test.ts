@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyConfig, type Config, type ImageRepository, type Secret } from '../../src/config/index.js';
@@ -39,7 +39,21 @@ const FILE = 'secret-prints.json';
 test('passes recording at once leave one whole file with every print, and no temporary file', async () => {
   await withDir(async (dir) => {
     const config = configWith('first');
-    const prints = new SecretPrints(dir);
+    // The first version written is put in place last of all, if others are written meanwhile: the
+    // file must still end with every print (the versions are written one after another).
+    let renamed = 0;
+    let release = (): void => undefined;
+    const first = new Promise<void>((resolve) => {
+      release = resolve;
+      setTimeout(resolve, 300);
+    });
+    const prints = new SecretPrints(dir, {
+      rename: async (from, to) => {
+        if (++renamed === 1) await first;
+        await rename(from, to);
+        if (renamed === 40) release();
+      },
+    });
     const repos = Array.from({ length: 40 }, (_, i) => repo(`app-${i}`, 'regcred'));
     // Forty passes, each recording its own repository, all at once.
     await Promise.all(repos.map((r) => prints.record([r], config)));

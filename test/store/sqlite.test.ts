@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import {
   openSqliteStore,
   storeOptionsFromEnv,
@@ -29,6 +31,9 @@ import {
   storeContract,
 } from './contract.js';
 import { checkCarriedSequence, checkCarriedWrites, legacyRuns, marker, reportOf } from './carried.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'pawl-store-'));
@@ -603,5 +608,29 @@ describe('SQLite: the latest scans kept between reads (src/store/latest.ts)', ()
     assert.equal(latest.finished!.id, left);
     assert.equal(latest.finished!.outcome, 'failed');
     assert.equal(latest.good!.id, elsewhere.id);
+  });
+
+  test("asked for 10,000 names in order, answers without a hash table of them in V8's large-object space", async (t) => {
+    const s = openSqliteStore(tempDir(t));
+    t.after(() => s.close());
+    const names = Array.from({ length: 10_000 }, (_, i) => `ns/app-${String(i).padStart(5, '0')}`);
+    const large = () =>
+      getHeapSpaceStatistics()
+        .filter((x) => x.space_name === 'large_object_space' || x.space_name === 'new_large_object_space')
+        .reduce((sum, x) => sum + x.space_used_size, 0);
+    await s.latestScans(names); // read once and kept
+    const grows = async (asked: string[]) => {
+      gc();
+      const before = large();
+      const latest = await s.latestScans(asked);
+      const after = large();
+      assert.deepEqual(latest.get(asked[0]!), { finished: null, good: null });
+      return after - before;
+    };
+    const inOrder = await grows(names);
+    const reversed = await grows([...names].reverse());
+    // A Map of 10,000 is a table of ~0.45 MB; the names in order are answered by a table over them.
+    assert.ok(reversed > 200_000, `out of order (a Map): ${reversed} bytes there`);
+    assert.ok(inOrder < 64 * 1024, `in order: ${inOrder} bytes there`);
   });
 });
