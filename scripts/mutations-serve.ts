@@ -718,8 +718,8 @@ const alerts: Mutation[] = [
   {
     area: 'alerts',
     file: DERIVE,
-    find: "if (st.lastAt !== '' && s.at.getTime() <= Date.parse(st.lastAt)) continue;",
-    replace: "if (st.lastAt !== '' && s.at.getTime() < Date.parse(st.lastAt)) continue;",
+    find: 'if (st !== NEVER_SCANNED && at <= st.lastAt) continue;',
+    replace: 'if (st !== NEVER_SCANNED && at < st.lastAt) continue;',
     description: 'a scan attempt already counted is counted again',
     tests: ALERT_TESTS,
   },
@@ -1214,9 +1214,9 @@ const passCounts: Mutation[] = [
   {
     area: 'pass-counts',
     file: 'src/run/pass.ts',
-    find: '    await pool(todo, 8, async (p) => {\n',
+    find: '      await pool(todo, 8, async (i) => {\n',
     replace:
-      '    await pool(todo, 8, async (p) => {\n      await store.latestScans([refKey(p.spec.imageRepositoryRef)]);\n',
+      '      await pool(todo, 8, async (i) => {\n        await store.latestScans([refKey(policies[i]!.spec.imageRepositoryRef)]);\n',
     description: 'a store round trip per policy in every pass',
     tests: PASS_COUNT_TESTS,
   },
