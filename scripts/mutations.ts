@@ -1247,9 +1247,9 @@ const scanStatements: Mutation[] = [
   },
   {
     area: 'in-flight',
-    file: 'src/store/latest.ts',
-    find: '    return SortedTable.ifSorted(repositories, pairs) ?? new Map(',
-    replace: '    return new Map(',
+    file: 'src/util/sorted-table.ts',
+    find: '  return SortedTable.ifSorted(keys, vals) ?? new Map(',
+    replace: '  return new Map(',
     description: "a pass's latest scans of 10,000 repositories a hash table of them",
     tests: ['test/store/sqlite.test.ts'],
   },

@@ -22,12 +22,14 @@ import {
 } from '../scan/index.js';
 import type { Decision, StoredEvent } from '../records/index.js';
 import type { LatestScans, Store } from '../store/index.js';
-import { errorMessage, lookupOf, pool, SortedTable, type Logger } from '../util/index.js';
+import { errorMessage, lookupOf, pool, SortedTable, sortedUnique, type Logger } from '../util/index.js';
 import {
   evaluatePolicy,
   FactsBook,
+  NO_SCANS,
   policyReport,
   policyWrites,
+  readLatestScans,
   type PolicyOutcome,
   type PolicyOutcomes,
   type PolicyStore,
@@ -127,46 +129,12 @@ export interface PassOptions {
   onRun?: (runId: number) => void;
 }
 
-/** A repository's latest scans when it has none. */
-const NO_SCANS: LatestScans = Object.freeze({ finished: null, good: null });
-
-/**
- * The latest scans of `names`, in their order; a daemon's passes share one copy of each
- * (outcome-cache.ts).
- */
-async function readLatest(
-  store: PassStore,
-  names: readonly string[],
-  cache: OutcomeCache | undefined,
-): Promise<LatestScans[]> {
-  const read = await store.latestScans(names);
-  const pairs = names.map((n) => read.get(n) ?? NO_SCANS);
-  cache?.shareScans(names, pairs);
-  return pairs;
-}
-
-/**
- * Sorted by `namespace/name`, each name once, with the names: each key made once (a comparator
- * making them made ~20,000 strings a pass at 500).
- */
+/** Sorted by `namespace/name`, each name once (its first object), with the names. */
 function byName<T extends { metadata: { namespace: string; name: string } }>(
   objects: readonly T[],
 ): { keys: string[]; objects: T[] } {
-  // Positions sorted by their names: no object a name (10,000 of them a pass, issue 27).
-  const names = objects.map((o) => refKey(o.metadata));
-  const order = new Uint32Array(names.length);
-  for (let i = 0; i < order.length; i++) order[i] = i;
-  order.sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : a - b));
-  const keys: string[] = [];
-  const out: T[] = [];
-  for (let k = 0; k < order.length; k++) {
-    const i = order[k]!;
-    if (keys.length === 0 || keys[keys.length - 1] !== names[i]) {
-      keys.push(names[i]!);
-      out.push(objects[i]!);
-    }
-  }
-  return { keys, objects: out };
+  const { keys, at } = sortedUnique(objects.map((o) => refKey(o.metadata)));
+  return { keys, objects: at.map((i) => objects[i]!) };
 }
 
 export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<RunReport> {
@@ -196,6 +164,9 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
   opts.onRun?.(runId);
   const cache = deps.outcomes;
   const rows = cache?.rows;
+  const share = cache
+    ? (names: readonly string[], pairs: LatestScans[]) => cache.shareScans(names, pairs)
+    : undefined;
   rows?.prune(config);
   const book = new FactsBook({
     config,
@@ -203,7 +174,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     clients: deps.clients,
     log,
     now,
-    ...(cache ? { shareScans: (names, pairs) => cache.shareScans(names, pairs) } : {}),
+    ...(share ? { shareScans: share } : {}),
   });
 
   // Scan and select first; meanwhile each automation clones or fetches its workspace (under the
@@ -212,7 +183,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
     // Each repository's latest scans, by the repositories' sorted names (no hash table of
     // 10,000 a pass, issue 27). Replaced below by those of the scans this pass waits for.
     const repoKeys = repos.map((r) => refKey(r.metadata));
-    const latest = new SortedTable(repoKeys, await readLatest(store, repoKeys, deps.outcomes));
+    const latest = new SortedTable(repoKeys, await readLatestScans(store, repoKeys, share));
     // A Secret that changed since the last scan (a fixed password) is a reason to scan now.
     const secretPrints = deps.prints ?? new SecretPrints(deps.stateDir);
     const prints = await secretPrints.read();
@@ -262,7 +233,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<R
       .map((r) => refKey(r.metadata))
       .filter((n) => deps.outcomes !== undefined || !scannedByName.has(n));
     if (elsewhere.length > 0) {
-      const after = await readLatest(store, elsewhere, deps.outcomes);
+      const after = await readLatestScans(store, elsewhere, share);
       for (let i = 0; i < elsewhere.length; i++) latest.set(elsewhere[i]!, after[i]!);
     }
     const latestOf = (name: string) => latest.get(name) ?? NO_SCANS;

@@ -31,7 +31,7 @@ import type {
   VerifiedCache,
 } from '../store/index.js';
 import { verifierFor, verifyDigest, type ScanClients, type Verifier } from '../scan/index.js';
-import { errorMessage, SmallMap, SortedTable, type Logger } from '../util/index.js';
+import { errorMessage, SmallMap, SortedTable, sortedUnique, type Logger } from '../util/index.js';
 import { ImageFacts, type FactsStore } from './facts.js';
 import type { PolicyReport } from './report.js';
 
@@ -137,6 +137,28 @@ export interface PolicyDeps {
   shareScans?: (names: readonly string[], pairs: LatestScans[]) => void;
 }
 
+/** A repository's latest scans when it has none. */
+export const NO_SCANS: LatestScans = Object.freeze({ finished: null, good: null });
+
+/**
+ * The latest scans of `names`, in their order, each pair shared through `share` (a daemon's one
+ * copy of each, OutcomeCache.shareScans).
+ */
+export async function readLatestScans(
+  store: Pick<Store, 'latestScans'>,
+  names: readonly string[],
+  share?: (names: readonly string[], pairs: LatestScans[]) => void,
+): Promise<LatestScans[]> {
+  const read = await store.latestScans(names);
+  // A store answering the names asked in order answers with a table over them: its values are
+  // the pairs, without 10,000 lookups.
+  const pairs =
+    (read instanceof SortedTable ? read.valuesIfKeys(names) : null) ??
+    names.map((n) => read.get(n) ?? NO_SCANS);
+  share?.(names, pairs);
+  return pairs;
+}
+
 /**
  * The per-pass view of the store for policies: ImageFacts memoised per repository (so policies
  * sharing a repository share HEADs), and the policy states, last scans and tag lists a pass
@@ -162,17 +184,11 @@ export class FactsBook implements FactsSource {
   /** Reads what evaluating these policies needs, in three batches. Call after the pass's scans. */
   async prefetch(policies: readonly ImagePolicy[]): Promise<void> {
     // Sorted, each once: a table over them, not a set and a map of 10,000 (issue 27).
-    const repos = policies.map((p) => refKey(p.spec.imageRepositoryRef)).sort();
-    let n = 0;
-    for (const r of repos) if (n === 0 || repos[n - 1] !== r) repos[n++] = r;
-    repos.length = n;
+    const repos = sortedUnique(policies.map((p) => refKey(p.spec.imageRepositoryRef))).keys;
     // The scans before the tags: the tags read are then of those scans or newer ones, never
     // older, so an outcome a daemon keeps under the scans read (`scansRead`) is never one of an
     // older list (PostgreSQL's reads may otherwise pass a scan another replica finishes).
-    const read = await this.deps.store.latestScans(repos);
-    const pairs = repos.map((r) => read.get(r)!);
-    this.deps.shareScans?.(repos, pairs);
-    const scans = new SortedTable(repos, pairs);
+    const scans = new SortedTable(repos, await readLatestScans(this.deps.store, repos, this.deps.shareScans));
     const [states, tags] = await Promise.all([
       this.deps.store.policyStates(policies.map((p) => refKey(p.metadata))),
       this.deps.store.currentTagsOf(repos),

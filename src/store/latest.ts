@@ -15,7 +15,7 @@
  */
 import type { ScanRecord } from '../records/index.js';
 import type { LatestScans, LatestScansOf } from './types.js';
-import { SortedTable, sharedNameKey } from '../util/index.js';
+import { lookupOf, sharedNameKey } from '../util/index.js';
 
 /** Reads the latest scans of these repositories (every name a key) from the database. */
 export type LatestScansRead = (repositories: readonly string[]) => Map<string, LatestScans>;
@@ -54,7 +54,7 @@ export class LatestScansCache {
     // read was two of them a daemon's pass at 10,000 images (~0.8 MB, issue 27). Names asked in
     // order (a pass's) are answered by a table over them, not a Map of its own.
     const pairs = repositories.map((r) => this.#byRepo.get(r)!);
-    return SortedTable.ifSorted(repositories, pairs) ?? new Map(repositories.map((r, i) => [r, pairs[i]!]));
+    return lookupOf(repositories, pairs);
   }
 
   /** A scan of the repository began or finished. */

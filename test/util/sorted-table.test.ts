@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { SortedTable } from '../../src/util/sorted-table.js';
+import { lookupOf, SortedTable, sortedUnique } from '../../src/util/sorted-table.js';
 
 const sorted = (keys: string[]): string[] => [...new Set(keys)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
@@ -54,4 +54,36 @@ test("holds 10,000 entries without a table in V8's large-object space, where a M
   const table = grows(() => new SortedTable(keys, values));
   assert.ok(map > 200_000, `a Map of 10,000: ${map} bytes there`);
   assert.equal(table, 0, `a SortedTable of 10,000: ${table} bytes there`);
+});
+
+test('ifSorted makes a table of keys in order and answers null for keys that are not', () => {
+  const t = SortedTable.ifSorted(['a', 'b', 'c'], [1, 2, 3]);
+  assert.deepEqual([t?.get('b'), t?.size], [2, 3]);
+  assert.equal(SortedTable.ifSorted(['a', 'c', 'b'], [1, 2, 3]), null);
+  assert.equal(SortedTable.ifSorted(['a', 'a'], [1, 2]), null);
+  assert.throws(() => SortedTable.ifSorted(['a'], [1, 2]), /1 keys, 2 values/);
+});
+
+test('lookupOf answers keys out of order or repeated through a Map, the last value of a key', () => {
+  const l = lookupOf(['b', 'a', 'b'], [1, 2, 3]);
+  assert.deepEqual([l.get('a'), l.get('b'), l.has('c'), l.size], [2, 3, false, 2]);
+  assert.ok(lookupOf(['a', 'b'], [1, 2]) instanceof SortedTable);
+});
+
+test('valuesIfKeys gives a copy of the values for the very keys array, null for an equal one', () => {
+  const keys = ['a', 'b'];
+  const t = new SortedTable(keys, [1, 2]);
+  const vals = t.valuesIfKeys(keys);
+  assert.deepEqual(vals, [1, 2]);
+  vals![0] = 9;
+  assert.equal(t.get('a'), 1, "the copy is the caller's");
+  assert.equal(t.valuesIfKeys(['a', 'b']), null);
+});
+
+test('sortedUnique: the distinct names in code-unit order, each at its first position', () => {
+  assert.deepEqual(sortedUnique(['b', 'a', 'Z', 'b', 'a', '😀', '\uffff']), {
+    keys: ['Z', 'a', 'b', '😀', '\uffff'],
+    at: [2, 1, 0, 5, 6],
+  });
+  assert.deepEqual(sortedUnique([]), { keys: [], at: [] });
 });
