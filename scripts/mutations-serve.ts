@@ -279,8 +279,8 @@ const scheduler: Mutation[] = [
   {
     area: 'scheduler',
     file: SCHED,
-    find: "    if (job.running) job.followUp = true;\n    else this.start(job, 'request');",
-    replace: "    this.start(job, 'request');",
+    find: '      job.followUp = true;\n    } else {',
+    replace: "      this.start(job, 'request');\n    } else {",
     description: 'a request during a run starts a second run at once',
     tests: SCHEDULER_TESTS,
   },
@@ -311,8 +311,8 @@ const scheduler: Mutation[] = [
   {
     area: 'scheduler',
     file: SCHED,
-    find: '      }, spec.timeout);\n      const run = runContext(',
-    replace: '      }, spec.timeout * 1000);\n      const run = runContext(',
+    find: '    }, spec.timeout);\n    const context = runContext(',
+    replace: '    }, spec.timeout * 1000);\n    const context = runContext(',
     description: 'the run timeout read as seconds',
     tests: SCHEDULER_TESTS,
   },

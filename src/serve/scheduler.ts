@@ -98,10 +98,10 @@ export interface JobSpec {
   /** Delay before the first run (e.g. until a stored scan becomes due); default a short spread. */
   firstDelay?: () => number;
   /**
-   * Where the run waits for capacity (a shared pool of slots). The timeout starts once the gate
-   * lets it through: an object waiting behind others has not timed out.
+   * Where the run waits for capacity (a shared pool of slots, `Slots`). The timeout starts once
+   * the gate lets it through: an object waiting behind others has not timed out.
    */
-  gate?: (fn: () => Promise<void>) => Promise<void>;
+  gate?: Gate;
   /**
    * Asked before a run on the job's interval or a retry (never before a request): false skips it
    * — no run, no wait for the gate — and the job waits for its next interval. Replicas: only the
@@ -109,6 +109,19 @@ export interface JobSpec {
    */
   admit?: () => boolean;
   run(ctx: RunContext): Promise<void>;
+}
+
+/**
+ * A pool of slots runs wait in, in arrival order. A run waiting there is its place in the queue
+ * and a small record, nothing more: every repository asked for at once (a start, a pass over
+ * 10,000 of them) is as many runs waiting, and a chain of promises and closures each was ~2 KB
+ * a run, ~20 MB in flight at 10,000 that V8 moved to its old generation (issue 27).
+ */
+export interface Gate {
+  /** Calls `go` once a slot is free: now, or when a run leaves. */
+  enter(go: () => void): void;
+  /** A run that entered is over: its slot goes to the next in the queue. */
+  leave(): void;
 }
 
 export interface RunResult {
@@ -147,6 +160,38 @@ export interface SchedulerOptions {
   onSettled?: (result: RunResult) => void;
 }
 
+/** Told a run's result; null when no run will come. */
+type Waiter = (r: RunResult | null) => void;
+
+/** Waiters, one in place (most jobs have one: a pass, or none), an array from the second. */
+type Waiters = Waiter | Waiter[] | null;
+
+function addWaiter(w: Waiters, add: Waiter): Waiters {
+  if (w === null) return add;
+  if (typeof w === 'function') return [w, add];
+  w.push(add);
+  return w;
+}
+
+function tell(w: Waiters, result: RunResult | null): void {
+  if (w === null) return;
+  if (typeof w === 'function') return w(result);
+  for (const one of w) one(result);
+}
+
+/** A job's run, from its start (perhaps waiting at its gate) to its end. */
+interface Run {
+  spec: JobSpec;
+  trigger: RunTrigger;
+  startedAt: number;
+  /** Through the gate: its timeout counts, and a request now asks for a run after it. */
+  begun: boolean;
+  /** Told its result: who asked before it began, or joined it. */
+  waiters: Waiters;
+  /** `Scheduler.running`'s promise, made when asked for. */
+  ended: Promise<void> | null;
+}
+
 interface Job {
   spec: JobSpec;
   /** The job's entry in the timer wheel (`Due.seq`) when a run is scheduled, else 0. */
@@ -154,10 +199,10 @@ interface Job {
   /** What the scheduled run is: on the interval, or a retry. */
   dueTrigger: RunTrigger;
   nextAt: number | null;
-  running: Promise<void> | null;
+  run: Run | null;
   followUp: boolean;
-  /** Resolved when the run after the current one ends (or never runs). */
-  waiting: ((r: RunResult | null) => void)[];
+  /** Told the result of the next run to start. */
+  waiting: Waiters;
   runs: number;
   failures: number;
   skips: number;
@@ -304,6 +349,20 @@ class TimerWheel {
   }
 }
 
+/** The job's waiters for its next run, taken from it. */
+function takeWaiting(job: Job): Waiters {
+  const w = job.waiting;
+  job.waiting = null;
+  return w;
+}
+
+/** A promise of the run's end, made once. */
+function ended(run: Run): Promise<void> {
+  return (run.ended ??= new Promise<void>(
+    (resolve) => (run.waiters = addWaiter(run.waiters, () => resolve())),
+  ));
+}
+
 export class Scheduler {
   private readonly jobs = new Map<string, Job>();
   private readonly clock: Clock;
@@ -323,7 +382,7 @@ export class Scheduler {
     };
     this.wheel = new TimerWheel(this.clock, (job) => {
       job.nextAt = null;
-      if (!job.running) this.start(job, job.dueTrigger);
+      if (!job.run) this.start(job, job.dueTrigger);
     });
   }
 
@@ -345,9 +404,9 @@ export class Scheduler {
       if (wanted.has(key)) continue;
       this.clearTimer(job);
       job.removed = true;
-      if (job.running) this.orphans.add(job.running);
+      if (job.run) this.orphans.add(ended(job.run));
       this.jobs.delete(key);
-      for (const w of job.waiting.splice(0)) w(null);
+      tell(takeWaiting(job), null);
       removed.push(key);
     }
     for (const spec of specs) {
@@ -358,9 +417,9 @@ export class Scheduler {
           due: 0,
           dueTrigger: 'interval',
           nextAt: null,
-          running: null,
+          run: null,
           followUp: false,
-          waiting: [],
+          waiting: null,
           runs: 0,
           failures: 0,
           skips: 0,
@@ -379,7 +438,7 @@ export class Scheduler {
       changed.push(spec.key);
       job.failures = 0;
       // A running job picks up its new schedule when the run ends.
-      if (!job.running) this.schedule(job, this.firstDelay(spec));
+      if (!job.run) this.schedule(job, this.firstDelay(spec));
     }
     return { added, removed, changed };
   }
@@ -396,14 +455,31 @@ export class Scheduler {
   /**
    * `request` without a promise: `done` is called with what `request` resolves with, at once when
    * that is null. For a caller waiting on thousands of jobs at once (a pass's scans, issue 27).
-   * `done` must not throw: the run's other waiters are told after it.
+   * A run still waiting at its gate has not begun: the request joins it. `done` must not throw:
+   * the run's other waiters are told after it.
    */
-  requestThen(key: string, done: (result: RunResult | null) => void): void {
+  requestThen(key: string, done: Waiter): void {
     const job = this.jobs.get(key);
     if (!job || job.spec.suspended || this.stopped) return done(null);
-    job.waiting.push(done);
-    if (job.running) job.followUp = true;
-    else this.start(job, 'request');
+    const run = job.run;
+    if (run && !run.begun) run.waiters = addWaiter(run.waiters, done);
+    else if (run) {
+      job.waiting = addWaiter(job.waiting, done);
+      job.followUp = true;
+    } else {
+      job.waiting = addWaiter(job.waiting, done);
+      this.start(job, 'request');
+    }
+  }
+
+  /**
+   * `done` with the result of the job's run in progress (begun, or waiting at its gate); with no
+   * run in progress, as `requestThen`. Without a promise, as `requestThen`.
+   */
+  joinThen(key: string, done: Waiter): void {
+    const run = this.jobs.get(key)?.run;
+    if (run) run.waiters = addWaiter(run.waiters, done);
+    else this.requestThen(key, done);
   }
 
   /**
@@ -414,12 +490,18 @@ export class Scheduler {
   next(key: string): Promise<RunResult | null> {
     const job = this.jobs.get(key);
     if (!job || this.stopped) return Promise.resolve(null);
-    return new Promise((resolve) => job.waiting.push(resolve));
+    return new Promise((resolve) => (job.waiting = addWaiter(job.waiting, resolve)));
+  }
+
+  /** A run of the job is in progress: begun, or waiting at its gate. */
+  isRunning(key: string): boolean {
+    return (this.jobs.get(key)?.run ?? null) !== null;
   }
 
   /** Settles when the job's run in progress ends; null when it is not running. */
   running(key: string): Promise<void> | null {
-    return this.jobs.get(key)?.running ?? null;
+    const run = this.jobs.get(key)?.run;
+    return run ? ended(run) : null;
   }
 
   has(key: string): boolean {
@@ -437,7 +519,7 @@ export class Scheduler {
 
   runningCount(): number {
     let n = 0;
-    for (const j of this.jobs.values()) if (j.running) n++;
+    for (const j of this.jobs.values()) if (j.run) n++;
     return n;
   }
 
@@ -447,7 +529,7 @@ export class Scheduler {
     for (const job of this.jobs.values()) {
       this.clearTimer(job);
       job.followUp = false;
-      for (const w of job.waiting.splice(0)) w(null);
+      tell(takeWaiting(job), null);
     }
     this.wheel.clear();
   }
@@ -455,7 +537,7 @@ export class Scheduler {
   /** Settles when no run is in progress (after `stop`, nothing new starts). */
   async idle(): Promise<void> {
     for (;;) {
-      const running = [...this.jobs.values()].flatMap((j) => (j.running ? [j.running] : []));
+      const running = [...this.jobs.values()].flatMap((j) => (j.run ? [ended(j.run)] : []));
       running.push(...this.orphans);
       if (running.length === 0) return;
       await Promise.allSettled(running);
@@ -469,7 +551,7 @@ export class Scheduler {
     return {
       key: job.spec.key,
       suspended: job.spec.suspended,
-      running: job.running !== null,
+      running: job.run !== null,
       queued: job.followUp,
       runs: job.runs,
       failures: job.failures,
@@ -516,49 +598,61 @@ export class Scheduler {
       return;
     }
     job.followUp = false;
-    const waiting = job.waiting.splice(0);
-    const spec = job.spec;
-    let timedOut = false;
-    let timeout: unknown = null;
-    const startedAt = this.clock.now();
+    const run: Run = {
+      spec: job.spec,
+      trigger,
+      startedAt: this.clock.now(),
+      begun: false,
+      waiters: takeWaiting(job),
+      ended: null,
+    };
+    job.run = run;
     job.runs++;
-    // The run's signal and timer are made once the gate lets it through: thousands of runs may
-    // wait there (every repository asked for at once, issue 27), holding nothing but this.
-    const timed = async (): Promise<void> => {
-      const controller = new AbortController();
-      timeout = this.clock.setTimeout(() => {
-        timedOut = true;
-        controller.abort(new TimeoutError(`${spec.key} timed out after ${spec.timeout} ms`));
-      }, spec.timeout);
-      const run = runContext(controller, trigger);
-      try {
-        await spec.run(run.ctx);
-      } finally {
-        run.end();
-      }
-    };
+    // Its signal and timer are made once the gate lets it through: until then it is this record.
+    const gate = run.spec.gate;
+    if (gate) gate.enter(() => this.begin(job, run, gate));
+    else this.begin(job, run, null);
+  }
+
+  private begin(job: Job, run: Run, gate: Gate | null): void {
+    run.begun = true;
+    const { spec } = run;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timeout = this.clock.setTimeout(() => {
+      timedOut = true;
+      controller.abort(new TimeoutError(`${spec.key} timed out after ${spec.timeout} ms`));
+    }, spec.timeout);
+    const context = runContext(controller, run.trigger);
     const end = (failure: string | null): void => {
-      if (timeout !== null) this.clock.clearTimeout(timeout);
+      context.end();
+      this.clock.clearTimeout(timeout);
+      gate?.leave();
       const error = timedOut ? `timed out after ${Math.round(spec.timeout / 1000)}s` : failure;
-      this.finish(job, { key: spec.key, trigger, startedAt, endedAt: this.clock.now(), error }, waiting);
+      this.finish(job, {
+        key: spec.key,
+        trigger: run.trigger,
+        startedAt: run.startedAt,
+        endedAt: this.clock.now(),
+        error,
+      });
     };
-    // A chain, not an async function: a suspended one was ~0.5 KB more a waiting run.
-    let gated: Promise<void>;
+    let running: Promise<void>;
     try {
-      gated = spec.gate ? spec.gate(timed) : timed();
+      running = spec.run(context.ctx);
     } catch (err) {
-      gated = Promise.reject(err as Error);
+      running = Promise.reject(err as Error);
     }
-    job.running = gated.then(
+    running.then(
       () => end(null),
       (err: unknown) => end(errorMessage(err)),
     );
   }
 
-  private finish(job: Job, result: RunResult, waiting: ((r: RunResult | null) => void)[]): void {
-    const run = job.running;
-    job.running = null;
-    if (run) this.orphans.delete(run);
+  private finish(job: Job, result: RunResult): void {
+    const run = job.run!;
+    job.run = null;
+    if (run.ended) this.orphans.delete(run.ended);
     job.last = result;
     if (result.error === null) {
       job.failures = 0;
@@ -570,10 +664,10 @@ export class Scheduler {
     try {
       this.options.onSettled?.(result);
     } finally {
-      for (const w of waiting) w(result);
+      tell(run.waiters, result);
     }
     if (job.removed || this.stopped) {
-      for (const w of job.waiting.splice(0)) w(null);
+      tell(takeWaiting(job), null);
       return;
     }
     if (job.followUp) {

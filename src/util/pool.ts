@@ -12,8 +12,9 @@ export async function pool<T>(
 }
 
 /**
- * A counting semaphore: at most `size` calls of `run` in flight at once, the others waiting in
- * arrival order. The daemon's scans and passes each share one (a job waits here, not in a timer).
+ * A counting semaphore: at most `size` runs at once, the others waiting in arrival order. The
+ * daemon's scans and passes each share one (a job waits here, not in a timer): its scheduler
+ * enters and leaves it (the scheduler's `Gate`), others call `run`.
  */
 export class Slots {
   #free: number;
@@ -21,32 +22,43 @@ export class Slots {
   constructor(size: number) {
     this.#free = Math.max(1, size);
   }
-  /**
-   * `fn` once a slot is free. Not an async function: every repository asked for at once (a start,
-   * `pawl reconcile` of everything) waits here, and each suspended function held ~0.5 KB more
-   * than its place in the queue (issue 27).
-   */
-  run<T>(fn: () => Promise<T>): Promise<T> {
+
+  /** `go` once a slot is free: now, or when a run leaves. Whoever entered must `leave`. */
+  enter(go: () => void): void {
     if (this.#free > 0) {
       this.#free--;
-      return this.#go(fn);
-    }
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push(() => void this.#go(fn).then(resolve, reject));
-    });
+      go();
+    } else this.#queue.push(go);
   }
 
-  #go<T>(fn: () => Promise<T>): Promise<T> {
-    let running: Promise<T>;
-    try {
-      running = fn();
-    } catch (err) {
-      running = Promise.reject(err as Error);
-    }
-    return running.finally(() => {
-      const next = this.#queue.shift();
-      if (next) next();
-      else this.#free++;
-    });
+  leave(): void {
+    const next = this.#queue.shift();
+    if (next) next();
+    else this.#free++;
+  }
+
+  /** `fn` in a slot; its slot is left when it settles. */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) =>
+      this.enter(() => {
+        let running: Promise<T>;
+        try {
+          running = fn();
+        } catch (err) {
+          running = Promise.reject(err as Error);
+        }
+        // The slot is left before the caller hears: a call it makes next finds it free.
+        running.then(
+          (v) => {
+            this.leave();
+            resolve(v);
+          },
+          (err: unknown) => {
+            this.leave();
+            reject(err as Error);
+          },
+        );
+      }),
+    );
   }
 }

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { Scheduler, type JobSpec, type RunContext } from '../../src/serve/index.js';
-import { followingRuns } from '../../src/serve/scheduler.js';
+import { followingRuns, type Gate } from '../../src/serve/scheduler.js';
 import { FakeClock, settle } from '../helpers/clock.js';
 
 interface Probe {
@@ -285,12 +285,27 @@ describe('scheduler: joining a run in progress', () => {
   });
 });
 
+/** A gate that lets no run through until `open()`, then every one waiting and all after. */
+function closedGate(): { gate: Gate; open: () => void } {
+  let waiting: (() => void)[] | null = [];
+  return {
+    gate: {
+      enter: (go) => (waiting ? waiting.push(go) : go()),
+      leave: () => undefined,
+    },
+    open: () => {
+      const now = waiting ?? [];
+      waiting = null;
+      for (const go of now) go();
+    },
+  };
+}
+
 describe('scheduler: gates', () => {
   test('waiting at the gate does not count against the timeout', async () => {
     const clock = new FakeClock();
     const s = new Scheduler({ clock });
-    let open!: () => void;
-    const gateOpen = new Promise<void>((r) => (open = r));
+    const { gate, open } = closedGate();
     let aborted = false;
     s.set([
       {
@@ -300,10 +315,7 @@ describe('scheduler: gates', () => {
         suspended: false,
         fingerprint: '1',
         firstDelay: () => 0,
-        gate: async (fn) => {
-          await gateOpen;
-          await fn();
-        },
+        gate,
         run: async ({ signal }) => {
           signal.addEventListener('abort', () => (aborted = true));
           await Promise.resolve();
@@ -319,6 +331,38 @@ describe('scheduler: gates', () => {
     assert.equal(s.status('queued')!.lastError, null);
   });
 
+  test('a request while the run waits at its gate joins it; once it has begun, it asks for one more', async () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    const { gate, open } = closedGate();
+    const p = probe();
+    p.hold = true;
+    s.set([job(clock, 'a', p, { firstDelay: () => 3_600_000, gate })]);
+    const first = s.request('a');
+    const joined = s.request('a');
+    let told: unknown = 'not yet';
+    s.joinThen('a', (r) => (told = r));
+    await settle();
+    assert.equal(s.status('a')!.running, true, 'waiting at the gate');
+    assert.equal(s.status('a')!.queued, false, 'the second request joined the waiting run');
+    open();
+    await settle();
+    assert.equal(p.starts.length, 1);
+    const later = s.request('a');
+    await settle();
+    assert.equal(s.status('a')!.queued, true, 'a request during the begun run: one follow-up');
+    p.release.shift()!();
+    const [a, b] = await Promise.all([first, joined]);
+    assert.equal(a, b, 'both told the one run that served them');
+    assert.equal(told, a, 'and so was the one who joined it');
+    await settle();
+    assert.equal(p.starts.length, 2, 'the follow-up began');
+    p.release.shift()!();
+    assert.notEqual(await later, a, 'told the follow-up run');
+    assert.equal(p.starts.length, 2);
+    s.stop();
+  });
+
   test('admit: a scheduled run another replica owns is skipped without waiting for the gate; a request runs', async () => {
     const clock = new FakeClock();
     const s = new Scheduler({ clock, random: () => 0.5 });
@@ -328,9 +372,12 @@ describe('scheduler: gates', () => {
     s.set([
       job(clock, 'a', p, {
         admit: () => mine,
-        gate: async (fn) => {
-          gated++;
-          await fn();
+        gate: {
+          enter: (go) => {
+            gated++;
+            go();
+          },
+          leave: () => undefined,
         },
       }),
     ]);
@@ -381,19 +428,9 @@ describe('scheduler: one timer for every job (issue 27)', () => {
   test('runs waiting at the gate hold no timer', async () => {
     const clock = new FakeClock();
     const s = new Scheduler({ clock });
-    let open!: () => void;
-    const gateOpen = new Promise<void>((resolve) => (open = resolve));
+    const { gate, open } = closedGate();
     const p = probe();
-    s.set(
-      Array.from({ length: 100 }, (_, i) =>
-        job(clock, `j${i}`, p, {
-          gate: async (fn) => {
-            await gateOpen;
-            await fn();
-          },
-        }),
-      ),
-    );
+    s.set(Array.from({ length: 100 }, (_, i) => job(clock, `j${i}`, p, { gate })));
     await clock.advance(0);
     assert.equal(s.runningCount(), 100, 'all 100 runs started, waiting at the gate');
     assert.equal(clock.pending(), 0, 'no timeout timer before the gate lets a run through');

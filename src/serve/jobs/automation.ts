@@ -60,7 +60,7 @@ export class AutomationJobs {
       suspended: a.spec.suspend,
       fingerprint: automationFingerprint(a, config, git?.spec ?? null, repositoriesOf.get(name) ?? []),
       // Waiting for one of the pass slots does not count against the timeout.
-      gate: (fn) => ctx.slots.run(fn),
+      gate: ctx.slots,
       admit: () => ctx.leases.admit(key),
       // Runs inside its pass slot: webhooks that arrived while it waited are folded in.
       // Stopping: a pass still waiting for its slot does not start (its webhooks stay queued).

@@ -10,7 +10,7 @@ import type { ScanPort, ScanWanted } from '../../run/index.js';
 import { isScanDue, scanRepositories, type ScanReport } from '../../scan/index.js';
 import type { ScanRecord } from '../../records/index.js';
 import { errorMessage, type Slots } from '../../util/index.js';
-import type { JobSpec, RunContext } from '../scheduler.js';
+import type { Gate, JobSpec, RunContext } from '../scheduler.js';
 import type { Claimed } from './leases.js';
 import { repositoryJob, type JobContext } from './types.js';
 import { unlistedTags } from './work.js';
@@ -34,7 +34,8 @@ interface RunRecord {
 interface RepositoryJobHandlers {
   firstDelay(name: string, repo: ImageRepository): number;
   admit(key: string): boolean;
-  gate(name: string, fn: () => Promise<void>): Promise<void>;
+  /** The scan slots. */
+  gate(): Gate;
   run(name: string, key: string, run: RunContext): Promise<void>;
 }
 
@@ -59,8 +60,8 @@ class RepositoryJobSpec implements JobSpec {
     return this.handlers.admit(this.key);
   }
 
-  gate(fn: () => Promise<void>): Promise<void> {
-    return this.handlers.gate(this.name, fn);
+  get gate(): Gate {
+    return this.handlers.gate();
   }
 
   run(run: RunContext): Promise<void> {
@@ -115,23 +116,17 @@ export class RepositoryJobs implements ScanPort {
     // A run waits for its scan slot before it claims the lease or takes its work: every
     // repository asked for at once (a start, `pawl reconcile` of everything) is as many runs
     // waiting, and each held a lease, its signals, its queued work and a timer while it waited
-    // (issue 27). Its record is made here, so that a pass joins a run still waiting.
-    gate: (name, fn) => {
+    // (issue 27). Its record is made once it has a slot: a pass asking meanwhile joins the run
+    // waiting (it has not begun), as the scheduler's `requestThen` does.
+    gate: () => this.ctx.slots,
+    run: (name, key, run) => {
       const record: RunRecord = { began: null, ended: false };
       this.#runs.set(name, record);
-      // Marked inside the slot, not by a `finally` on its promise: that was two closures and a
-      // promise more for each waiting run.
-      return this.ctx.slots.run(async () => {
-        try {
-          await fn();
-        } finally {
+      return this.ctx.leases
+        .run(key, run, (claimed) => this.#scan(name, run, claimed, record))
+        .finally(() => {
           record.ended = true;
-        }
-      });
-    },
-    run: (name, key, run) => {
-      const record = this.#runs.get(name) ?? { began: null, ended: false };
-      return this.ctx.leases.run(key, run, (claimed) => this.#scan(name, run, claimed, record));
+        });
     },
   };
 
@@ -264,34 +259,25 @@ export class RepositoryJobs implements ScanPort {
   }
 
   /**
-   * Calls `done` once a run of the repository's job that will do (`#scanAfter`; with no `since`,
-   * the one in progress) has ended, asking for one when there is none.
+   * Calls `done` once a run of the repository's job that will do has ended, asking for one when
+   * there is none. With no `since`, the one in progress will do. With one (a webhook's moment),
+   * a run still waiting for its slot (the scheduler joins it), or one whose scan began after
+   * `since` or is still to begin, or else the latest scan when it began after `since` (`done` at
+   * once). Ten automations reconciled together over the same repositories, or a pass a moment
+   * after a webhook's, would otherwise scan each repository once per pass that asks (issue 27:
+   * 73,266 scans of 10,000 repositories in one round of `pawl reconcile`).
    */
   #joinOrAsk(name: string, since: number | null, done: () => void): void {
     const key = repositoryJob(name);
-    const current = since === null ? this.ctx.runs.running(key) : this.#scanAfter(name, key, since);
-    if (current) void current.then(done, done);
-    else this.ctx.runs.requestThen(key, done);
-  }
-
-  /**
-   * A scan here that lists the repository after `since` without a run more: the run in progress
-   * when its scan is still to begin or began after `since` (awaited), or the latest scan when it
-   * began after `since` (nothing to await); null when a run must be asked for. Ten automations
-   * reconciled together over the same repositories, or a pass a moment after a webhook's, would
-   * otherwise scan each repository once per pass that asks (issue 27: 73,266 scans of 10,000
-   * repositories in one round of `pawl reconcile`).
-   */
-  #scanAfter(name: string, key: string, since: number): Promise<unknown> | null {
-    const current = this.ctx.runs.running(key);
-    if (current) {
-      // Only a record of this very run will do; the last run's, ended while the scheduler has not
-      // settled it yet, or none yet: one run more is asked for, as always before.
-      const run = this.#runs.get(name);
-      return run && !run.ended && (run.began === null || run.began >= since) ? current : null;
-    }
+    const runs = this.ctx.runs;
+    if (since === null) return runs.joinThen(key, done);
+    // Only a record of this very run will do: the last run's, ended while the scheduler has not
+    // settled it yet, asks for one run more, as always before.
+    const run = this.#runs.get(name);
+    if (run && !run.ended && (run.began === null || run.began >= since)) return runs.joinThen(key, done);
     const began = this.#scanBegan.get(name);
-    return began !== undefined && began >= since ? Promise.resolve() : null;
+    if (!runs.isRunning(key) && began !== undefined && began >= since) return done();
+    runs.requestThen(key, done);
   }
 
   /**

@@ -16,7 +16,7 @@ export const repositoryJob = (name: string): string => `ImageRepository/${name}`
 export const automationJob = (name: string): string => `ImageUpdateAutomation/${name}`;
 
 /** The scheduler as a job sees it: ask for a run, join the one in progress. */
-export type JobRuns = Pick<Scheduler, 'request' | 'requestThen' | 'running'>;
+export type JobRuns = Pick<Scheduler, 'request' | 'requestThen' | 'joinThen' | 'isRunning'>;
 
 export interface JobContext {
   /** The running configuration; a reload replaces it between runs. */
