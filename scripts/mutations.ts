@@ -1216,6 +1216,14 @@ const scanStatements: Mutation[] = [
   {
     area: 'waits',
     file: 'src/serve/scheduler.ts',
+    find: '  if (w.length < 16) return w.concat(add);',
+    replace: '  if (w.length < 0) return w.concat(add);',
+    description: "a run's waiters an array pushed to, with room for ~20 of them",
+    tests: ['test/serve/scheduler.test.ts'],
+  },
+  {
+    area: 'waits',
+    file: 'src/serve/scheduler.ts',
     find: '      (err: unknown) => end(errorMessage(err)),',
     replace: '      () => end(null),',
     description: 'a failed run is settled as a success',

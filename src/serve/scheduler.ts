@@ -169,6 +169,9 @@ type Waiters = Waiter | Waiter[] | null;
 function addWaiter(w: Waiters, add: Waiter): Waiters {
   if (w === null) return add;
   if (typeof w === 'function') return [w, add];
+  // A copy the size of its waiters, while they are few: a pushed-to array keeps room for ~20,
+  // and four passes joining each of 10,000 runs left 10,000 of those in flight (~1.7 MB).
+  if (w.length < 16) return w.concat(add);
   w.push(add);
   return w;
 }

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { Scheduler, type JobSpec, type RunContext } from '../../src/serve/index.js';
 import { followingRuns, type Gate } from '../../src/serve/scheduler.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { FakeClock, settle } from '../helpers/clock.js';
+
+// A real collection before each heap reading, so garbage is not mistaken for what is kept.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 interface Probe {
   starts: number[];
@@ -423,6 +429,26 @@ describe('scheduler: one timer for every job (issue 27)', () => {
     assert.equal(probes[0]!.starts.length, 4, 'one run per interval after the request, not two');
     s.stop();
     assert.equal(clock.pending(), 0, 'stopped: no timer left');
+  });
+
+  test('5,000 runs waiting at the gate, four passes joined to each: a small record a run', () => {
+    const clock = new FakeClock();
+    const s = new Scheduler({ clock });
+    const { gate } = closedGate();
+    const p = probe();
+    const keys = Array.from({ length: 5_000 }, (_, i) => `j${i}`);
+    s.set(keys.map((k) => job(clock, k, p, { firstDelay: () => 3_600_000, gate })));
+    const passes = [0, 1, 2, 3].map(() => () => undefined);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (const pass of passes) for (const k of keys) s.joinThen(k, pass);
+    gc();
+    const held = (process.memoryUsage().heapUsed - before) / keys.length;
+    assert.equal(s.runningCount(), 5_000);
+    // ~225 bytes: the run's record, its place at the gate, its four waiters in an array their
+    // size. An array pushed to keeps room for ~20 waiters: ~355 bytes.
+    assert.ok(held < 280, `${Math.round(held)} bytes a waiting run`);
+    s.stop();
   });
 
   test('runs waiting at the gate hold no timer', async () => {
