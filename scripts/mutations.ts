@@ -1182,6 +1182,22 @@ const scanStatements: Mutation[] = [
     tests: ['test/util/strings.test.ts'],
   },
   {
+    area: 'heap-at-rest',
+    file: 'src/store/current.ts',
+    find: "tags.some((t) => t.includes('\\n')) ? tags.join('\\n') : tags;",
+    replace: "tags.some((t) => t.includes('\\n')) ? tags : tags;",
+    description: 'the current tags kept as an array and a string a tag',
+    tests: ['test/store/current.test.ts'],
+  },
+  {
+    area: 'heap-at-rest',
+    file: 'src/store/current.ts',
+    find: "tags.length > 0 && !tags.some(",
+    replace: "tags.length >= 0 && !tags.some(",
+    description: 'an empty list of current tags read back as one empty tag',
+    tests: ['test/store/current.test.ts'],
+  },
+  {
     area: 'waits',
     file: 'src/serve/jobs/repository.ts',
     find: '        if (--left === 0) resolve();',

@@ -31,8 +31,21 @@ interface Kept {
   image: string;
   list: number;
   checksum: string | null;
-  tags: readonly string[];
+  tags: Packed;
 }
+
+/**
+ * Tags kept as one string, a line each, when none holds a line break (a registry's tags never
+ * do): an array and a string a tag was ~370 bytes a repository of ten tags, one string ~80, and a
+ * daemon at 10,000 images keeps every repository's (issue 27). Unpacked at each read into the
+ * caller's own array.
+ */
+type Packed = string | readonly string[];
+
+const pack = (tags: readonly string[]): Packed =>
+  tags.length > 0 && !tags.some((t) => t.includes('\n')) ? tags.join('\n') : tags;
+
+const unpack = (tags: Packed): string[] => (typeof tags === 'string' ? tags.split('\n') : tags.slice());
 
 // The fields compared one by one, not joined into a key: the joined string, a concatenation of
 // four, was ~280 bytes a repository (issue 27).
@@ -54,10 +67,10 @@ export class CurrentTagsCache {
       // Code-unit order, as the checksum defines it: not the database's collation.
       const { image, list, checksum } = l;
       // Under the one copy of the name (the row's is the database's own).
-      this.#byRepo.set(sharedNameKey(l.repository), { image, list, checksum, tags: sortTags(tags) });
+      this.#byRepo.set(sharedNameKey(l.repository), { image, list, checksum, tags: pack(sortTags(tags)) });
     }
     // A copy each: callers own what they are given.
-    for (const l of lists) out.set(l.repository, this.#byRepo.get(l.repository)!.tags.slice());
+    for (const l of lists) out.set(l.repository, unpack(this.#byRepo.get(l.repository)!.tags));
     return out;
   }
 }
