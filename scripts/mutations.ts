@@ -1192,8 +1192,8 @@ const scanStatements: Mutation[] = [
   {
     area: 'heap-at-rest',
     file: 'src/store/current.ts',
-    find: "tags.length > 0 && !tags.some(",
-    replace: "tags.length >= 0 && !tags.some(",
+    find: 'tags.length > 0 && !tags.some(',
+    replace: 'tags.length >= 0 && !tags.some(',
     description: 'an empty list of current tags read back as one empty tag',
     tests: ['test/store/current.test.ts'],
   },
