@@ -279,8 +279,8 @@ const scheduler: Mutation[] = [
   {
     area: 'scheduler',
     file: SCHED,
-    find: '      job.followUp = true;\n    } else {',
-    replace: "      this.start(job, 'request');\n    } else {",
+    find: "    if (run) job.followUp = true;\n    else this.start(job, 'request');",
+    replace: "    this.start(job, 'request');",
     description: 'a request during a run starts a second run at once',
     tests: SCHEDULER_TESTS,
   },

@@ -465,14 +465,13 @@ export class Scheduler {
     const job = this.jobs.get(key);
     if (!job || job.spec.suspended || this.stopped) return done(null);
     const run = job.run;
-    if (run && !run.begun) run.waiters = addWaiter(run.waiters, done);
-    else if (run) {
-      job.waiting = addWaiter(job.waiting, done);
-      job.followUp = true;
-    } else {
-      job.waiting = addWaiter(job.waiting, done);
-      this.start(job, 'request');
+    if (run && !run.begun) {
+      run.waiters = addWaiter(run.waiters, done);
+      return;
     }
+    job.waiting = addWaiter(job.waiting, done);
+    if (run) job.followUp = true;
+    else this.start(job, 'request');
   }
 
   /**
@@ -613,11 +612,11 @@ export class Scheduler {
     job.runs++;
     // Its signal and timer are made once the gate lets it through: until then it is this record.
     const gate = run.spec.gate;
-    if (gate) gate.enter(() => this.begin(job, run, gate));
-    else this.begin(job, run, null);
+    if (gate) gate.enter(() => this.begin(job, run));
+    else this.begin(job, run);
   }
 
-  private begin(job: Job, run: Run, gate: Gate | null): void {
+  private begin(job: Job, run: Run): void {
     run.begun = true;
     const { spec } = run;
     const controller = new AbortController();
@@ -630,7 +629,7 @@ export class Scheduler {
     const end = (failure: string | null): void => {
       context.end();
       this.clock.clearTimeout(timeout);
-      gate?.leave();
+      spec.gate?.leave();
       const error = timedOut ? `timed out after ${Math.round(spec.timeout / 1000)}s` : failure;
       this.finish(job, {
         key: spec.key,
