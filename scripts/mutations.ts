@@ -651,8 +651,8 @@ const apply: Mutation[] = [
   {
     area: 'setters-write',
     file: APPLY,
-    find: "const at = Buffer.byteLength(before.slice(0, p), 'utf8');",
-    replace: 'const at = p;',
+    find: "const at = Buffer.byteLength(before.slice(0, start), 'utf8');",
+    replace: 'const at = start;',
     description: 'the write offset in characters, not bytes',
     tests: APPLY_TESTS,
   },
@@ -667,7 +667,7 @@ const apply: Mutation[] = [
   {
     area: 'setters-write',
     file: APPLY,
-    find: "        writeAllSync(fd, Buffer.from(before.slice(p), 'utf8'), at);\n",
+    find: "        writeAllSync(fd, Buffer.from(before.slice(start), 'utf8'), at);\n",
     replace: '',
     description: 'a failed write not undone',
     tests: APPLY_TESTS,
@@ -691,9 +691,25 @@ const apply: Mutation[] = [
   {
     area: 'setters-write',
     file: APPLY,
-    find: "!readAllSync(fd, oldBytes).equals(Buffer.from(before, 'utf8'))",
-    replace: 'false',
+    find: '  return held.compare(expected, 0, size, 0, size) === 0;',
+    replace: '  return true;',
     description: 'a file edited (same length) since it was read is written over',
+    tests: APPLY_TESTS,
+  },
+  {
+    area: 'setters-write',
+    file: APPLY,
+    find: "  if (!small) return buf.equals(Buffer.from(text, 'utf8'));",
+    replace: '  if (!small) return true;',
+    description: 'a file larger than the reused buffers, edited since it was read, is written over',
+    tests: APPLY_TESTS,
+  },
+  {
+    area: 'setters-write',
+    file: APPLY,
+    find: 'newSpan === oldSpan ? replacement : replacement + before.slice(end)',
+    replace: 'replacement',
+    description: 'a change of length written without the text after it',
     tests: APPLY_TESTS,
   },
   {

@@ -16,13 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { findMarkers, parseSetterName, setterFromComment } from '../../src/write/setters/markers.js';
-import { plainIsSafe, rewrite, valueFor, type ImageValue } from '../../src/write/setters/rewrite.js';
+import { plainIsSafe, rewrite, splice, valueFor, type ImageValue } from '../../src/write/setters/rewrite.js';
 import {
   applySetters,
   FileChangedError,
   parseImage,
   planEdits,
   rewriteFileSync,
+  writeSpliceSync,
 } from '../../src/write/setters/apply.js';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
@@ -518,5 +519,77 @@ try {
       assert.equal(await readFile(path, 'utf8'), now);
     }
     assert.throws(() => rewriteFileSync('/nonexistent/f.yaml', 'a: 1\n', 'a: 2\n'), { code: 'ENOENT' });
+  });
+});
+
+describe('splice and writeSpliceSync: the span a rewrite changes, written without the new text', () => {
+  const images = (tag: string) =>
+    new Map([
+      ['ns:a', parseImage(`reg/a:${tag}`)],
+      ['ns:b', parseImage(`reg/b:${tag}`)],
+    ]);
+  // Multi-byte characters before, between and after the markers, CRLF line ends, a block scalar.
+  const text = [
+    `# é😀 owner: ü`,
+    `a: reg/a:1.0.0 ${M('ns:a')}`,
+    `between: "€ unchanged"`,
+    `b: |- ${M('ns:b')}`,
+    `  reg/b:1.0.0`,
+    `after: 😁`,
+    '',
+  ].join('\r\n');
+
+  test('the span runs from the first edit to the last, and rebuilds what rewrite writes', () => {
+    const { markers } = findMarkers(text, 'f.yaml');
+    const edits = planEdits(markers, images('1.10.0'));
+    assert.equal(edits.length, 2);
+    const s = splice(text, [...edits].reverse());
+    assert.equal(s.start, markers[0]!.start);
+    assert.equal(s.end, markers[1]!.end);
+    assert.ok(s.replacement.includes('between: "€ unchanged"'));
+    assert.equal(text.slice(0, s.start) + s.replacement + text.slice(s.end), rewrite(text, edits));
+    assert.deepEqual(splice(text, []), { start: 0, end: 0, replacement: '' });
+    assert.throws(() => splice(text, [edits[0]!, edits[0]!]), /overlapping setter edits/);
+  });
+
+  for (const [name, tag] of [
+    ['the same length', '2.0.0'],
+    ['longer', '10.20.30'],
+    ['shorter', '2'],
+  ] as const) {
+    test(`a change ${name}: the file ends as rewrite's text`, async () => {
+      const root = await tempTree({ 'f.yaml': text });
+      const path = join(root, 'f.yaml');
+      const edits = planEdits(findMarkers(text, 'f.yaml').markers, images(tag));
+      writeSpliceSync(path, text, splice(text, edits));
+      assert.equal(await readFile(path, 'utf8'), rewrite(text, edits));
+    });
+  }
+
+  test('a file larger than the reused buffers is checked whole too', async () => {
+    const pad = Array.from({ length: 5000 }, (_, i) => `pad${i}: 0123456789abcdef\n`).join(''); // ~125 KB
+    const big = `${text}${pad}`;
+    const root = await tempTree({ 'f.yaml': big });
+    const path = join(root, 'f.yaml');
+    const edits = planEdits(findMarkers(big, 'f.yaml').markers, images('3.0.0'));
+    assert.equal(edits.length, 2);
+    // One byte changed near the end, past the first 64 KB: left as it is.
+    const edited = `${big.slice(0, -2)}g\n`;
+    await writeFile(path, edited);
+    assert.throws(() => writeSpliceSync(path, big, splice(big, edits)), FileChangedError);
+    assert.equal(await readFile(path, 'utf8'), edited);
+    await writeFile(path, big);
+    writeSpliceSync(path, big, splice(big, edits));
+    assert.equal(await readFile(path, 'utf8'), rewrite(big, edits));
+  });
+
+  test('a small file changed since it was read, in its last byte, is left as it is', async () => {
+    const root = await tempTree({ 'f.yaml': text });
+    const path = join(root, 'f.yaml');
+    const edits = planEdits(findMarkers(text, 'f.yaml').markers, images('3.0.0'));
+    const edited = `${text.slice(0, -1)}x`;
+    await writeFile(path, edited);
+    assert.throws(() => writeSpliceSync(path, text, splice(text, edits)), FileChangedError);
+    assert.equal(await readFile(path, 'utf8'), edited);
   });
 });

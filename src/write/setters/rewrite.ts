@@ -123,34 +123,51 @@ export function renderScalar(marker: Pick<Marker, 'style' | 'inFlow'>, value: st
   }
 }
 
+/** A span of a text and what replaces it: `text.slice(0, start) + replacement + text.slice(end)`. */
+export interface Splice {
+  start: number;
+  end: number;
+  replacement: string;
+}
+
 /**
  * Splices new values into `text`. Each edit replaces exactly the bytes of its marker's scalar
  * token; a block scalar (`key: | # marker`) becomes a flow scalar on its header line, its
  * comment and line break kept. Edits must not overlap (markers never do).
  */
 export function rewrite(text: string, edits: readonly { marker: Marker; value: string }[]): string {
-  const sorted = [...edits].sort((a, b) => a.marker.start - b.marker.start);
-  const parts: string[] = [];
-  let pos = 0;
+  const { start, end, replacement } = splice(text, edits);
+  return text.slice(0, start) + replacement + text.slice(end);
+}
+
+/**
+ * `rewrite` as the one span it changes, from the first edit's start to the last edit's end: a
+ * writer puts those bytes in place without building the whole new text and comparing it with
+ * the old one (`writeSpliceSync`). No edits: an empty span at 0.
+ */
+export function splice(text: string, edits: readonly { marker: Marker; value: string }[]): Splice {
+  const sorted = edits.length > 1 ? [...edits].sort((a, b) => a.marker.start - b.marker.start) : edits;
+  if (sorted.length === 0) return { start: 0, end: 0, replacement: '' };
+  const start = sorted[0]!.marker.start;
+  let replacement = '';
+  let pos = start;
   for (const { marker, value } of sorted) {
     if (marker.start < pos) throw new Error(`${marker.file}:${marker.line}: overlapping setter edits`);
-    parts.push(text.slice(pos, marker.start));
+    replacement += text.slice(pos, marker.start);
     if (value === marker.value) {
-      parts.push(text.slice(marker.start, marker.end));
+      replacement += text.slice(marker.start, marker.end);
     } else if (marker.style === 'block') {
       const nl = text.indexOf('\n', marker.start);
       const headerLineEnd = nl < 0 ? text.length : nl + 1;
       let indicators = marker.start;
       while (indicators < headerLineEnd && /[|>+\-0-9]/.test(text[indicators]!)) indicators++;
-      parts.push(
-        renderScalar({ style: 'plain', inFlow: false }, value),
-        text.slice(indicators, Math.min(headerLineEnd, marker.end)),
-      );
+      replacement +=
+        renderScalar({ style: 'plain', inFlow: false }, value) +
+        text.slice(indicators, Math.min(headerLineEnd, marker.end));
     } else {
-      parts.push(renderScalar(marker, value));
+      replacement += renderScalar(marker, value);
     }
     pos = marker.end;
   }
-  parts.push(text.slice(pos));
-  return parts.join('');
+  return { start, end: pos, replacement };
 }
