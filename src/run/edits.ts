@@ -5,7 +5,7 @@
 import { posix } from 'node:path';
 import type { TemplateChange } from '../config/index.js';
 import type { Workspace } from '../git/index.js';
-import { rewriteFileSync, rewrite } from '../write/index.js';
+import { rewriteFileSync, rewrite, splice, writeSpliceSync } from '../write/index.js';
 import { RuntimeError } from '../util/index.js';
 import type { MarkerPlan, TreePlan } from './plan.js';
 import { objectsAt } from './objects.js';
@@ -84,16 +84,17 @@ export async function writeEdits(
         )
       : fileEdits.map(() => ({ kind: '', namespace: '', name: '' }));
     const before = prior.filter((e) => e.plan.marker.file === file);
-    const splice = (es: readonly Edit[]): string =>
-      rewrite(
-        scanned.text,
-        es.map((e) => ({ marker: e.plan.marker, value: e.value })),
+    const values = (es: readonly Edit[]) => es.map((e) => ({ marker: e.plan.marker, value: e.value }));
+    // The file as scanned: only the span the edits change is written. After earlier edits of
+    // this pass the file holds their text, and the two texts are compared.
+    if (before.length === 0)
+      writeSpliceSync(scanned.path, scanned.text, splice(scanned.text, values(fileEdits)));
+    else
+      rewriteFileSync(
+        scanned.path,
+        rewrite(scanned.text, values(before)),
+        rewrite(scanned.text, values([...before, ...fileEdits])),
       );
-    rewriteFileSync(
-      scanned.path,
-      before.length > 0 ? splice(before) : scanned.text,
-      splice([...before, ...fileEdits]),
-    );
     fileEdits.forEach((e, i) =>
       changes.push({
         file: posix.relative(base === '.' ? '' : base, file),

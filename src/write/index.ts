@@ -7,6 +7,8 @@ export {
   doubleQuoted,
   renderScalar,
   rewrite,
+  splice,
+  type Splice,
 } from './setters/rewrite.js';
 export * from './setters/markers.js';
 export {
