@@ -699,8 +699,8 @@ const apply: Mutation[] = [
   {
     area: 'setters-write',
     file: APPLY,
-    find: "  if (!small) return buf.equals(Buffer.from(text, 'utf8'));",
-    replace: '  if (!small) return true;',
+    find: "    return readAllSync(fd, buf, size) && buf.equals(Buffer.from(text, 'utf8'));",
+    replace: '    return true;',
     description: 'a file larger than the reused buffers, edited since it was read, is written over',
     tests: APPLY_TESTS,
   },
@@ -1232,10 +1232,10 @@ const scanStatements: Mutation[] = [
   {
     area: 'waits',
     file: 'src/util/pool.ts',
-    find: '          running = Promise.reject(err as Error);',
-    replace: '          throw err;',
-    description: 'a call that throws at once keeps its slot, and the calls behind it never start',
-    tests: ['test/util/slots.test.ts'],
+    find: '    return Promise.reject(err as Error);',
+    replace: '    throw err;',
+    description: 'a call (or a run) that throws at once keeps its slot, and the ones behind it never start',
+    tests: ['test/util/slots.test.ts', 'test/serve/scheduler.test.ts'],
   },
   {
     area: 'waits',

@@ -4,7 +4,7 @@
  * runs retried with exponential backoff. Time comes from an injected clock, so every rule here
  * is tested without waiting (test/serve/scheduler.test.ts).
  */
-import { errorMessage } from '../util/index.js';
+import { errorMessage, promiseOf } from '../util/index.js';
 
 export interface Clock {
   now(): number;
@@ -639,13 +639,7 @@ export class Scheduler {
         error,
       });
     };
-    let running: Promise<void>;
-    try {
-      running = spec.run(context.ctx);
-    } catch (err) {
-      running = Promise.reject(err as Error);
-    }
-    running.then(
+    promiseOf(() => spec.run(context.ctx)).then(
       () => end(null),
       (err: unknown) => end(errorMessage(err)),
     );

@@ -11,6 +11,15 @@ export async function pool<T>(
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }
 
+/** `fn()`'s promise, a synchronous throw its rejection (`Promise.try`, which Node 20 lacks). */
+export function promiseOf<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+}
+
 /**
  * A counting semaphore: at most `size` runs at once, the others waiting in arrival order. The
  * daemon's scans and passes each share one (a job waits here, not in a timer): its scheduler
@@ -41,14 +50,8 @@ export class Slots {
   run<T>(fn: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) =>
       this.enter(() => {
-        let running: Promise<T>;
-        try {
-          running = fn();
-        } catch (err) {
-          running = Promise.reject(err as Error);
-        }
         // The slot is left before the caller hears: a call it makes next finds it free.
-        running.then(
+        promiseOf(fn).then(
           (v) => {
             this.leave();
             resolve(v);

@@ -216,23 +216,34 @@ function commonSuffix(a: string, b: string, max: number): number {
   return lo;
 }
 
-/** Two buffers reused by `holdsSync` for files up to their size (most manifests): no allocation a file. */
-const held = Buffer.allocUnsafe(1 << 16);
-const expected = Buffer.allocUnsafe(1 << 16);
+/** Up to this size (most manifests) `holdsSync` reads and encodes into two reused buffers. */
+const REUSED = 1 << 16;
+/** Made by the first write, not at every command's start. */
+let reused: { held: Buffer; expected: Buffer } | null = null;
 
 /** Whether the file open at `fd` holds exactly `text`, which is `size` bytes of UTF-8. */
 function holdsSync(fd: number, text: string, size: number): boolean {
-  const small = size <= held.length;
-  const buf = small ? held : Buffer.allocUnsafe(size);
-  let off = 0;
-  while (off < size) {
+  if (size > REUSED) {
+    const buf = Buffer.allocUnsafe(size);
+    return readAllSync(fd, buf, size) && buf.equals(Buffer.from(text, 'utf8'));
+  }
+  const { held, expected } = (reused ??= {
+    held: Buffer.allocUnsafe(REUSED),
+    expected: Buffer.allocUnsafe(REUSED),
+  });
+  if (!readAllSync(fd, held, size)) return false;
+  expected.write(text, 0, size, 'utf8');
+  return held.compare(expected, 0, size, 0, size) === 0;
+}
+
+/** Reads the file's first `size` bytes into `buf`; false when it holds fewer. */
+function readAllSync(fd: number, buf: Buffer, size: number): boolean {
+  for (let off = 0; off < size;) {
     const n = readSync(fd, buf, off, size - off, off);
     if (n === 0) return false;
     off += n;
   }
-  if (!small) return buf.equals(Buffer.from(text, 'utf8'));
-  expected.write(text, 0, size, 'utf8');
-  return held.compare(expected, 0, size, 0, size) === 0;
+  return true;
 }
 
 function writeAllSync(fd: number, buf: Buffer, position: number): void {
